@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Counts test cases across meson test logs and prints 'N passed, N failed'.
+
+Catch2 suites report their own test-case counts; any other test counts as one
+case. A suite that crashed or timed out before its summary counts as failed.
+"""
+import json
+import re
+import sys
+
+ALL_PASSED = re.compile(r"All tests passed \(\d+ assertions? in (\d+) test cases?\)")
+MIXED = re.compile(r"test cases:\s*(\d+)\s*\|\s*(?:(\d+) passed\s*\|\s*)?(\d+) failed")
+
+
+def count(entry):
+    out = entry.get("stdout") or ""
+    ok = entry.get("result") == "OK"
+    passed = ALL_PASSED.findall(out)
+    if passed and ok:
+        return int(passed[-1]), 0
+    mixed = MIXED.findall(out)
+    if mixed:
+        total, good, bad = mixed[-1]
+        good = int(good or 0)
+        return good, int(total) - good
+    return (1, 0) if ok else (0, 1)
+
+
+def main(paths):
+    passed = failed = 0
+    for path in paths:
+        build = path.split("/")[0]
+        with open(path) as log:
+            for line in log:
+                entry = json.loads(line)
+                good, bad = count(entry)
+                passed += good
+                failed += bad
+                print(f"  {build}/{entry['name']}: {good} passed, {bad} failed ({entry['result']})")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,12 @@
+// Each `grove` subcommand registers itself on the app: its options, its help,
+// and its action in context.actions.
+#pragma once
+
+#include "launcher/cli_context.h"
+
+namespace grove {
+
+void add_info_command(CLI::App& app, CliContext& context);
+void add_model_command(CLI::App& app, CliContext& context);
+
+}  // namespace grove

@@ -1,0 +1,44 @@
+// grove: the command-line front end of a grove DVM.
+#include <cstdio>
+
+#include "launcher/cli_context.h"
+#include "launcher/commands.h"
+#include "util/standard_params.h"
+
+#ifndef GROVE_VERSION
+#define GROVE_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  grove::CliContext context;
+  grove::register_standard_params(context.params);
+
+  CLI::App app{"grove: a distributed virtual machine that launches parallel jobs and runs\n"
+               "their collectives over a high-radix rollup tree and a low-radix release tree.",
+               "grove"};
+  app.set_version_flag("--version", std::string("grove ") + GROVE_VERSION);
+  app.require_subcommand(1);
+  grove::add_param_options(app, context);
+  grove::add_info_command(app, context);
+  grove::add_model_command(app, context);
+  app.footer("Run 'grove <command> --help' for a command's options. Parameters: 'grove info'.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
+    std::vector<std::string> extras = app.remaining();
+    if (app.get_subcommands().empty() && !extras.empty() && extras.front()[0] != '-') {
+      grove::show_help(context.help, "help-grove.txt", "unknown-command", {extras.front()});
+      return 1;
+    }
+    return app.exit(error);
+  }
+  if (!grove::load_cli_params(context)) return 1;
+  for (const CLI::App* command : app.get_subcommands()) {
+    auto action = context.actions.find(command);
+    if (action != context.actions.end()) return action->second();
+  }
+  std::fprintf(stderr, "grove: error: no command given (try 'grove --help')\n");
+  return 1;
+}

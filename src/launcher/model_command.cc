@@ -1,0 +1,178 @@
+// grove model: the seed's release cost model, minimised over the radix.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "grpcomm/radix_cost_model.h"
+#include "launcher/commands.h"
+#include "util/text.h"
+
+namespace grove {
+namespace {
+
+struct PayloadRow {
+  std::string label;
+  double bytes;
+};
+
+struct ModelOptions {
+  std::vector<std::uint64_t> daemons;
+  std::vector<std::string> payloads;
+  double alpha_us = 100.0;
+  double copy_us = 25.0;
+  std::uint32_t threads = 8;
+  double bandwidth_gbit = 10.0;
+  std::uint64_t compare_radix = 64;
+  bool json = false;
+};
+
+// The seed's table: a barrier's 33-byte release, then 10 KB to 256 MB.
+std::vector<PayloadRow> default_payloads() {
+  return {{"barrier (33 B)", 33}, {"10 KB", 10e3}, {"100 KB", 100e3}, {"10 MB", 10e6},
+          {"256 MB", 256e6}};
+}
+
+struct Cell {
+  std::uint64_t daemons;
+  RadixChoice best;
+  double compare_time_us;
+  double ratio() const { return compare_time_us / best.time_us; }
+};
+
+nlohmann::json cell_json(const Cell& cell, const PayloadRow& row, std::uint64_t compare_radix) {
+  return {{"daemons", cell.daemons},
+          {"payload_bytes", row.bytes},
+          {"payload", row.label},
+          {"optimal_radix", cell.best.radix},
+          {"optimal_time_us", cell.best.time_us},
+          {"compare_radix", compare_radix},
+          {"compare_time_us", cell.compare_time_us},
+          {"compare_over_optimal", cell.ratio()}};
+}
+
+int run_model(const ModelOptions& options) {
+  if (options.threads == 0) {
+    print_cli_error("--threads must be at least 1 (the model divides copies among t threads)");
+    return 1;
+  }
+  if (options.bandwidth_gbit <= 0 || options.alpha_us < 0 || options.copy_us < 0) {
+    print_cli_error("--bandwidth must be positive; --alpha and --copy-cost must not be negative");
+    return 1;
+  }
+  if (options.compare_radix < 2) {
+    print_cli_error("--compare-radix must be at least 2");
+    return 1;
+  }
+  CostConstants constants{options.alpha_us, options.copy_us, options.threads,
+                          options.bandwidth_gbit * 1e9 / 8.0};
+  std::vector<std::uint64_t> columns = options.daemons;
+  if (columns.empty()) columns = {128, 1024, 10000};
+  for (std::uint64_t n : columns) {
+    if (n < 2) {
+      print_cli_error("--daemons " + std::to_string(n) + ": a tree needs at least 2 daemons");
+      return 1;
+    }
+  }
+  std::vector<PayloadRow> rows;
+  for (const auto& text : options.payloads) {
+    auto bytes = parse_size(text);
+    if (!bytes) {
+      print_cli_error("--payload '" + text + "': expected a byte count such as 33, 10KB or 16M");
+      return 1;
+    }
+    rows.push_back({format_bytes(static_cast<double>(*bytes)), static_cast<double>(*bytes)});
+  }
+  if (rows.empty()) rows = default_payloads();
+
+  std::vector<std::vector<Cell>> table;
+  for (const auto& row : rows) {
+    auto& cells = table.emplace_back();
+    for (std::uint64_t n : columns) {
+      std::uint64_t radix = std::min(options.compare_radix, max_model_radix(n));
+      cells.push_back({n, optimal_radix(n, row.bytes, constants),
+                       release_time_us(n, radix, row.bytes, constants)});
+    }
+  }
+  const double crossover = crossover_bytes(constants);
+
+  if (options.json) {
+    nlohmann::json out;
+    out["formula"] = "T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B)";
+    out["constants"] = {{"alpha_us", constants.alpha_us},
+                        {"c_us", constants.copy_us},
+                        {"t", constants.threads},
+                        {"B_bytes_per_s", constants.bandwidth_bytes_per_s}};
+    out["crossover_bytes"] = crossover;
+    out["cells"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (const Cell& cell : table[i]) {
+        out["cells"].push_back(cell_json(cell, rows[i], options.compare_radix));
+      }
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  std::printf("T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B), minimised over r in [2, N-1]\n");
+  std::printf("alpha %g us, c %g us, t %u, B %g Gbit/s (%.4g bytes/s)\n", constants.alpha_us,
+              constants.copy_us, constants.threads, options.bandwidth_gbit,
+              constants.bandwidth_bytes_per_s);
+  std::printf("crossover M* = B*c/t = %.0f bytes (%s)\n\n", crossover,
+              format_bytes(crossover).c_str());
+  std::printf("each cell: optimal radix r*, T(r*), and T(%llu)/T(r*)\n",
+              static_cast<unsigned long long>(options.compare_radix));
+  std::printf("%-16s", "payload");
+  for (std::uint64_t n : columns) {
+    std::string header = "N = " + std::to_string(n);
+    std::printf("%-28s", header.c_str());
+  }
+  std::printf("cost of r=%llu\n", static_cast<unsigned long long>(options.compare_radix));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::printf("%-16s", rows[i].label.c_str());
+    double low = table[i].front().ratio();
+    double high = low;
+    for (const Cell& cell : table[i]) {
+      char text[64];
+      std::snprintf(text, sizeof text, "r*=%llu  %.0f us  %.2fx",
+                    static_cast<unsigned long long>(cell.best.radix), cell.best.time_us,
+                    cell.ratio());
+      std::printf("%-28s", text);
+      low = std::min(low, cell.ratio());
+      high = std::max(high, cell.ratio());
+    }
+    std::printf("%.2f - %.2fx\n", low, high);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app, CliContext& context) {
+  auto options = std::make_shared<ModelOptions>();
+  CLI::App* command = app.add_subcommand(
+      "model", "Evaluate the release cost model and the optimal release radix");
+  add_param_options(*command, context);
+  command->add_option("-N,--daemons", options->daemons, "Daemon counts (repeatable)")
+      ->type_name("N");
+  command->add_option("-M,--payload", options->payloads,
+                      "Payload sizes on the wire (repeatable; 33, 10KB, 16M)")
+      ->type_name("BYTES");
+  command->add_option("--alpha", options->alpha_us, "Hop latency alpha in microseconds")
+      ->capture_default_str();
+  command->add_option("-c,--copy-cost", options->copy_us,
+                      "Software cost c of one forwarded copy in microseconds")
+      ->capture_default_str();
+  command->add_option("-t,--threads", options->threads, "Worker threads t sharing the copies")
+      ->capture_default_str();
+  command->add_option("-B,--bandwidth", options->bandwidth_gbit,
+                      "Link bandwidth B in Gbit/s")
+      ->capture_default_str();
+  command->add_option("--compare-radix", options->compare_radix,
+                      "Radix whose cost is compared with the optimum")
+      ->capture_default_str();
+  command->add_flag("--json", options->json, "Print JSON instead of the table");
+  context.actions[command] = [options] { return run_model(*options); };
+}
+
+}  // namespace grove

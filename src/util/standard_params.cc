@@ -1,0 +1,60 @@
+#include "util/standard_params.h"
+
+namespace grove {
+namespace {
+
+ParamSpec integer(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
+                  std::string description) {
+  return ParamSpec{std::move(name), ParamKind::integer, std::move(default_text),
+                   std::move(description), min, max, {}};
+}
+
+ParamSpec boolean(std::string name, std::string default_text, std::string description) {
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.kind = ParamKind::boolean;
+  spec.default_text = std::move(default_text);
+  spec.description = std::move(description);
+  return spec;
+}
+
+ParamSpec size(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
+               std::string description) {
+  return ParamSpec{std::move(name), ParamKind::size, std::move(default_text),
+                   std::move(description), min, max, {}};
+}
+
+}  // namespace
+
+void register_standard_params(ParamRegistry& registry) {
+  constexpr std::int64_t kVerboseMax = 100;
+  // rml: trees and transport.
+  registry.define(integer("rml_base_radix", "64", 2, 65535,
+                          "Radix of the routing tree: fence rollup, routed sends, group releases"));
+  registry.define(integer("rml_base_radix2", "4", 2, 65535,
+                          "Radix of the derived release tree used for fence releases"));
+  registry.define(integer("rml_base_verbose", "0", 0, kVerboseMax,
+                          "Verbosity of the rml framework (2 names the path of every send)"));
+  registry.define(size("rml_base_max_frame_size", "256M", 1024, std::int64_t{1} << 40,
+                       "Largest frame a daemon accepts; a larger one closes the connection"));
+  // grpcomm: the collective engine.
+  registry.define(boolean("grpcomm_low_radix_release", "true",
+                          "Send fence releases on the release tree instead of the routing tree"));
+  registry.define(integer("grpcomm_base_verbose", "0", 0, kVerboseMax,
+                          "Verbosity of the grpcomm framework"));
+  registry.define(boolean("grpcomm_enable_timing", "false",
+                          "Record each broadcast's started-to-completed span at its originator"));
+  registry.define(integer("grpcomm_release_delay_ms", "0", 0, 600000,
+                          "Hold each release this long before forwarding (fault-window widener)"));
+  registry.define(integer("grpcomm_release_delay_target", "-1", -1, 0xFFFFFFF,
+                          "Daemon vpid that applies grpcomm_release_delay_ms (-1: every daemon)"));
+  registry.define(size("grpcomm_compress_threshold", "4096", 0, std::int64_t{1} << 40,
+                       "Broadcast payloads larger than this are deflated once at the originator"));
+  // runtime: process-wide settings.
+  registry.define(integer("runtime_num_worker_threads", "0", 0, 256,
+                          "Event bases that share socket writes (the model's t); 0: main loop only"));
+  registry.define(integer("daemon_base_verbose", "0", 0, kVerboseMax,
+                          "Verbosity of the daemon framework (launch, PMIx server, failures)"));
+}
+
+}  // namespace grove

@@ -1,0 +1,124 @@
+// Runs the built `grove` binary the way a user does.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "support/subprocess.h"
+
+using namespace grove::test;
+
+namespace {
+
+RunResult run_grove(std::vector<std::string> args, RunOptions options = {}) {
+  args.insert(args.begin(), binary_from_env("GROVE_BIN"));
+  options.unset_env.push_back("HOME");  // no stray ~/.grove/mca-params.conf
+  options.timeout = std::chrono::seconds(30);
+  return run_program(args, options);
+}
+
+RunOptions with_env(std::vector<std::string> env) {
+  RunOptions options;
+  options.extra_env = std::move(env);
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("grove --help and --version", "[cli]") {
+  auto help = run_grove({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("info"));
+  CHECK_THAT(help.out, Catch::Contains("model"));
+  CHECK_THAT(help.out, Catch::Contains("--mca"));
+
+  auto version = run_grove({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK_THAT(version.out, Catch::StartsWith("grove "));
+
+  auto info_help = run_grove({"info", "--help"});
+  CHECK(info_help.exit_code == 0);
+  CHECK_THAT(info_help.out, Catch::Contains("--param"));
+}
+
+TEST_CASE("grove with no command or an unknown command fails with a message", "[cli]") {
+  auto none = run_grove({});
+  CHECK(none.exit_code != 0);
+  CHECK_FALSE(none.err.empty());
+  auto unknown = run_grove({"frobnicate"});
+  CHECK(unknown.exit_code != 0);
+  CHECK_THAT(unknown.err, Catch::Contains("frobnicate"));
+}
+
+TEST_CASE("grove info lists every required parameter with its source", "[cli]") {
+  auto result = run_grove({"info", "--param", "all", "--json"},
+                      with_env({"GROVE_MCA_rml_base_radix2=3"}));
+  REQUIRE(result.exit_code == 0);
+  auto list = nlohmann::json::parse(result.out);
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& item : list) by_name[item["name"]] = item;
+  for (const char* name :
+       {"rml_base_radix", "rml_base_radix2", "grpcomm_low_radix_release", "rml_base_verbose",
+        "grpcomm_base_verbose", "grpcomm_enable_timing", "grpcomm_release_delay_ms",
+        "runtime_num_worker_threads"}) {
+    INFO(name);
+    REQUIRE(by_name.count(name) == 1);
+    CHECK_FALSE(by_name[name]["description"].get<std::string>().empty());
+  }
+  CHECK(by_name["rml_base_radix"]["default"] == "64");
+  CHECK(by_name["rml_base_radix"]["source"] == "default");
+  CHECK(by_name["rml_base_radix2"]["value"] == "3");
+  CHECK(by_name["rml_base_radix2"]["source"] == "environment");
+}
+
+TEST_CASE("grove info honours --mca and --prtemca, command line over environment", "[cli]") {
+  auto result = run_grove({"info", "--param", "rml_base_radix2", "--mca", "rml_base_radix2", "2"},
+                      with_env({"GROVE_MCA_rml_base_radix2=3"}));
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.out, Catch::Contains("current: 2"));
+  CHECK_THAT(result.out, Catch::Contains("source: command line"));
+
+  auto synonym = run_grove({"--prtemca", "grpcomm_low_radix_release", "false", "info", "--param",
+                        "grpcomm_low_radix_release"});
+  REQUIRE(synonym.exit_code == 0);
+  CHECK_THAT(synonym.out, Catch::Contains("current: false"));
+}
+
+TEST_CASE("a bad --mca value stops the CLI with the named error", "[cli]") {
+  auto bad = run_grove({"info", "--mca", "rml_base_radix", "one"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("rml_base_radix"));
+  CHECK_THAT(bad.err, Catch::Contains("'one'"));
+  CHECK_THAT(bad.err, Catch::Contains("command line"));
+  CHECK_THAT(bad.err, Catch::Contains("expected an integer in [2, 65535]"));
+
+  auto typo = run_grove({"info", "--mca", "rml_base_radx", "4"});
+  CHECK(typo.exit_code != 0);
+  CHECK_THAT(typo.err, Catch::Contains("did you mean 'rml_base_radix'?"));
+
+  auto bad_env = run_grove({"info"}, with_env({"GROVE_MCA_rml_base_radix2=1"}));
+  CHECK(bad_env.exit_code != 0);
+  CHECK_THAT(bad_env.err, Catch::Contains("GROVE_MCA_rml_base_radix2"));
+
+  auto unknown_info = run_grove({"info", "--param", "grpcomm_low_radix_relase"});
+  CHECK(unknown_info.exit_code != 0);
+  CHECK_THAT(unknown_info.err, Catch::Contains("grpcomm_low_radix_release"));
+}
+
+TEST_CASE("grove model prints the seed's table and the crossover", "[cli]") {
+  auto table = run_grove({"model"});
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("M* = B*c/t = 3906 bytes"));
+  CHECK_THAT(table.out, Catch::Contains("N = 10000"));
+  CHECK_THAT(table.out, Catch::Contains("256 MB"));
+
+  auto json = run_grove({"model", "-N", "1024", "-M", "0", "--json"});
+  REQUIRE(json.exit_code == 0);
+  auto out = nlohmann::json::parse(json.out);
+  REQUIRE(out["cells"].size() == 1);
+  CHECK(out["cells"][0]["optimal_radix"] == 32);
+  CHECK(out["cells"][0]["compare_over_optimal"].template get<double>() == Approx(1.5));
+
+  auto bad = run_grove({"model", "--threads", "0"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--threads"));
+}
