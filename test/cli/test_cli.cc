@@ -122,3 +122,32 @@ TEST_CASE("grove model prints the seed's table and the crossover", "[cli]") {
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--threads"));
 }
+
+TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
+  auto text = run_grove({"topo", "-n", "8", "--radix", "2", "--radix2", "2", "--failed", "1"});
+  REQUIRE(text.exit_code == 0);
+  // The seed's example: 7 takes dead 1's slot, so 3 and 4 hang under it.
+  CHECK_THAT(text.out, Catch::Contains("routing tree: radix 2, 8 daemons, 7 living, failed: 1"));
+  CHECK_THAT(text.out, Catch::Contains("release tree: radix 2"));
+  CHECK_THAT(text.out, Catch::Contains("0\n  7 *\n    3\n    4\n  2\n    5\n    6\n"));
+
+  auto dot = run_grove({"topo", "-n", "10", "--tree", "release", "--format", "dot",
+                        "--mca", "rml_base_radix2", "3"});
+  REQUIRE(dot.exit_code == 0);
+  CHECK_THAT(dot.out, Catch::StartsWith("digraph release_tree {"));
+  CHECK_THAT(dot.out, Catch::Contains("radix 3"));
+  CHECK_THAT(dot.out, Catch::Contains("d0 -> d3;"));
+  CHECK_THAT(dot.out, Catch::Contains("d2 -> d9;"));
+  CHECK_THAT(dot.out, !Catch::Contains("routing_tree"));
+
+  auto holes = run_grove({"topo", "--vpids", "0,2-4,9", "--tree", "routing", "--radix", "2"});
+  REQUIRE(holes.exit_code == 0);
+  CHECK_THAT(holes.out, Catch::Contains("0\n  2\n    4\n    9\n  3\n"));
+
+  auto bad = run_grove({"topo", "-n", "4", "--failed", "0"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("controller"));
+  auto missing = run_grove({"topo", "-n", "4", "--failed", "9"});
+  CHECK(missing.exit_code != 0);
+  CHECK_THAT(missing.err, Catch::Contains("not in the daemon set"));
+}

@@ -1,0 +1,66 @@
+// The daemon set of a DVM as one daemon sees it: which vpids exist (holes are
+// allowed: an elastic shrink leaves them), which have failed, the recovery
+// epoch the controller assigned last, and the tree version.
+//
+// The tree version counts the departures and returns this daemon has learned
+// of. It only ever grows, even when a return clears a failure: a popcount of
+// the failed set would go down on a revival and make a daemon that had seen
+// the revival read every peer that had not as being ahead of it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "util/result.h"
+
+namespace grove {
+
+using Vpid = std::uint32_t;
+inline constexpr Vpid kControllerVpid = 0;
+
+enum class MembershipEventKind : std::uint8_t { departure, return_ };
+
+struct MembershipEvent {
+  MembershipEventKind kind = MembershipEventKind::departure;
+  Vpid vpid = 0;
+  std::uint64_t epoch = 0;  // assigned by the controller, strictly increasing
+};
+
+class Membership {
+ public:
+  // The daemon set must be non-empty, free of duplicates and contain the
+  // controller (vpid 0). Order does not matter; it is kept sorted.
+  static Result<Membership> create(std::vector<Vpid> daemons);
+
+  // Applies an event from the controller. An event whose epoch is not newer
+  // than the current one is stale and ignored. Returns whether the failed set
+  // changed (and so the tree version advanced).
+  bool apply(const MembershipEvent& event);
+
+  std::span<const Vpid> daemons() const { return daemons_; }
+  std::size_t size() const { return daemons_.size(); }
+  // Position of vpid in the sorted daemon set, if it is a member.
+  std::optional<std::size_t> index_of(Vpid vpid) const;
+  bool contains(Vpid vpid) const { return index_of(vpid).has_value(); }
+  bool is_failed(Vpid vpid) const;
+  bool is_failed_index(std::size_t index) const { return failed_[index]; }
+  bool is_alive(Vpid vpid) const { return contains(vpid) && !is_failed(vpid); }
+  std::vector<Vpid> failed() const;
+  std::size_t alive_count() const { return daemons_.size() - failed_count_; }
+
+  std::uint64_t epoch() const { return epoch_; }
+  std::uint64_t tree_version() const { return tree_version_; }
+
+ private:
+  explicit Membership(std::vector<Vpid> daemons);
+
+  std::vector<Vpid> daemons_;  // sorted
+  std::vector<bool> failed_;   // by index into daemons_
+  std::size_t failed_count_ = 0;
+  std::uint64_t epoch_ = 0;
+  std::uint64_t tree_version_ = 0;
+};
+
+}  // namespace grove

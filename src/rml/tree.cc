@@ -1,0 +1,156 @@
+#include "rml/tree.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace grove {
+namespace {
+
+// The subtree of a slot, as one [first, last] range of slots per level.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> subtree_levels(std::uint64_t slot,
+                                                                     std::uint64_t radix,
+                                                                     std::uint64_t size) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> levels;
+  std::uint64_t first = slot;
+  std::uint64_t last = slot;
+  while (first < size) {
+    levels.emplace_back(first, std::min(last, size - 1));
+    first = first * radix + 1;
+    last = last * radix + radix;
+  }
+  return levels;
+}
+
+}  // namespace
+
+Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
+  assert(radix >= 2);
+  Tree tree;
+  tree.radix_ = radix;
+  tree.daemons_.assign(membership.daemons().begin(), membership.daemons().end());
+  const auto size = static_cast<std::uint32_t>(tree.daemons_.size());
+  tree.slot_of_.assign(size, kNone);
+  tree.occupant_.assign(size, kNone);
+  for (std::uint32_t i = 0; i < size; ++i) {
+    if (membership.is_failed_index(i)) continue;
+    tree.slot_of_[i] = i;
+    tree.occupant_[i] = i;
+    ++tree.member_count_;
+  }
+  // Fill dead slots from the root down. The candidate for slot s is the
+  // highest-positioned daemon of s's subtree still in its home slot: any of its
+  // descendants would rank higher, so all of them are dead or gone, and
+  // vacating its slot strands nobody.
+  for (std::uint32_t slot = 0; slot < size; ++slot) {
+    if (!membership.is_failed_index(slot)) continue;
+    auto levels = subtree_levels(slot, radix, size);
+    for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+      std::uint32_t chosen = kNone;
+      for (std::uint64_t candidate = level->second + 1; candidate-- > level->first;) {
+        if (tree.slot_of_[candidate] == candidate && candidate != slot) {
+          chosen = static_cast<std::uint32_t>(candidate);
+          break;
+        }
+      }
+      if (chosen == kNone) continue;
+      tree.occupant_[chosen] = kNone;
+      tree.occupant_[slot] = chosen;
+      tree.slot_of_[chosen] = slot;
+      break;
+    }
+  }
+  return tree;
+}
+
+std::optional<std::uint32_t> Tree::slot_of_vpid(Vpid vpid) const {
+  auto found = std::lower_bound(daemons_.begin(), daemons_.end(), vpid);
+  if (found == daemons_.end() || *found != vpid) return std::nullopt;
+  std::uint32_t slot = slot_of_[static_cast<std::size_t>(found - daemons_.begin())];
+  if (slot == kNone) return std::nullopt;
+  return slot;
+}
+
+bool Tree::contains(Vpid vpid) const { return slot_of_vpid(vpid).has_value(); }
+
+std::optional<Vpid> Tree::parent(Vpid vpid) const {
+  auto slot = slot_of_vpid(vpid);
+  if (!slot || *slot == 0) return std::nullopt;
+  std::uint32_t occupant = occupant_[parent_slot(*slot)];
+  assert(occupant != kNone);  // an occupied slot's parent slot is always occupied
+  return daemons_[occupant];
+}
+
+std::vector<Vpid> Tree::children(Vpid vpid) const {
+  std::vector<Vpid> out;
+  auto slot = slot_of_vpid(vpid);
+  if (!slot) return out;
+  const std::uint64_t first = std::uint64_t{*slot} * radix_ + 1;
+  const std::uint64_t end = std::min<std::uint64_t>(first + radix_, occupant_.size());
+  for (std::uint64_t child = first; child < end; ++child) {
+    if (occupant_[child] != kNone) out.push_back(daemons_[occupant_[child]]);
+  }
+  return out;
+}
+
+std::optional<std::uint32_t> Tree::depth(Vpid vpid) const {
+  auto slot = slot_of_vpid(vpid);
+  if (!slot) return std::nullopt;
+  std::uint32_t hops = 0;
+  for (std::uint32_t s = *slot; s != 0; s = parent_slot(s)) ++hops;
+  return hops;
+}
+
+bool Tree::in_subtree(Vpid ancestor, Vpid descendant) const {
+  auto top = slot_of_vpid(ancestor);
+  auto bottom = slot_of_vpid(descendant);
+  if (!top || !bottom) return false;
+  for (std::uint32_t s = *bottom;; s = parent_slot(s)) {
+    if (s == *top) return true;
+    if (s == 0 || s < *top) return false;  // slots only shrink going up
+  }
+}
+
+std::vector<Vpid> Tree::subtree(Vpid vpid) const {
+  std::vector<Vpid> out;
+  auto slot = slot_of_vpid(vpid);
+  if (!slot) return out;
+  for (auto [first, last] : subtree_levels(*slot, radix_, occupant_.size())) {
+    for (std::uint64_t s = first; s <= last; ++s) {
+      if (occupant_[s] != kNone) out.push_back(daemons_[occupant_[s]]);
+    }
+  }
+  return out;
+}
+
+std::optional<Vpid> Tree::next_hop(Vpid from, Vpid to) const {
+  auto from_slot = slot_of_vpid(from);
+  auto to_slot = slot_of_vpid(to);
+  if (!from_slot || !to_slot || *from_slot == *to_slot) return std::nullopt;
+  // Walk up from the target; if we pass through `from`, the slot just below it
+  // is the child to take. Otherwise the route goes up.
+  for (std::uint32_t s = *to_slot; s > *from_slot;) {
+    std::uint32_t up = parent_slot(s);
+    if (up == *from_slot) return daemons_[occupant_[s]];
+    s = up;
+  }
+  return parent(from);
+}
+
+bool Tree::promoted(Vpid vpid) const {
+  auto found = std::lower_bound(daemons_.begin(), daemons_.end(), vpid);
+  if (found == daemons_.end() || *found != vpid) return false;
+  auto index = static_cast<std::uint32_t>(found - daemons_.begin());
+  return slot_of_[index] != kNone && slot_of_[index] != index;
+}
+
+std::vector<Vpid> Tree::members() const {
+  std::vector<Vpid> out;
+  out.reserve(member_count_);
+  for (std::uint32_t occupant : occupant_) {
+    if (occupant != kNone) out.push_back(daemons_[occupant]);
+  }
+  return out;
+}
+
+}  // namespace grove

@@ -1,0 +1,67 @@
+// Tree derivation: parent, children, depth and next hop for every daemon, as a
+// pure function of (daemon set, failed set, radix). Every daemon computes the
+// same tree from the same inputs with no exchange; that is what keeps a fence
+// from deadlocking around a fault.
+//
+// Layout: the sorted daemon set is laid out as a complete radix-r tree by
+// position ("slots": slot s has children r*s+1 .. r*s+r). A failed daemon's
+// slot is taken by the highest-positioned living daemon of that slot's
+// subtree that still sits in its own slot (necessarily one whose descendants
+// have all failed), processed from the root down. Only the promoted daemon and
+// the dead daemon's children see a new parent; everyone else keeps theirs.
+//
+// Parent and children are both read off the one slot assignment, so they
+// cannot disagree (the seed's first repair bug was two promotion rules).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "rml/membership.h"
+
+namespace grove {
+
+class Tree {
+ public:
+  // radix must be >= 2 (asserted: parameters are validated long before).
+  static Tree derive(const Membership& membership, std::uint32_t radix);
+
+  std::uint32_t radix() const { return radix_; }
+  Vpid root() const { return daemons_[0]; }
+  // Living daemons only; a failed or unknown vpid is in no tree.
+  bool contains(Vpid vpid) const;
+  std::optional<Vpid> parent(Vpid vpid) const;
+  // In slot order (deterministic). Empty for a leaf or a non-member.
+  std::vector<Vpid> children(Vpid vpid) const;
+  // Hops from the root; nullopt for a non-member.
+  std::optional<std::uint32_t> depth(Vpid vpid) const;
+  // Whether `descendant` lies in the subtree rooted at `ancestor` (a daemon is in its own).
+  bool in_subtree(Vpid ancestor, Vpid descendant) const;
+  // Every member of vpid's subtree, vpid first, then in breadth-first slot order.
+  std::vector<Vpid> subtree(Vpid vpid) const;
+  // The neighbour a routed message from `from` toward `to` goes to next: the
+  // child whose subtree holds `to`, else the parent. nullopt when from == to or
+  // either is not a living member.
+  std::optional<Vpid> next_hop(Vpid from, Vpid to) const;
+  // Whether vpid sits in a slot other than its own (it was promoted).
+  bool promoted(Vpid vpid) const;
+  std::size_t member_count() const { return member_count_; }
+  // Living members in slot (breadth-first) order.
+  std::vector<Vpid> members() const;
+
+ private:
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+
+  std::optional<std::uint32_t> slot_of_vpid(Vpid vpid) const;
+  std::uint32_t parent_slot(std::uint32_t slot) const { return (slot - 1) / radix_; }
+
+  std::uint32_t radix_ = 2;
+  std::vector<Vpid> daemons_;              // the sorted daemon set; index = home slot
+  std::vector<std::uint32_t> slot_of_;     // daemon index -> slot it occupies, or kNone
+  std::vector<std::uint32_t> occupant_;    // slot -> daemon index, or kNone
+  std::size_t member_count_ = 0;
+};
+
+}  // namespace grove
