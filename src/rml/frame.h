@@ -1,0 +1,84 @@
+// Wire frames: a versioned fixed header followed by an opaque payload. The
+// codec is pure (bytes in, values out) so it can be fuzzed alone; every field
+// is validated before use, and a bad frame is an Error, never an assertion.
+//
+// Header layout, big-endian, 64 bytes:
+//   magic u32 | version u8 | type u8 | flags u16 | tag u16 | topology u8 |
+//   reserved u8 | radix u16 | op_id u64 | origin u32 | destination u32 |
+//   sender u32 | tree_version u64 | epoch u64 | watermark u64 |
+//   payload_length u32 | reserved u16
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "rml/membership.h"
+#include "rml/topology.h"
+#include "util/result.h"
+
+namespace grove {
+
+inline constexpr std::uint32_t kFrameMagic = 0x47525631;  // "GRV1"
+inline constexpr std::uint8_t kFrameVersion = 1;
+inline constexpr std::size_t kFrameHeaderSize = 64;
+
+enum class FrameType : std::uint8_t {
+  xcast_data = 1,    // a broadcast payload travelling down a topology
+  xcast_ack = 2,     // "my subtree has it", to whoever sent the data
+  fence_rollup = 3,  // fence contributions travelling up the routing tree
+  op_report = 4,     // a daemon's report to the controller (routed)
+  control = 5,       // daemon-level traffic outside the engine (routed or direct)
+};
+inline constexpr std::uint8_t kFrameTypeMax = 5;
+
+enum FrameFlag : std::uint16_t {
+  kFrameCompressed = 1u << 0,  // payload is deflated (see grpcomm/payload_codec.h)
+};
+inline constexpr std::uint16_t kFrameKnownFlags = kFrameCompressed;
+
+struct FrameHeader {
+  FrameType type = FrameType::xcast_data;
+  std::uint16_t flags = 0;
+  std::uint16_t tag = 0;
+  TopologyKind topology = TopologyKind::routing;
+  std::uint16_t radix = 0;        // the radix of `topology` at the sender
+  std::uint64_t op_id = 0;
+  Vpid origin = 0;                // who started it
+  Vpid destination = 0;           // final target of a routed frame
+  Vpid sender = 0;                // the hop that sent these bytes
+  std::uint64_t tree_version = 0; // sender's tree version
+  std::uint64_t epoch = 0;        // sender's recovery epoch
+  std::uint64_t watermark = 0;    // ops of this topology below this id are complete
+  std::uint32_t payload_length = 0;
+};
+
+struct FrameView {
+  FrameHeader header;
+  std::span<const std::byte> payload;  // borrows from the decoded bytes
+};
+
+std::string_view frame_type_name(FrameType type);
+
+std::vector<std::byte> encode_frame(const FrameHeader& header,
+                                    std::span<const std::byte> payload);
+// Rewrites the sender field of an encoded frame in place (relays forward bytes
+// untouched otherwise).
+void set_frame_sender(std::span<std::byte> frame, Vpid sender);
+
+// Validates a header (magic, version, type, topology, flags, reserved bytes,
+// payload length against max_payload). `bytes` must hold at least the header.
+Result<FrameHeader> decode_frame_header(std::span<const std::byte> bytes,
+                                        std::uint64_t max_payload);
+// Decodes one whole frame: the header and exactly payload_length bytes after it.
+Result<FrameView> decode_frame(std::span<const std::byte> bytes, std::uint64_t max_payload);
+
+// For stream splitting: nullopt while fewer than a header's bytes are present,
+// else the total frame length, or an Error if the header is invalid.
+Result<std::optional<std::size_t>> frame_length(std::span<const std::byte> bytes,
+                                                std::uint64_t max_payload);
+
+}  // namespace grove
