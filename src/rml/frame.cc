@@ -1,5 +1,6 @@
 #include "rml/frame.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -58,10 +59,23 @@ std::string_view frame_type_name(FrameType type) {
   return "unknown";
 }
 
-std::vector<std::byte> encode_frame(const FrameHeader& header,
-                                    std::span<const std::byte> payload) {
+SharedBytes share_bytes(Bytes bytes) { return std::make_shared<const Bytes>(std::move(bytes)); }
+
+SharedBytes share_bytes(std::span<const std::byte> bytes) {
+  return std::make_shared<const Bytes>(bytes.begin(), bytes.end());
+}
+
+Bytes WireFrame::flatten() const {
+  Bytes out;
+  out.reserve(size());
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), payload->begin(), payload->end());
+  return out;
+}
+
+FrameHeaderBytes encode_frame_header(const FrameHeader& header, std::size_t payload_length) {
   std::vector<std::byte> out;
-  out.reserve(kFrameHeaderSize + payload.size());
+  out.reserve(kFrameHeaderSize);
   Writer writer(out);
   writer.put<std::uint32_t>(kFrameMagic);
   writer.put<std::uint8_t>(kFrameVersion);
@@ -78,10 +92,41 @@ std::vector<std::byte> encode_frame(const FrameHeader& header,
   writer.put<std::uint64_t>(header.tree_version);
   writer.put<std::uint64_t>(header.epoch);
   writer.put<std::uint64_t>(header.watermark);
-  writer.put<std::uint32_t>(static_cast<std::uint32_t>(payload.size()));
+  writer.put<std::uint32_t>(static_cast<std::uint32_t>(payload_length));
   writer.put<std::uint16_t>(0);
-  out.insert(out.end(), payload.begin(), payload.end());
+  FrameHeaderBytes bytes;
+  std::copy(out.begin(), out.end(), bytes.begin());
+  return bytes;
+}
+
+WireFrame make_wire_frame(const FrameHeader& header, SharedBytes payload) {
+  return WireFrame{encode_frame_header(header, payload->size()), std::move(payload)};
+}
+
+WireFrame wire_frame_from_bytes(std::span<const std::byte> bytes) {
+  WireFrame frame;
+  std::copy(bytes.begin(), bytes.begin() + kFrameHeaderSize, frame.header.begin());
+  frame.payload = share_bytes(bytes.subspan(kFrameHeaderSize));
+  return frame;
+}
+
+std::vector<std::byte> encode_frame(const FrameHeader& header,
+                                    std::span<const std::byte> payload) {
+  FrameHeaderBytes head = encode_frame_header(header, payload.size());
+  std::vector<std::byte> out(kFrameHeaderSize + payload.size());
+  std::copy(head.begin(), head.end(), out.begin());
+  std::copy(payload.begin(), payload.end(), out.begin() + kFrameHeaderSize);
   return out;
+}
+
+Result<FrameHeader> decode_wire_frame(const WireFrame& frame, std::uint64_t max_payload) {
+  auto header = decode_frame_header(frame.header, max_payload);
+  if (!header) return header.error();
+  if (header->payload_length != frame.payload->size()) {
+    return Error{"inconsistent frame: header says " + std::to_string(header->payload_length) +
+                 " payload bytes, frame holds " + std::to_string(frame.payload->size())};
+  }
+  return header;
 }
 
 void set_frame_sender(std::span<std::byte> frame, Vpid sender) {

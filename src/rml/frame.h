@@ -9,8 +9,10 @@
 //   payload_length u32 | reserved u16
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -18,6 +20,7 @@
 
 #include "rml/membership.h"
 #include "rml/topology.h"
+#include "util/bytes.h"
 #include "util/result.h"
 
 namespace grove {
@@ -63,11 +66,38 @@ struct FrameView {
 
 std::string_view frame_type_name(FrameType type);
 
+// Payloads are shared, immutable buffers: a relay forwards the very bytes it
+// received (the originator compresses once), and a broadcast of a megabyte to
+// ten thousand simulated daemons is not ten gigabytes of copies.
+using SharedBytes = std::shared_ptr<const Bytes>;
+SharedBytes share_bytes(Bytes bytes);
+SharedBytes share_bytes(std::span<const std::byte> bytes);
+
+using FrameHeaderBytes = std::array<std::byte, kFrameHeaderSize>;
+
+// An encoded frame as header bytes plus a shared payload (scatter-gather).
+struct WireFrame {
+  FrameHeaderBytes header{};
+  SharedBytes payload;  // never null
+
+  std::size_t size() const { return kFrameHeaderSize + payload->size(); }
+  Bytes flatten() const;  // contiguous header + payload
+};
+
+FrameHeaderBytes encode_frame_header(const FrameHeader& header, std::size_t payload_length);
+WireFrame make_wire_frame(const FrameHeader& header, SharedBytes payload);
+// Splits contiguous bytes into a WireFrame (copies the payload once). The
+// bytes must hold at least a header; no validation happens here.
+WireFrame wire_frame_from_bytes(std::span<const std::byte> bytes);
+
 std::vector<std::byte> encode_frame(const FrameHeader& header,
                                     std::span<const std::byte> payload);
-// Rewrites the sender field of an encoded frame in place (relays forward bytes
+// Rewrites the sender field of an encoded header in place (relays forward bytes
 // untouched otherwise).
 void set_frame_sender(std::span<std::byte> frame, Vpid sender);
+
+// Validates a WireFrame: header fields and that the payload length matches.
+Result<FrameHeader> decode_wire_frame(const WireFrame& frame, std::uint64_t max_payload);
 
 // Validates a header (magic, version, type, topology, flags, reserved bytes,
 // payload length against max_payload). `bytes` must hold at least the header.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -39,16 +40,28 @@ class Membership {
   // changed (and so the tree version advanced).
   bool apply(const MembershipEvent& event);
 
-  std::span<const Vpid> daemons() const { return daemons_; }
-  std::size_t size() const { return daemons_.size(); }
+  // Adopts the controller's complete failed set at an epoch (notices carry the
+  // whole set, so a daemon that misses or reorders one still converges). Stale
+  // epochs are ignored. The tree version grows by the number of departures and
+  // returns this learns of. Returns whether the failed set changed.
+  bool adopt(std::uint64_t epoch, std::span<const Vpid> failed);
+
+  std::span<const Vpid> daemons() const { return *daemons_; }
+  // The daemon set is immutable and shared between copies (a simulator holds thousands).
+  const std::shared_ptr<const std::vector<Vpid>>& shared_daemons() const { return daemons_; }
+  std::size_t size() const { return daemons_->size(); }
   // Position of vpid in the sorted daemon set, if it is a member.
   std::optional<std::size_t> index_of(Vpid vpid) const;
   bool contains(Vpid vpid) const { return index_of(vpid).has_value(); }
   bool is_failed(Vpid vpid) const;
-  bool is_failed_index(std::size_t index) const { return failed_[index]; }
+  bool is_failed_index(std::size_t index) const {
+    return (failed_words_[index / 64] >> (index % 64)) & 1U;
+  }
+  // The failed set as a bitmap over daemon indices (cheap to compare and key on).
+  const std::vector<std::uint64_t>& failed_bitmap() const { return failed_words_; }
   bool is_alive(Vpid vpid) const { return contains(vpid) && !is_failed(vpid); }
   std::vector<Vpid> failed() const;
-  std::size_t alive_count() const { return daemons_.size() - failed_count_; }
+  std::size_t alive_count() const { return daemons_->size() - failed_count_; }
 
   std::uint64_t epoch() const { return epoch_; }
   std::uint64_t tree_version() const { return tree_version_; }
@@ -56,8 +69,10 @@ class Membership {
  private:
   explicit Membership(std::vector<Vpid> daemons);
 
-  std::vector<Vpid> daemons_;  // sorted
-  std::vector<bool> failed_;   // by index into daemons_
+  std::shared_ptr<const std::vector<Vpid>> daemons_;  // sorted
+  void set_failed_index(std::size_t index, bool failed);
+
+  std::vector<std::uint64_t> failed_words_;  // bit i: daemons_[i] has failed
   std::size_t failed_count_ = 0;
   std::uint64_t epoch_ = 0;
   std::uint64_t tree_version_ = 0;

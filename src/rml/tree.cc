@@ -26,17 +26,18 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> subtree_levels(std::uint64_
 
 Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
   assert(radix >= 2);
-  Tree tree;
-  tree.radix_ = radix;
-  tree.daemons_.assign(membership.daemons().begin(), membership.daemons().end());
-  const auto size = static_cast<std::uint32_t>(tree.daemons_.size());
-  tree.slot_of_.assign(size, kNone);
-  tree.occupant_.assign(size, kNone);
+  auto layout = std::make_shared<Layout>();
+  Layout& tree = *layout;
+  tree.radix = radix;
+  tree.daemons = membership.shared_daemons();
+  const auto size = static_cast<std::uint32_t>(tree.daemons->size());
+  tree.slot_of.assign(size, kNone);
+  tree.occupant.assign(size, kNone);
   for (std::uint32_t i = 0; i < size; ++i) {
     if (membership.is_failed_index(i)) continue;
-    tree.slot_of_[i] = i;
-    tree.occupant_[i] = i;
-    ++tree.member_count_;
+    tree.slot_of[i] = i;
+    tree.occupant[i] = i;
+    ++tree.member_count;
   }
   // Fill dead slots from the root down. The candidate for slot s is the
   // highest-positioned daemon of s's subtree still in its home slot: any of its
@@ -48,25 +49,28 @@ Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
     for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
       std::uint32_t chosen = kNone;
       for (std::uint64_t candidate = level->second + 1; candidate-- > level->first;) {
-        if (tree.slot_of_[candidate] == candidate && candidate != slot) {
+        if (tree.slot_of[candidate] == candidate && candidate != slot) {
           chosen = static_cast<std::uint32_t>(candidate);
           break;
         }
       }
       if (chosen == kNone) continue;
-      tree.occupant_[chosen] = kNone;
-      tree.occupant_[slot] = chosen;
-      tree.slot_of_[chosen] = slot;
+      tree.occupant[chosen] = kNone;
+      tree.occupant[slot] = chosen;
+      tree.slot_of[chosen] = slot;
       break;
     }
   }
-  return tree;
+  Tree out;
+  out.layout_ = std::move(layout);
+  return out;
 }
 
 std::optional<std::uint32_t> Tree::slot_of_vpid(Vpid vpid) const {
-  auto found = std::lower_bound(daemons_.begin(), daemons_.end(), vpid);
-  if (found == daemons_.end() || *found != vpid) return std::nullopt;
-  std::uint32_t slot = slot_of_[static_cast<std::size_t>(found - daemons_.begin())];
+  const auto& daemons = *layout_->daemons;
+  auto found = std::lower_bound(daemons.begin(), daemons.end(), vpid);
+  if (found == daemons.end() || *found != vpid) return std::nullopt;
+  std::uint32_t slot = layout_->slot_of[static_cast<std::size_t>(found - daemons.begin())];
   if (slot == kNone) return std::nullopt;
   return slot;
 }
@@ -76,19 +80,20 @@ bool Tree::contains(Vpid vpid) const { return slot_of_vpid(vpid).has_value(); }
 std::optional<Vpid> Tree::parent(Vpid vpid) const {
   auto slot = slot_of_vpid(vpid);
   if (!slot || *slot == 0) return std::nullopt;
-  std::uint32_t occupant = occupant_[parent_slot(*slot)];
+  std::uint32_t occupant = layout_->occupant[parent_slot(*slot)];
   assert(occupant != kNone);  // an occupied slot's parent slot is always occupied
-  return daemons_[occupant];
+  return vpid_at(occupant);
 }
 
 std::vector<Vpid> Tree::children(Vpid vpid) const {
   std::vector<Vpid> out;
   auto slot = slot_of_vpid(vpid);
   if (!slot) return out;
-  const std::uint64_t first = std::uint64_t{*slot} * radix_ + 1;
-  const std::uint64_t end = std::min<std::uint64_t>(first + radix_, occupant_.size());
+  const auto& occupant = layout_->occupant;
+  const std::uint64_t first = std::uint64_t{*slot} * layout_->radix + 1;
+  const std::uint64_t end = std::min<std::uint64_t>(first + layout_->radix, occupant.size());
   for (std::uint64_t child = first; child < end; ++child) {
-    if (occupant_[child] != kNone) out.push_back(daemons_[occupant_[child]]);
+    if (occupant[child] != kNone) out.push_back(vpid_at(occupant[child]));
   }
   return out;
 }
@@ -115,9 +120,10 @@ std::vector<Vpid> Tree::subtree(Vpid vpid) const {
   std::vector<Vpid> out;
   auto slot = slot_of_vpid(vpid);
   if (!slot) return out;
-  for (auto [first, last] : subtree_levels(*slot, radix_, occupant_.size())) {
+  const auto& occupant = layout_->occupant;
+  for (auto [first, last] : subtree_levels(*slot, layout_->radix, occupant.size())) {
     for (std::uint64_t s = first; s <= last; ++s) {
-      if (occupant_[s] != kNone) out.push_back(daemons_[occupant_[s]]);
+      if (occupant[s] != kNone) out.push_back(vpid_at(occupant[s]));
     }
   }
   return out;
@@ -131,24 +137,25 @@ std::optional<Vpid> Tree::next_hop(Vpid from, Vpid to) const {
   // is the child to take. Otherwise the route goes up.
   for (std::uint32_t s = *to_slot; s > *from_slot;) {
     std::uint32_t up = parent_slot(s);
-    if (up == *from_slot) return daemons_[occupant_[s]];
+    if (up == *from_slot) return vpid_at(layout_->occupant[s]);
     s = up;
   }
   return parent(from);
 }
 
 bool Tree::promoted(Vpid vpid) const {
-  auto found = std::lower_bound(daemons_.begin(), daemons_.end(), vpid);
-  if (found == daemons_.end() || *found != vpid) return false;
-  auto index = static_cast<std::uint32_t>(found - daemons_.begin());
-  return slot_of_[index] != kNone && slot_of_[index] != index;
+  const auto& daemons = *layout_->daemons;
+  auto found = std::lower_bound(daemons.begin(), daemons.end(), vpid);
+  if (found == daemons.end() || *found != vpid) return false;
+  auto index = static_cast<std::uint32_t>(found - daemons.begin());
+  return layout_->slot_of[index] != kNone && layout_->slot_of[index] != index;
 }
 
 std::vector<Vpid> Tree::members() const {
   std::vector<Vpid> out;
-  out.reserve(member_count_);
-  for (std::uint32_t occupant : occupant_) {
-    if (occupant != kNone) out.push_back(daemons_[occupant]);
+  out.reserve(layout_->member_count);
+  for (std::uint32_t occupant : layout_->occupant) {
+    if (occupant != kNone) out.push_back(vpid_at(occupant));
   }
   return out;
 }

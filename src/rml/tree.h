@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -28,8 +29,8 @@ class Tree {
   // radix must be >= 2 (asserted: parameters are validated long before).
   static Tree derive(const Membership& membership, std::uint32_t radix);
 
-  std::uint32_t radix() const { return radix_; }
-  Vpid root() const { return daemons_[0]; }
+  std::uint32_t radix() const { return layout_->radix; }
+  Vpid root() const { return (*layout_->daemons)[0]; }
   // Living daemons only; a failed or unknown vpid is in no tree.
   bool contains(Vpid vpid) const;
   std::optional<Vpid> parent(Vpid vpid) const;
@@ -45,23 +46,31 @@ class Tree {
   // child whose subtree holds `to`, else the parent. nullopt when from == to or
   // either is not a living member.
   std::optional<Vpid> next_hop(Vpid from, Vpid to) const;
+  // The slot vpid occupies (its position in the layout), or nullopt if not a member.
+  std::optional<std::uint32_t> slot(Vpid vpid) const { return slot_of_vpid(vpid); }
   // Whether vpid sits in a slot other than its own (it was promoted).
   bool promoted(Vpid vpid) const;
-  std::size_t member_count() const { return member_count_; }
+  std::size_t member_count() const { return layout_->member_count; }
   // Living members in slot (breadth-first) order.
   std::vector<Vpid> members() const;
 
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
 
-  std::optional<std::uint32_t> slot_of_vpid(Vpid vpid) const;
-  std::uint32_t parent_slot(std::uint32_t slot) const { return (slot - 1) / radix_; }
+  // Immutable once derived, so copies of a Tree share it.
+  struct Layout {
+    std::uint32_t radix = 2;
+    std::shared_ptr<const std::vector<Vpid>> daemons;  // sorted; index = home slot
+    std::vector<std::uint32_t> slot_of;   // daemon index -> slot it occupies, or kNone
+    std::vector<std::uint32_t> occupant;  // slot -> daemon index, or kNone
+    std::size_t member_count = 0;
+  };
 
-  std::uint32_t radix_ = 2;
-  std::vector<Vpid> daemons_;              // the sorted daemon set; index = home slot
-  std::vector<std::uint32_t> slot_of_;     // daemon index -> slot it occupies, or kNone
-  std::vector<std::uint32_t> occupant_;    // slot -> daemon index, or kNone
-  std::size_t member_count_ = 0;
+  std::optional<std::uint32_t> slot_of_vpid(Vpid vpid) const;
+  std::uint32_t parent_slot(std::uint32_t slot) const { return (slot - 1) / layout_->radix; }
+  Vpid vpid_at(std::uint32_t index) const { return (*layout_->daemons)[index]; }
+
+  std::shared_ptr<const Layout> layout_;
 };
 
 }  // namespace grove

@@ -1,0 +1,230 @@
+// The engine's front door: frame dispatch, membership, reports and relays.
+// Broadcast mechanics are in xcast.cc, fences in fence.cc.
+#include "grpcomm/engine.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "grpcomm/tags.h"
+
+namespace grove {
+
+Engine::Engine(EngineConfig config, Membership membership)
+    : config_(std::move(config)), membership_(std::move(membership)) {
+  if (!config_.tree_cache) config_.tree_cache = std::make_shared<TreeCache>();
+  topology(TopologyKind::routing).kind = TopologyKind::routing;
+  topology(TopologyKind::release).kind = TopologyKind::release;
+  rederive_trees();
+}
+
+void Engine::rederive_trees() {
+  for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
+    topology(kind).tree = config_.tree_cache->get(membership_, radix_of(kind, config_.radices));
+  }
+}
+
+std::uint64_t Engine::fence_generation(const std::string& signature) const {
+  auto found = fence_generations_.find(signature);
+  return found == fence_generations_.end() ? 0 : found->second;
+}
+
+FrameHeader Engine::header_for(FrameType type, std::uint16_t tag, TopologyKind kind,
+                               std::uint64_t op_id, Vpid destination) const {
+  FrameHeader header;
+  header.type = type;
+  header.tag = tag;
+  header.topology = kind;
+  header.radix = static_cast<std::uint16_t>(radix_of(kind, config_.radices));
+  header.op_id = op_id;
+  header.origin = config_.self;
+  header.destination = destination;
+  header.sender = config_.self;
+  header.tree_version = membership_.tree_version();
+  header.epoch = membership_.epoch();
+  header.watermark = topology(kind).watermark;
+  return header;
+}
+
+void Engine::send(Vpid target, SendPath path, const FrameHeader& header, SharedBytes payload,
+                  Outbox& out) {
+  assert(target != config_.self);  // the engine loops work for itself back internally
+  WireFrame frame = make_wire_frame(header, std::move(payload));
+  accounting_.count(TrafficKey{header.type, header.tag, header.topology}, frame.size());
+  out.push(SendFrame{target, path, std::move(frame)});
+}
+
+void Engine::on_frame(TimeNs now, Vpid from, std::span<const std::byte> bytes, Outbox& out) {
+  if (bytes.size() < kFrameHeaderSize) {
+    ++stats_.malformed;
+    return;
+  }
+  on_frame(now, from, wire_frame_from_bytes(bytes), out);
+}
+
+void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out) {
+  auto decoded = decode_wire_frame(frame, config_.max_payload);
+  if (!decoded || decoded->sender != from) {
+    ++stats_.malformed;
+    return;
+  }
+  const FrameHeader& header = *decoded;
+  if (header.destination != config_.self) {
+    // Only routed reports travel through; everything else is addressed hop by hop.
+    if (header.type == FrameType::op_report) {
+      relay_routed(header, frame, out);
+    } else {
+      ++stats_.malformed;
+    }
+    return;
+  }
+  switch (header.type) {
+    case FrameType::xcast_data:
+      on_xcast_data(now, header, frame.payload, out);
+      return;
+    case FrameType::xcast_ack:
+      on_xcast_ack(now, header, out);
+      return;
+    case FrameType::fence_rollup:
+      on_fence_rollup(now, header, *frame.payload, out);
+      return;
+    case FrameType::op_report:
+      on_op_report(now, header, *frame.payload, out);
+      return;
+    case FrameType::control:
+      ++stats_.malformed;  // the daemon handles its own traffic before the engine
+      return;
+  }
+}
+
+void Engine::relay_routed(const FrameHeader& header, const WireFrame& frame, Outbox& out) {
+  const Tree& routing = topology(TopologyKind::routing).tree;
+  auto next = routing.next_hop(config_.self, header.destination);
+  if (!next) return;  // the destination is gone; its report no longer matters
+  WireFrame copy = frame;  // the payload is shared, only the header is rewritten
+  set_frame_sender(copy.header, config_.self);
+  accounting_.count(TrafficKey{header.type, header.tag, header.topology}, copy.size());
+  out.push(SendFrame{*next, SendPath::relay, std::move(copy)});
+}
+
+void Engine::declare_departure(TimeNs now, Vpid vpid, Outbox& out) {
+  if (!is_controller() || vpid == kControllerVpid || !membership_.is_alive(vpid)) return;
+  MembershipNotice notice{membership_.epoch() + 1, membership_.failed()};
+  notice.failed.push_back(vpid);
+  std::sort(notice.failed.begin(), notice.failed.end());
+  Tree routing_before = topology(TopologyKind::routing).tree;
+  Tree release_before = topology(TopologyKind::release).tree;
+  membership_.adopt(notice.epoch, notice.failed);
+  rederive_trees();
+  out.push(MembershipChanged{membership_.epoch(), membership_.tree_version(), notice.failed});
+  // The notice goes out first, on the repaired routing tree, so a promoted
+  // daemon hears of its promotion before the replays that depend on it.
+  release_bcast(now, tags::membership, encode(notice), out);
+  repair_ops(now, topology(TopologyKind::routing), routing_before, out);
+  repair_ops(now, topology(TopologyKind::release), release_before, out);
+  repair_fences(now, out);
+}
+
+std::optional<Engine::TreePair> Engine::adopt_notice(const Bytes& payload, Outbox& out) {
+  auto notice = decode_membership_notice(payload);
+  if (!notice) {
+    ++stats_.malformed;
+    return std::nullopt;
+  }
+  TreePair before{topology(TopologyKind::routing).tree, topology(TopologyKind::release).tree};
+  if (!membership_.adopt(notice->epoch, notice->failed)) return std::nullopt;
+  rederive_trees();
+  out.push(MembershipChanged{membership_.epoch(), membership_.tree_version(),
+                             membership_.failed()});
+  return before;
+}
+
+void Engine::repair_after(TimeNs now, const TreePair& before, Outbox& out) {
+  repair_ops(now, topology(TopologyKind::routing), before.routing, out);
+  repair_ops(now, topology(TopologyKind::release), before.release, out);
+  repair_fences(now, out);
+}
+
+bool Engine::topology_matches(const FrameHeader& header) const {
+  TopologyKind expected = topology_for_tag(header.tag, config_.low_radix_release);
+  return header.topology == expected && header.radix == radix_of(expected, config_.radices);
+}
+
+void Engine::refuse_mismatch(const FrameHeader& header, Outbox& out) {
+  ++stats_.mismatches;
+  TopologyKind expected = topology_for_tag(header.tag, config_.low_radix_release);
+  out.push(ShowHelpTopic{"help-grpcomm.txt",
+                         "release-topology-mismatch",
+                         {"vpid " + std::to_string(config_.self),
+                          "vpid " + std::to_string(header.sender),
+                          std::string(topology_name(header.topology)),
+                          std::to_string(header.radix), std::string(topology_name(expected)),
+                          std::to_string(radix_of(expected, config_.radices))}});
+  if (is_controller()) return;
+  OpReport report{header.topology, header.op_id, config_.self, header.tag, header.topology,
+                  header.radix};
+  const Tree& routing = topology(TopologyKind::routing).tree;
+  auto next = routing.next_hop(config_.self, kControllerVpid);
+  if (!next) return;
+  FrameHeader frame = header_for(FrameType::op_report, tags::op_report, TopologyKind::routing,
+                                 header.op_id, kControllerVpid);
+  send(*next, SendPath::routed, frame, share_bytes(encode(report)), out);
+}
+
+void Engine::on_op_report(TimeNs now, const FrameHeader& /*header*/, const Bytes& payload,
+                          Outbox& out) {
+  if (!is_controller()) return;
+  auto report = decode_op_report(payload);
+  if (!report) {
+    ++stats_.malformed;
+    return;
+  }
+  TopologyState& state = topology(report->topology);
+  auto found = state.ops.find(report->op_id);
+  if (found == state.ops.end()) return;  // already complete or aborted
+  OpAbort abort{report->topology, report->op_id, found->second.tag,
+                FenceStatus::topology_mismatch, false, FenceKey{}};
+  if (found->second.tag == tags::fence_release) {
+    auto plain = (found->second.flags & kFrameCompressed)
+                     ? decompress_payload(*found->second.wire, config_.max_payload)
+                     : Result<Bytes>(*found->second.wire);
+    if (plain) {
+      if (auto release = decode_fence_release_header(*plain)) {
+        abort.has_fence = true;
+        abort.fence = release->key;
+      }
+    }
+  }
+  finish_at_origin(now, state, report->op_id, found->second, /*ok=*/false, out);
+  release_bcast(now, tags::op_abort, encode(abort), out);
+}
+
+Status Engine::check_invariants() const {
+  for (const TopologyState& state : topologies_) {
+    for (const auto& [id, op] : state.ops) {
+      if (id < state.watermark) {
+        return Error{"op " + std::to_string(id) + " held below the watermark"};
+      }
+      if (is_controller() && id >= state.next_id) {
+        return Error{"op " + std::to_string(id) + " beyond the originator's counter"};
+      }
+      if (op.complete && !op.delivered) {
+        return Error{"op " + std::to_string(id) + " complete but never delivered"};
+      }
+      if (op.complete && is_controller()) {
+        return Error{"the originator kept completed op " + std::to_string(id)};
+      }
+      for (Vpid vpid : op.answered) {
+        if (op.requesters.count(vpid) == 0) return Error{"answered a daemon that never asked"};
+      }
+    }
+  }
+  for (const auto& [key, tracker] : fences_) {
+    if (key.generation <= fence_generation(key.signature)) {
+      return Error{"fence '" + key.signature + "' round " + std::to_string(key.generation) +
+                   " still open after its release"};
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace grove

@@ -1,0 +1,198 @@
+// The collective engine: reliable broadcast (xcast) over a topology, fences
+// that roll up the routing tree and release through one seam, and repair when
+// a daemon dies. A plain state machine: inputs are method calls with `now`
+// handed in, outputs are effects appended to an Outbox. No sockets, threads,
+// clocks or randomness; the daemon and the simulator drive the same code.
+//
+// The five properties of a derived tree under repair (seed 001, 8.7.2.6.1)
+// live here: one derivation (rml/tree.h); no "is the sender my parent" screen;
+// an ack answers whoever asked; nobody defers a replay; and a receiver behind
+// the sender's tree version that was addressed by a non-parent takes the
+// payload, delivers it, and parks the op until the notice lands.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grpcomm/accounting.h"
+#include "grpcomm/effects.h"
+#include "grpcomm/messages.h"
+#include "rml/frame.h"
+#include "rml/membership.h"
+#include "rml/topology.h"
+#include "rml/tree.h"
+#include "rml/tree_cache.h"
+#include "rml/vpid_set.h"
+
+namespace grove {
+
+struct EngineConfig {
+  Vpid self = 0;
+  TopologyRadices radices;
+  bool low_radix_release = true;
+  std::uint64_t compress_threshold = 4096;  // payloads larger than this are deflated
+  std::uint64_t max_payload = 256u << 20;   // decompression and frame limit
+  TimeNs release_delay_ns = 0;              // grpcomm_release_delay_ms
+  std::int64_t release_delay_target = -1;   // vpid that delays, -1: all
+  bool timing = false;                      // grpcomm_enable_timing
+  // Shared memo of derivations (the simulator gives every engine the same
+  // one); null means the engine keeps its own.
+  std::shared_ptr<TreeCache> tree_cache;
+};
+
+struct FenceRequest {
+  std::string signature;            // names the participant set; equal on every daemon
+  VpidSet participants;             // daemons hosting participants
+  Bytes data;                       // this daemon's contribution (empty for a barrier)
+};
+
+struct EngineStats {
+  std::uint64_t parked = 0;          // ops parked behind a newer tree version
+  std::uint64_t replays = 0;         // data frames sent to a child after a repair
+  std::uint64_t duplicates = 0;      // data frames for an op already held
+  std::uint64_t mismatches = 0;      // frames refused for a topology mismatch
+  std::uint64_t malformed = 0;       // frames or payloads refused as malformed
+  std::uint64_t rollup_resends = 0;  // fence rollups re-sent after a repair
+};
+
+class Engine {
+ public:
+  Engine(EngineConfig config, Membership membership);
+
+  // A frame arrived from the peer `from` (the hop that sent it).
+  void on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out);
+  // The same for contiguous bytes (copies the payload once).
+  void on_frame(TimeNs now, Vpid from, std::span<const std::byte> frame, Outbox& out);
+  void on_timer(TimeNs now, TimerId id, Outbox& out);
+
+  // Controller only: a daemon is gone. Assigns the next epoch, repairs, and
+  // broadcasts the complete failed set on the routing tree.
+  void declare_departure(TimeNs now, Vpid vpid, Outbox& out);
+
+  // Controller only: the release seam. Broadcasts payload on the topology the
+  // tag selects; returns the op id on that topology.
+  std::uint64_t release_bcast(TimeNs now, std::uint16_t tag, std::span<const std::byte> payload,
+                              Outbox& out);
+
+  // Any daemon: this daemon's contribution to the next round of a fence.
+  void contribute(TimeNs now, const FenceRequest& request, Outbox& out);
+
+  Vpid self() const { return config_.self; }
+  bool is_controller() const { return config_.self == kControllerVpid; }
+  const EngineConfig& config() const { return config_; }
+  const Membership& membership() const { return membership_; }
+  const Tree& tree(TopologyKind kind) const { return topology(kind).tree; }
+  const Accounting& accounting() const { return accounting_; }
+  const EngineStats& stats() const { return stats_; }
+  const std::vector<BroadcastDone>& census() const { return census_; }
+  // Ops this daemon still holds (for invariants and status).
+  std::size_t open_ops(TopologyKind kind) const { return topology(kind).ops.size(); }
+  std::size_t open_fences() const { return fences_.size(); }
+  // The last released round of a fence signature (0: none yet).
+  std::uint64_t fence_generation(const std::string& signature) const;
+
+  // Internal consistency; the simulator calls it after every input. Returns
+  // the first violated invariant.
+  Status check_invariants() const;
+
+ private:
+  struct XcastOp {
+    std::uint16_t tag = 0;
+    std::uint16_t flags = 0;
+    SharedBytes wire;             // payload as on the wire, held for replay
+    std::set<Vpid> sent_to;       // children this op was forwarded to
+    std::set<Vpid> acked;         // children whose subtree has it
+    std::set<Vpid> requesters;    // everyone who sent us the data
+    std::set<Vpid> answered;      // requesters already acknowledged
+    std::uint64_t parked_until = 0;  // tree version to wait for (0: not parked)
+    bool delivered = false;
+    bool holding = false;         // release delay armed, not yet forwarded
+    bool forwarded = false;       // the first forwarding pass has run
+    bool complete = false;
+    TimeNs started_ns = 0;        // originator only
+  };
+
+  struct TopologyState {
+    TopologyKind kind = TopologyKind::routing;
+    Tree tree;
+    std::map<std::uint64_t, XcastOp> ops;
+    std::uint64_t next_id = 1;    // originator's counter (ids start at 1)
+    std::uint64_t watermark = 1;  // ops below this id are complete on every daemon
+    std::set<std::uint64_t> aborted;
+  };
+
+  struct FenceTracker {
+    VpidSet participants;
+    std::map<Vpid, Bytes> contributions;
+    bool local = false;  // this daemon contributed
+    std::optional<Vpid> sent_parent;
+    std::vector<Vpid> sent_keys;
+    // Participants in this daemon's routing subtree, cached per tree version.
+    std::uint64_t subtree_version = UINT64_MAX;
+    std::vector<Vpid> subtree_participants;
+  };
+
+  TopologyState& topology(TopologyKind kind) { return topologies_[static_cast<int>(kind)]; }
+  const TopologyState& topology(TopologyKind kind) const {
+    return topologies_[static_cast<int>(kind)];
+  }
+
+  // engine.cc: frames, membership, reports.
+  void rederive_trees();
+  void send(Vpid target, SendPath path, const FrameHeader& header, SharedBytes payload,
+            Outbox& out);
+  FrameHeader header_for(FrameType type, std::uint16_t tag, TopologyKind kind,
+                         std::uint64_t op_id, Vpid destination) const;
+  struct TreePair {
+    Tree routing;
+    Tree release;
+  };
+  // Adopts a notice; when the failed set changed, returns the trees before it.
+  std::optional<TreePair> adopt_notice(const Bytes& payload, Outbox& out);
+  void repair_after(TimeNs now, const TreePair& before, Outbox& out);
+  void on_op_report(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
+  void relay_routed(const FrameHeader& header, const WireFrame& frame, Outbox& out);
+  bool topology_matches(const FrameHeader& header) const;
+  void refuse_mismatch(const FrameHeader& header, Outbox& out);
+
+  // xcast.cc: reliable broadcast over one topology.
+  void on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
+                     Outbox& out);
+  void on_xcast_ack(TimeNs now, const FrameHeader& header, Outbox& out);
+  void deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out);
+  void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
+  void repair_ops(TimeNs now, TopologyState& state, const Tree& before, Outbox& out);
+  void finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
+                        bool ok, Outbox& out);
+  void learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out);
+  bool should_hold(std::uint16_t tag) const;
+  void on_local_delivery(std::uint16_t tag, const SharedBytes& payload,
+                         Outbox& out);
+  void apply_op_abort(const OpAbort& abort, Outbox& out);
+
+  // fence.cc: contributions up the routing tree, the release down.
+  void on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload,
+                       Outbox& out);
+  void fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker, Outbox& out);
+  void repair_fences(TimeNs now, Outbox& out);
+  void end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,
+                 Outbox& out);
+
+  EngineConfig config_;
+  Membership membership_;
+  TopologyState topologies_[2];
+  std::map<FenceKey, FenceTracker> fences_;
+  std::map<std::string, std::uint64_t> fence_generations_;  // last released round
+  Accounting accounting_;
+  EngineStats stats_;
+  std::vector<BroadcastDone> census_;
+  bool radix_noop_shown_ = false;
+  const SharedBytes empty_payload_ = share_bytes(Bytes{});
+};
+
+}  // namespace grove

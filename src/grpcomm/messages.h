@@ -1,0 +1,78 @@
+// Payload formats of the engine's messages. Encoding is plain; decoding
+// validates everything and returns an Error for a malformed payload (a peer's
+// bytes are never trusted).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "grpcomm/effects.h"
+#include "rml/vpid_set.h"
+#include "util/bytes.h"
+#include "util/result.h"
+
+namespace grove {
+
+// tags::membership: the controller's complete failed set at an epoch.
+struct MembershipNotice {
+  std::uint64_t epoch = 0;
+  std::vector<Vpid> failed;
+};
+
+// tags::fence_rollup: every contribution the sender holds for one fence.
+struct FenceRollup {
+  FenceKey key;
+  VpidSet participants;  // daemons hosting participants
+  std::vector<std::pair<Vpid, Bytes>> contributions;
+};
+
+// tags::fence_release: how a fence ended, with every contribution if it succeeded.
+struct FenceRelease {
+  FenceKey key;
+  FenceStatus status = FenceStatus::ok;
+  Vpid lost = 0;
+  std::vector<std::pair<Vpid, Bytes>> contributions;
+};
+
+// tags::op_report: a daemon tells the controller an op failed at it.
+struct OpReport {
+  TopologyKind topology = TopologyKind::routing;
+  std::uint64_t op_id = 0;
+  Vpid reporter = 0;
+  std::uint16_t tag = 0;
+  TopologyKind seen_topology = TopologyKind::routing;  // what the frame said
+  std::uint16_t seen_radix = 0;
+};
+
+// tags::op_abort: the controller ends an op with an error everywhere.
+struct OpAbort {
+  TopologyKind topology = TopologyKind::routing;
+  std::uint64_t op_id = 0;
+  std::uint16_t tag = 0;
+  FenceStatus status = FenceStatus::topology_mismatch;
+  bool has_fence = false;
+  FenceKey fence;  // when the op was a fence release
+};
+
+Bytes encode(const MembershipNotice& notice);
+Bytes encode(const FenceRollup& rollup);
+Bytes encode(const FenceRelease& release);
+Bytes encode(const OpReport& report);
+Bytes encode(const OpAbort& abort);
+
+Result<MembershipNotice> decode_membership_notice(std::span<const std::byte> payload);
+Result<FenceRollup> decode_fence_rollup(std::span<const std::byte> payload);
+Result<FenceRelease> decode_fence_release(std::span<const std::byte> payload);
+// Only key, status and lost: what every daemon needs, without copying the aggregate.
+Result<FenceRelease> decode_fence_release_header(std::span<const std::byte> payload);
+Result<OpReport> decode_op_report(std::span<const std::byte> payload);
+Result<OpAbort> decode_op_abort(std::span<const std::byte> payload);
+
+// Payloads above the threshold travel deflated: an 8-byte original length,
+// then zlib data. Compressed once by the originator; relays forward the bytes.
+Bytes compress_payload(std::span<const std::byte> payload);
+Result<Bytes> decompress_payload(std::span<const std::byte> wire, std::uint64_t max_bytes);
+
+}  // namespace grove

@@ -1,0 +1,267 @@
+// Reliable broadcast over one topology. The originator (the controller) and
+// every relay hold the payload until the op is known complete everywhere (the
+// watermark passes it); acks roll up the same topology; a repair makes every
+// holder forward to children it has not reached; receipt is idempotent.
+#include <algorithm>
+#include <cassert>
+
+#include "grpcomm/engine.h"
+#include "grpcomm/tags.h"
+
+namespace grove {
+
+bool Engine::should_hold(std::uint16_t tag) const {
+  if (config_.release_delay_ns == 0 || !is_release_tag(tag)) return false;
+  return config_.release_delay_target < 0 ||
+         static_cast<std::uint64_t>(config_.release_delay_target) == config_.self;
+}
+
+std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
+                                    std::span<const std::byte> payload, Outbox& out) {
+  assert(is_controller());
+  const TopologyKind kind = topology_for_tag(tag, config_.low_radix_release);
+  if (tag == tags::fence_release && config_.low_radix_release &&
+      config_.radices.release == config_.radices.routing && !radix_noop_shown_) {
+    radix_noop_shown_ = true;
+    out.push(ShowHelpTopic{"help-grpcomm.txt",
+                           "release-radix-noop",
+                           {std::to_string(config_.radices.routing),
+                            std::to_string(config_.radices.release)}});
+  }
+  TopologyState& state = topology(kind);
+  const std::uint64_t id = state.next_id++;
+  XcastOp& op = state.ops[id];
+  op.tag = tag;
+  op.started_ns = now;
+  // Deflated once, here; relays forward these bytes untouched. A payload that
+  // barely shrinks (already compressed, or random) travels as it is: every
+  // receiver would pay the inflate for a saving of less than an eighth.
+  op.wire = share_bytes(payload);
+  if (payload.size() > config_.compress_threshold) {
+    Bytes deflated = compress_payload(payload);
+    if (!deflated.empty() && deflated.size() <= payload.size() / 8 * 7) {
+      op.wire = share_bytes(std::move(deflated));
+      op.flags = kFrameCompressed;
+    }
+  }
+  deliver(kind, id, op, out);
+  // Delivery may have ended this very op (an abort addressed to it cannot, but be safe).
+  auto found = state.ops.find(id);
+  if (found == state.ops.end()) return id;
+  if (should_hold(tag)) {
+    found->second.holding = true;
+    out.push(SetTimer{TimerId{TimerKind::release_hold, kind, id}, now + config_.release_delay_ns});
+    return id;
+  }
+  advance(now, state, id, found->second, out);
+  return id;
+}
+
+void Engine::deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op,
+                     Outbox& out) {
+  if (op.delivered) return;
+  op.delivered = true;
+  SharedBytes plain = op.wire;
+  if (op.flags & kFrameCompressed) {
+    auto inflated = decompress_payload(*op.wire, config_.max_payload);
+    if (!inflated) {
+      ++stats_.malformed;
+      return;
+    }
+    plain = share_bytes(std::move(*inflated));
+  }
+  const std::uint16_t tag = op.tag;
+  if (tag != tags::membership && tag != tags::op_abort) {
+    out.push(DeliverBroadcast{tag, kind, op_id, plain});
+  }
+  on_local_delivery(tag, plain, out);
+}
+
+void Engine::on_local_delivery(std::uint16_t tag, const SharedBytes& payload,
+                               Outbox& out) {
+  if (tag == tags::fence_release) {
+    auto release = decode_fence_release_header(*payload);
+    if (!release) {
+      ++stats_.malformed;
+      return;
+    }
+    end_fence(release->key, release->status, release->lost, payload, out);
+  } else if (tag == tags::op_abort) {
+    auto abort = decode_op_abort(*payload);
+    if (!abort) {
+      ++stats_.malformed;
+      return;
+    }
+    apply_op_abort(*abort, out);
+  }
+}
+
+void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
+                           Outbox& out) {
+  if (!topology_matches(header)) {
+    refuse_mismatch(header, out);
+    return;
+  }
+  TopologyState& state = topology(header.topology);
+  learn_watermark(state, header.watermark, out);
+  // A notice is applied on receipt, whoever sent it: it is the news that
+  // explains why an unexpected sender is now this daemon's parent.
+  std::optional<TreePair> before;
+  if (header.tag == tags::membership) before = adopt_notice(*payload, out);
+
+  const std::uint64_t id = header.op_id;
+  if (id < state.watermark || state.aborted.count(id) != 0) {
+    // Complete (or ended) everywhere already: answering costs nothing.
+    send(header.sender, SendPath::direct,
+         header_for(FrameType::xcast_ack, header.tag, header.topology, id, header.sender),
+         empty_payload_, out);
+  } else {
+    auto [where, inserted] = state.ops.try_emplace(id);
+    XcastOp& op = where->second;
+    if (inserted) {
+      op.tag = header.tag;
+      op.flags = header.flags;
+      op.wire = payload;
+    } else {
+      ++stats_.duplicates;
+    }
+    // Ack whoever asked, every time they ask.
+    op.requesters.insert(header.sender);
+    op.answered.erase(header.sender);
+    deliver(header.topology, id, op, out);
+    const bool behind = header.tree_version > membership_.tree_version() &&
+                        state.tree.parent(config_.self) != header.sender;
+    if (behind) {
+      // The sender has seen a repair this daemon has not. Deriving children
+      // now would read an old tree; wait for the notice.
+      op.parked_until = std::max(op.parked_until, header.tree_version);
+      ++stats_.parked;
+    } else if (inserted && should_hold(header.tag)) {
+      op.holding = true;
+      out.push(SetTimer{TimerId{TimerKind::release_hold, header.topology, id},
+                        now + config_.release_delay_ns});
+    } else {
+      advance(now, state, id, op, out);
+    }
+  }
+  if (before) repair_after(now, *before, out);
+}
+
+void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, Outbox& out) {
+  TopologyState& state = topology(header.topology);
+  learn_watermark(state, header.watermark, out);
+  auto found = state.ops.find(header.op_id);
+  if (found == state.ops.end()) return;  // answered after we finished: harmless
+  found->second.acked.insert(header.sender);
+  advance(now, state, header.op_id, found->second, out);
+}
+
+void Engine::on_timer(TimeNs now, TimerId id, Outbox& out) {
+  TopologyState& state = topology(id.topology);
+  auto found = state.ops.find(id.op_id);
+  if (found == state.ops.end() || !found->second.holding) return;
+  found->second.holding = false;
+  advance(now, state, id.op_id, found->second, out);
+}
+
+void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
+                     Outbox& out) {
+  if (op.parked_until != 0 || op.holding) return;
+  const std::vector<Vpid> children = state.tree.children(config_.self);
+  const bool first_pass = !op.forwarded;
+  op.forwarded = true;
+  bool pending = false;
+  for (Vpid child : children) {
+    if (op.sent_to.insert(child).second) {
+      if (!first_pass) ++stats_.replays;
+      FrameHeader header =
+          header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
+      header.flags = op.flags;
+      header.origin = kControllerVpid;
+      SendPath path = state.kind == TopologyKind::release ? SendPath::direct : SendPath::routed;
+      send(child, path, header, op.wire, out);
+    }
+    if (op.acked.count(child) == 0) pending = true;
+  }
+  if (pending) {
+    op.complete = false;
+    return;
+  }
+  op.complete = true;
+  if (is_controller()) {
+    finish_at_origin(now, state, op_id, op, /*ok=*/true, out);
+    return;
+  }
+  const auto routing_parent = topology(TopologyKind::routing).tree.parent(config_.self);
+  for (Vpid requester : op.requesters) {
+    if (!op.answered.insert(requester).second) continue;
+    SendPath path = state.kind == TopologyKind::routing && routing_parent == requester
+                        ? SendPath::routed
+                        : SendPath::direct;
+    send(requester, path, header_for(FrameType::xcast_ack, op.tag, state.kind, op_id, requester),
+         empty_payload_, out);
+  }
+}
+
+void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id,
+                              XcastOp& op, bool ok, Outbox& out) {
+  BroadcastDone done{op.tag, state.kind, op_id, op.wire->size(), op.started_ns, now, ok};
+  if (op.holding) out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op_id}});
+  if (config_.timing) census_.push_back(done);
+  out.push(done);
+  state.ops.erase(op_id);
+  state.watermark = state.ops.empty() ? state.next_id : state.ops.begin()->first;
+}
+
+void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out) {
+  if (is_controller() || watermark <= state.watermark) return;
+  state.watermark = watermark;
+  for (auto op = state.ops.begin(); op != state.ops.end() && op->first < watermark;) {
+    if (op->second.holding) {
+      out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op->first}});
+    }
+    op = state.ops.erase(op);
+  }
+  state.aborted.erase(state.aborted.begin(), state.aborted.lower_bound(watermark));
+}
+
+void Engine::repair_ops(TimeNs now, TopologyState& state, const Tree& before, Outbox& out) {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, op] : state.ops) ids.push_back(id);
+  for (std::uint64_t id : ids) {
+    auto found = state.ops.find(id);
+    if (found == state.ops.end()) continue;
+    XcastOp& op = found->second;
+    if (op.parked_until != 0 && membership_.tree_version() >= op.parked_until) {
+      op.parked_until = 0;
+    }
+    if (op.parked_until != 0 || op.holding) continue;
+    // A child that died, or moved to another slot, no longer vouches for the
+    // subtree it acked: forget it, so the current occupant is (re)sent to.
+    auto stale = [&](Vpid child) {
+      return !state.tree.contains(child) || before.slot(child) != state.tree.slot(child);
+    };
+    std::erase_if(op.sent_to, stale);
+    std::erase_if(op.acked, stale);
+    advance(now, state, id, op, out);
+  }
+}
+
+void Engine::apply_op_abort(const OpAbort& abort, Outbox& out) {
+  TopologyState& state = topology(abort.topology);
+  if (!is_controller() && abort.op_id >= state.watermark) {
+    auto found = state.ops.find(abort.op_id);
+    if (found != state.ops.end()) {
+      if (found->second.holding) {
+        out.push(CancelTimer{TimerId{TimerKind::release_hold, abort.topology, abort.op_id}});
+      }
+      state.ops.erase(found);
+    }
+    state.aborted.insert(abort.op_id);
+  }
+  if (abort.has_fence && abort.fence.generation > fence_generation(abort.fence.signature)) {
+    end_fence(abort.fence, abort.status, 0, nullptr, out);
+  }
+}
+
+}  // namespace grove

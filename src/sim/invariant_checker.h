@@ -1,0 +1,51 @@
+// Global invariants over every engine of a simulation, checked as effects
+// appear: each living daemon delivers each broadcast exactly once and with
+// identical bytes; the originator completes only after every living daemon
+// has the payload; no op completes twice or after it was aborted; every
+// participant sees the same outcome of each fence round.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "grpcomm/effects.h"
+#include "util/result.h"
+
+namespace grove {
+
+class InvariantChecker {
+ public:
+  explicit InvariantChecker(std::size_t daemons) : daemons_(daemons) {}
+
+  Status on_deliver(Vpid daemon, const DeliverBroadcast& deliver);
+  // `alive` is ground truth at the moment of completion.
+  Status on_broadcast_done(const BroadcastDone& done, const std::vector<bool>& alive);
+  Status on_fence_done(Vpid daemon, const FenceDone& done);
+
+  // How many participants ended each fence round, and how.
+  std::size_t fence_outcomes(const FenceKey& key) const;
+
+ private:
+  struct Delivery {
+    SharedBytes bytes;
+    std::vector<bool> delivered;
+  };
+  struct FenceOutcome {
+    FenceStatus status = FenceStatus::ok;
+    Vpid lost = 0;
+    SharedBytes release;
+    std::set<Vpid> finished;
+  };
+
+  std::size_t daemons_;
+  std::map<std::pair<TopologyKind, std::uint64_t>, Delivery> deliveries_;
+  std::set<std::pair<TopologyKind, std::uint64_t>> finished_ops_;
+  std::map<FenceKey, FenceOutcome> fences_;
+};
+
+bool same_bytes(const SharedBytes& a, const SharedBytes& b);
+
+}  // namespace grove

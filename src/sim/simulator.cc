@@ -1,0 +1,442 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <queue>
+#include <random>
+#include <variant>
+
+#include "grpcomm/engine.h"
+#include "grpcomm/messages.h"
+#include "grpcomm/radix_cost_model.h"
+#include "grpcomm/tags.h"
+#include "rml/tree_validate.h"
+#include "sim/invariant_checker.h"
+
+namespace grove {
+namespace {
+
+constexpr const char* kSignature = "sim-job";
+
+struct FrameEvent {
+  Vpid to = 0;
+  Vpid from = 0;
+  WireFrame frame;
+};
+struct TimerEvent {
+  Vpid daemon = 0;
+  TimerId id;
+  std::uint64_t token = 0;
+};
+struct KillEvent {
+  Vpid victim = 0;
+};
+struct DetectEvent {
+  Vpid victim = 0;
+};
+struct ContributeEvent {
+  Vpid daemon = 0;
+  std::uint64_t round = 1;
+};
+using EventBody = std::variant<FrameEvent, TimerEvent, KillEvent, DetectEvent, ContributeEvent>;
+
+struct Event {
+  TimeNs at = 0;
+  std::uint64_t seq = 0;  // ties broken by scheduling order: deterministic
+  EventBody body;
+};
+
+struct Later {
+  bool operator()(const Event& a, const Event& b) const {
+    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+  }
+};
+
+std::string format_time(TimeNs ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fus", static_cast<double>(ns) / 1000.0);
+  return text;
+}
+
+class Simulation {
+ public:
+  explicit Simulation(const SimOptions& options);
+  SimResult run();
+
+ private:
+  void schedule(TimeNs at, EventBody body) { queue_.push(Event{at, seq_++, std::move(body)}); }
+  void handle(const Event& event);
+  void drain(Vpid daemon, TimeNs now, Outbox& out);
+  void kill(Vpid victim, TimeNs now);
+  void fail(const std::string& what);
+  void trace(const std::string& line);
+  void plan_faults();
+  bool fault_fires(Vpid daemon, const Outbox& out) const;
+  void check_liveness();
+  FenceRequest request_for(Vpid daemon);
+
+  const SimOptions& options_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<bool> alive_;
+  std::vector<bool> participant_;
+  std::vector<Vpid> participants_;
+  VpidSet participant_set_;
+  std::vector<DaemonNic> nics_;
+  LinkClock links_;
+  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  std::uint64_t seq_ = 0;
+  std::map<std::pair<Vpid, TimerId>, std::uint64_t> timers_;
+  std::uint64_t next_token_ = 1;
+  InvariantChecker checker_;
+  std::deque<std::string> trace_;
+  std::vector<FaultSpec> faults_;
+  std::vector<bool> fault_done_;
+  std::vector<TimeNs> round_start_;
+  std::vector<TimeNs> round_end_;
+  TimeNs now_ = 0;
+  SimResult result_;
+};
+
+Simulation::Simulation(const SimOptions& options)
+    : options_(options), rng_(options.seed), checker_(options.daemons) {
+  std::vector<Vpid> daemons(options.daemons);
+  for (Vpid i = 0; i < options.daemons; ++i) daemons[i] = i;
+  Membership membership = *Membership::create(daemons);
+  EngineConfig config;
+  config.radices = options.radices;
+  config.low_radix_release = options.low_radix_release;
+  config.compress_threshold = options.compress_threshold;
+  config.release_delay_ns = options.release_delay_ns;
+  config.timing = true;
+  config.tree_cache = std::make_shared<TreeCache>();
+  for (Vpid i = 0; i < options.daemons; ++i) {
+    config.self = i;
+    engines_.push_back(std::make_unique<Engine>(config, membership));
+    nics_.emplace_back(options.network.threads);
+  }
+  alive_.assign(options.daemons, true);
+  participant_.assign(options.daemons, false);
+  std::bernoulli_distribution hosts(options.participant_fraction);
+  for (Vpid i = 0; i < options.daemons; ++i) {
+    participant_[i] = i == 0 || hosts(rng_);
+    if (participant_[i]) participants_.push_back(i);
+  }
+  participant_set_ = VpidSet::from_list(participants_);
+  round_start_.assign(options.rounds + 1, UINT64_MAX);
+  round_end_.assign(options.rounds + 1, 0);
+  result_.seed = options.seed;
+}
+
+void Simulation::trace(const std::string& line) {
+  if (options_.trace_lines == 0) return;
+  trace_.push_back(format_time(now_) + " " + line);
+  if (trace_.size() > options_.trace_lines) trace_.pop_front();
+}
+
+void Simulation::fail(const std::string& what) {
+  if (!result_.ok) return;
+  result_.ok = false;
+  result_.violation = what;
+}
+
+void Simulation::plan_faults() {
+  faults_ = options_.faults;
+  if (faults_.empty() && options_.random_faults > 0 && options_.daemons > 2) {
+    // Spread random deaths over the time the rounds should take, by the model.
+    CostConstants model{static_cast<double>(options_.network.alpha_ns) / 1000.0,
+                        static_cast<double>(options_.network.copy_ns) / 1000.0,
+                        options_.network.threads, options_.network.bandwidth_bytes_per_s};
+    double round_us =
+        release_time_us(options_.daemons, options_.radices.routing, 64, model) +
+        release_time_us(options_.daemons, options_.radices.release,
+                        static_cast<double>(options_.payload_bytes), model) +
+        static_cast<double>(options_.release_delay_ns) / 1000.0 * 4;
+    auto horizon = static_cast<TimeNs>(round_us * 1000.0 * options_.rounds * 1.5) + 1;
+    std::vector<Vpid> candidates;
+    for (Vpid i = 1; i < options_.daemons; ++i) candidates.push_back(i);
+    std::shuffle(candidates.begin(), candidates.end(), rng_);
+    std::uint32_t count = std::min<std::uint32_t>(options_.random_faults,
+                                                  static_cast<std::uint32_t>(candidates.size()));
+    for (std::uint32_t i = 0; i < count; ++i) {
+      FaultSpec fault;
+      fault.victim = candidates[i];
+      int kinds = options_.release_delay_ns > 0 ? 3 : 2;
+      fault.kind = static_cast<FaultKind>(std::uniform_int_distribution<int>(0, kinds - 1)(rng_));
+      fault.at_ns = std::uniform_int_distribution<TimeNs>(0, horizon)(rng_);
+      fault.round = std::uniform_int_distribution<std::uint64_t>(1, options_.rounds)(rng_);
+      faults_.push_back(fault);
+    }
+  }
+  fault_done_.assign(faults_.size(), false);
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    if (faults_[i].kind == FaultKind::at_time) {
+      fault_done_[i] = true;
+      schedule(faults_[i].at_ns, KillEvent{faults_[i].victim});
+    }
+  }
+}
+
+FenceRequest Simulation::request_for(Vpid /*daemon*/) {
+  std::size_t share = options_.payload_bytes / std::max<std::size_t>(1, participants_.size());
+  Bytes data(share);
+  for (auto& byte : data) byte = static_cast<std::byte>(rng_() & 0xFF);
+  return FenceRequest{kSignature, participant_set_, std::move(data)};
+}
+
+SimResult Simulation::run() {
+  plan_faults();
+  std::uniform_int_distribution<TimeNs> jitter(0, 20'000);
+  for (Vpid daemon : participants_) schedule(jitter(rng_), ContributeEvent{daemon, 1});
+  while (!queue_.empty() && result_.ok) {
+    Event event = queue_.top();
+    queue_.pop();
+    now_ = event.at;
+    if (now_ > options_.time_limit_ns) {
+      fail("no progress within the time limit: a hang");
+      break;
+    }
+    ++result_.events;
+    handle(event);
+  }
+  result_.end_ns = now_;
+  if (result_.ok) check_liveness();
+  if (!result_.ok) result_.trace.assign(trace_.begin(), trace_.end());
+  for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
+    if (round_end_[round] >= round_start_[round] && round_start_[round] != UINT64_MAX) {
+      result_.fence_ns.push_back(round_end_[round] - round_start_[round]);
+    }
+  }
+  for (const auto& engine : engines_) {
+    result_.traffic += engine->accounting();
+    result_.per_daemon.push_back(engine->accounting().total());
+    result_.parked += engine->stats().parked;
+    result_.replays += engine->stats().replays;
+    result_.rollup_resends += engine->stats().rollup_resends;
+  }
+  for (const BroadcastDone& done : engines_[0]->census()) {
+    if (done.tag == tags::fence_release && done.ok) {
+      result_.release_span_ns.push_back(done.completed_ns - done.started_ns);
+    }
+  }
+  return result_;
+}
+
+void Simulation::handle(const Event& event) {
+  Outbox out;
+  if (const auto* frame = std::get_if<FrameEvent>(&event.body)) {
+    if (!alive_[frame->to]) return;
+    if (options_.trace_lines > 0) {
+      auto header = decode_frame_header(frame->frame.header, UINT32_MAX);
+      if (header) {
+        trace("d" + std::to_string(frame->to) + " <- d" + std::to_string(frame->from) + " " +
+              std::string(frame_type_name(header->type)) + " " +
+              std::string(tag_name(header->tag)) + " " +
+              std::string(topology_name(header->topology)) + " op " +
+              std::to_string(header->op_id) + " v" + std::to_string(header->tree_version));
+      }
+    }
+    engines_[frame->to]->on_frame(now_, frame->from, frame->frame, out);
+    drain(frame->to, now_, out);
+  } else if (const auto* timer = std::get_if<TimerEvent>(&event.body)) {
+    auto found = timers_.find({timer->daemon, timer->id});
+    if (!alive_[timer->daemon] || found == timers_.end() || found->second != timer->token) return;
+    timers_.erase(found);
+    trace("d" + std::to_string(timer->daemon) + " timer op " + std::to_string(timer->id.op_id));
+    engines_[timer->daemon]->on_timer(now_, timer->id, out);
+    drain(timer->daemon, now_, out);
+  } else if (const auto* killed = std::get_if<KillEvent>(&event.body)) {
+    kill(killed->victim, now_);
+  } else if (const auto* detect = std::get_if<DetectEvent>(&event.body)) {
+    trace("controller learns d" + std::to_string(detect->victim) + " died");
+    engines_[0]->declare_departure(now_, detect->victim, out);
+    drain(0, now_, out);
+  } else if (const auto* contribute = std::get_if<ContributeEvent>(&event.body)) {
+    Vpid daemon = contribute->daemon;
+    if (!alive_[daemon]) return;
+    const std::uint64_t round = contribute->round;
+    // A round that already ended without us (aborted for a lost participant)
+    // is not joined late: like a job after a fence error, this daemon stops.
+    if (engines_[daemon]->fence_generation(kSignature) + 1 != round) return;
+    round_start_[round] = std::min(round_start_[round], now_);
+    trace("d" + std::to_string(daemon) + " contributes to round " + std::to_string(round));
+    engines_[daemon]->contribute(now_, request_for(daemon), out);
+    drain(daemon, now_, out);
+  }
+}
+
+bool Simulation::fault_fires(Vpid daemon, const Outbox& out) const {
+  for (std::size_t i = 0; i < faults_.size(); ++i) {
+    const FaultSpec& fault = faults_[i];
+    if (fault_done_[i] || fault.victim != daemon) continue;
+    for (const Effect& effect : out.effects()) {
+      if (fault.kind == FaultKind::on_release) {
+        const auto* deliver = std::get_if<DeliverBroadcast>(&effect);
+        if (!deliver || deliver->tag != tags::fence_release) continue;
+        auto release = decode_fence_release_header(*deliver->payload);
+        if (release && release->key.generation >= fault.round) return true;
+      } else if (fault.kind == FaultKind::while_holding) {
+        const auto* timer = std::get_if<SetTimer>(&effect);
+        if (timer && timer->id.kind == TimerKind::release_hold) return true;
+      }
+    }
+  }
+  return false;
+}
+
+void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
+  Engine& engine = *engines_[daemon];
+  // A triggered fault kills the daemon mid-forward: only a random prefix of
+  // this step's sends leaves it (while holding, nothing was being sent).
+  std::size_t sends_allowed = SIZE_MAX;
+  bool dies = false;
+  if (fault_fires(daemon, out)) {
+    for (std::size_t i = 0; i < faults_.size(); ++i) {
+      if (faults_[i].victim == daemon) fault_done_[i] = true;
+    }
+    std::size_t sends = 0;
+    for (const Effect& effect : out.effects()) sends += std::holds_alternative<SendFrame>(effect);
+    sends_allowed = std::uniform_int_distribution<std::size_t>(0, sends)(rng_);
+    dies = true;
+  }
+  for (Effect& effect : out.mutable_effects()) {
+    if (!result_.ok) return;
+    if (auto* send = std::get_if<SendFrame>(&effect)) {
+      if (sends_allowed == 0) continue;
+      --sends_allowed;
+      if (!alive_[send->target]) continue;  // connection refused: nothing arrives
+      TimeNs left = nics_[daemon].transmit(now, send->frame.size(), options_.network);
+      TimeNs arrival = links_.arrival(daemon, send->target, left + options_.network.alpha_ns);
+      schedule(arrival, FrameEvent{send->target, daemon, std::move(send->frame)});
+    } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
+      if (auto status = checker_.on_deliver(daemon, *deliver); !status) {
+        fail(status.error().message);
+      }
+    } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
+      if (auto status = checker_.on_fence_done(daemon, *fence); !status) {
+        fail(status.error().message);
+        return;
+      }
+      trace("d" + std::to_string(daemon) + " fence round " +
+            std::to_string(fence->key.generation) + " " +
+            std::string(fence_status_name(fence->status)));
+      std::uint64_t round = fence->key.generation;
+      if (fence->status != FenceStatus::ok) {
+        ++result_.rounds_failed;
+      } else if (round < options_.rounds) {
+        round_end_[round] = std::max(round_end_[round], now);
+        schedule(now + std::uniform_int_distribution<TimeNs>(0, 20'000)(rng_),
+                 ContributeEvent{daemon, round + 1});
+      } else {
+        round_end_[round] = std::max(round_end_[round], now);
+      }
+    } else if (auto* done = std::get_if<BroadcastDone>(&effect)) {
+      if (auto status = checker_.on_broadcast_done(*done, alive_); !status) {
+        fail(status.error().message);
+      }
+    } else if (auto* timer = std::get_if<SetTimer>(&effect)) {
+      std::uint64_t token = next_token_++;
+      timers_[{daemon, timer->id}] = token;
+      schedule(std::max(timer->deadline_ns, now), TimerEvent{daemon, timer->id, token});
+    } else if (auto* cancel = std::get_if<CancelTimer>(&effect)) {
+      timers_.erase({daemon, cancel->id});
+    } else if (auto* help = std::get_if<ShowHelpTopic>(&effect)) {
+      trace("d" + std::to_string(daemon) + " help " + help->topic);
+    } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
+      trace("d" + std::to_string(daemon) + " adopts epoch " + std::to_string(changed->epoch));
+      if (options_.validate_trees) {
+        for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
+          if (auto status = validate_tree(engine.tree(kind), engine.membership()); !status) {
+            fail("d" + std::to_string(daemon) + " derived an invalid " +
+                 std::string(topology_name(kind)) + " tree: " + status.error().message);
+          }
+        }
+      }
+    }
+  }
+  if (options_.check_engines && result_.ok) {
+    if (auto status = engine.check_invariants(); !status) {
+      fail("d" + std::to_string(daemon) + ": " + status.error().message);
+    }
+  }
+  if (dies) kill(daemon, now);
+}
+
+void Simulation::kill(Vpid victim, TimeNs now) {
+  if (victim == kControllerVpid || !alive_[victim]) return;
+  alive_[victim] = false;
+  result_.killed.push_back(victim);
+  trace("d" + std::to_string(victim) + " killed");
+  TimeNs delay = std::uniform_int_distribution<TimeNs>(options_.detect_min_ns,
+                                                       options_.detect_max_ns)(rng_);
+  schedule(now + delay, DetectEvent{victim});
+}
+
+void Simulation::check_liveness() {
+  const Engine& controller = *engines_[0];
+  for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
+    if (controller.open_ops(kind) != 0) {
+      fail("hang: the controller still holds " + std::to_string(controller.open_ops(kind)) +
+           " " + std::string(topology_name(kind)) + " broadcasts with nothing left to happen");
+      return;
+    }
+  }
+  bool participant_lost = false;
+  for (Vpid daemon : participants_) participant_lost = participant_lost || !alive_[daemon];
+  for (Vpid daemon = 0; daemon < options_.daemons; ++daemon) {
+    if (!alive_[daemon]) continue;
+    // Every contribution a living daemon made has ended, one way or another.
+    if (engines_[daemon]->open_fences() != 0) {
+      fail("hang: daemon " + std::to_string(daemon) + " still has an open fence round " +
+           std::to_string(engines_[daemon]->fence_generation(kSignature) + 1));
+      return;
+    }
+    // With every participant alive, every round completes everywhere.
+    if (!participant_lost && engines_[daemon]->fence_generation(kSignature) != options_.rounds) {
+      fail("hang: daemon " + std::to_string(daemon) + " saw " +
+           std::to_string(engines_[daemon]->fence_generation(kSignature)) + " of " +
+           std::to_string(options_.rounds) + " fence rounds released");
+      return;
+    }
+  }
+  if (!participant_lost) {
+    for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
+      std::size_t finished = checker_.fence_outcomes(FenceKey{kSignature, round});
+      if (finished != participants_.size()) {
+        fail("hang: round " + std::to_string(round) + " finished at " +
+             std::to_string(finished) + " of " + std::to_string(participants_.size()) +
+             " participants");
+        return;
+      }
+    }
+    if (result_.rounds_failed != 0) fail("a round failed although no participant was lost");
+  }
+  for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
+    if (round_end_[round] != 0) ++result_.rounds_completed;
+  }
+}
+
+}  // namespace
+
+SimResult run_simulation(const SimOptions& options) {
+  Simulation simulation(options);
+  return simulation.run();
+}
+
+std::string replay_command(const SimOptions& options) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "grove sim --daemons %u --payload %" PRIu64
+                " --radix %u --radix2 %u --low-radix-release %s --rounds %u --faults %u"
+                " --release-delay-us %" PRIu64 " --seed %" PRIu64 " --runs 1",
+                options.daemons, options.payload_bytes, options.radices.routing,
+                options.radices.release, options.low_radix_release ? "true" : "false",
+                options.rounds, options.random_faults, options.release_delay_ns / 1000,
+                options.seed);
+  return text;
+}
+
+}  // namespace grove

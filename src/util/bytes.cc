@@ -1,0 +1,54 @@
+#include "util/bytes.h"
+
+namespace grove {
+
+Bytes to_bytes(std::string_view text) {
+  Bytes out(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) out[i] = static_cast<std::byte>(text[i]);
+  return out;
+}
+
+std::string to_string(std::span<const std::byte> bytes) {
+  std::string out(bytes.size(), '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = static_cast<char>(bytes[i]);
+  return out;
+}
+
+ByteWriter& ByteWriter::put(std::uint64_t value, int width) {
+  for (int shift = width * 8 - 8; shift >= 0; shift -= 8) {
+    out_.push_back(static_cast<std::byte>((value >> shift) & 0xFF));
+  }
+  return *this;
+}
+
+ByteWriter& ByteWriter::blob(std::span<const std::byte> bytes) {
+  u32(static_cast<std::uint32_t>(bytes.size()));
+  return raw(bytes);
+}
+
+ByteWriter& ByteWriter::text(std::string_view text) {
+  u32(static_cast<std::uint32_t>(text.size()));
+  for (char c : text) out_.push_back(static_cast<std::byte>(c));
+  return *this;
+}
+
+ByteWriter& ByteWriter::raw(std::span<const std::byte> bytes) {
+  out_.insert(out_.end(), bytes.begin(), bytes.end());
+  return *this;
+}
+
+std::optional<std::span<const std::byte>> ByteReader::blob() {
+  auto length = u32();
+  if (!length || in_.size() - offset_ < *length) return std::nullopt;
+  auto out = in_.subspan(offset_, *length);
+  offset_ += *length;
+  return out;
+}
+
+std::optional<std::string> ByteReader::text() {
+  auto bytes = blob();
+  if (!bytes) return std::nullopt;
+  return to_string(*bytes);
+}
+
+}  // namespace grove
