@@ -82,6 +82,9 @@ class Engine {
   // Any daemon: this daemon's contribution to the next round of a fence.
   void contribute(TimeNs now, const FenceRequest& request, Outbox& out);
 
+  // Which daemon holds releases (grpcomm_release_delay_target); -1: every daemon.
+  void set_release_delay_target(std::int64_t vpid) { config_.release_delay_target = vpid; }
+
   Vpid self() const { return config_.self; }
   bool is_controller() const { return config_.self == kControllerVpid; }
   const EngineConfig& config() const { return config_; }

@@ -6,6 +6,7 @@
 #include <cassert>
 
 #include "grpcomm/engine.h"
+#include "grpcomm/repair_rules.h"
 #include "grpcomm/tags.h"
 
 namespace grove {
@@ -125,13 +126,12 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
     } else {
       ++stats_.duplicates;
     }
-    // Ack whoever asked, every time they ask.
+    // Ack whoever asked, every time they ask (accepts_data_from: no sender screen).
     op.requesters.insert(header.sender);
     op.answered.erase(header.sender);
     deliver(header.topology, id, op, out);
-    const bool behind = header.tree_version > membership_.tree_version() &&
-                        state.tree.parent(config_.self) != header.sender;
-    if (behind) {
+    if (must_park(header.tree_version, membership_.tree_version(), header.sender,
+                  state.tree.parent(config_.self))) {
       // The sender has seen a repair this daemon has not. Deriving children
       // now would read an old tree; wait for the notice.
       op.parked_until = std::max(op.parked_until, header.tree_version);
@@ -170,19 +170,17 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
   const std::vector<Vpid> children = state.tree.children(config_.self);
   const bool first_pass = !op.forwarded;
   op.forwarded = true;
-  bool pending = false;
-  for (Vpid child : children) {
-    if (op.sent_to.insert(child).second) {
-      if (!first_pass) ++stats_.replays;
-      FrameHeader header =
-          header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
-      header.flags = op.flags;
-      header.origin = kControllerVpid;
-      SendPath path = state.kind == TopologyKind::release ? SendPath::direct : SendPath::routed;
-      send(child, path, header, op.wire, out);
-    }
-    if (op.acked.count(child) == 0) pending = true;
+  for (Vpid child : forward_targets(children, op.sent_to)) {
+    op.sent_to.insert(child);
+    if (!first_pass) ++stats_.replays;
+    FrameHeader header = header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
+    header.flags = op.flags;
+    header.origin = kControllerVpid;
+    SendPath path = state.kind == TopologyKind::release ? SendPath::direct : SendPath::routed;
+    send(child, path, header, op.wire, out);
   }
+  bool pending = false;
+  for (Vpid child : children) pending = pending || op.acked.count(child) == 0;
   if (pending) {
     op.complete = false;
     return;
@@ -193,8 +191,8 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
     return;
   }
   const auto routing_parent = topology(TopologyKind::routing).tree.parent(config_.self);
-  for (Vpid requester : op.requesters) {
-    if (!op.answered.insert(requester).second) continue;
+  for (Vpid requester : ack_targets(op.requesters, op.answered)) {
+    op.answered.insert(requester);
     SendPath path = state.kind == TopologyKind::routing && routing_parent == requester
                         ? SendPath::routed
                         : SendPath::direct;

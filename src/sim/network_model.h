@@ -17,6 +17,9 @@ struct NetworkModel {
   TimeNs copy_ns = 25'000;               // c: software cost of one forwarded copy
   std::uint32_t threads = 8;             // t: lanes sharing the copies
   double bandwidth_bytes_per_s = 1.25e9; // B: one NIC (10 GbE)
+  // Each frame's latency is alpha plus a seeded random extra of up to this
+  // fraction of alpha, so notices and replays race as they do in life.
+  double jitter = 0.5;
 };
 
 // One daemon's sending side.

@@ -111,6 +111,7 @@ Simulation::Simulation(const SimOptions& options)
   config.low_radix_release = options.low_radix_release;
   config.compress_threshold = options.compress_threshold;
   config.release_delay_ns = options.release_delay_ns;
+  config.release_delay_target = options.release_delay_target;
   config.timing = true;
   config.tree_cache = std::make_shared<TreeCache>();
   for (Vpid i = 0; i < options.daemons; ++i) {
@@ -170,6 +171,9 @@ void Simulation::plan_faults() {
       fault.round = std::uniform_int_distribution<std::uint64_t>(1, options_.rounds)(rng_);
       faults_.push_back(fault);
     }
+  }
+  if (options_.release_delay_target == -2 && !faults_.empty()) {
+    for (auto& engine : engines_) engine->set_release_delay_target(faults_.front().victim);
   }
   fault_done_.assign(faults_.size(), false);
   for (std::size_t i = 0; i < faults_.size(); ++i) {
@@ -309,7 +313,12 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
       --sends_allowed;
       if (!alive_[send->target]) continue;  // connection refused: nothing arrives
       TimeNs left = nics_[daemon].transmit(now, send->frame.size(), options_.network);
-      TimeNs arrival = links_.arrival(daemon, send->target, left + options_.network.alpha_ns);
+      TimeNs latency = options_.network.alpha_ns;
+      if (options_.network.jitter > 0) {
+        auto spread = static_cast<TimeNs>(static_cast<double>(latency) * options_.network.jitter);
+        latency += std::uniform_int_distribution<TimeNs>(0, spread)(rng_);
+      }
+      TimeNs arrival = links_.arrival(daemon, send->target, left + latency);
       schedule(arrival, FrameEvent{send->target, daemon, std::move(send->frame)});
     } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
       if (auto status = checker_.on_deliver(daemon, *deliver); !status) {
@@ -431,11 +440,12 @@ std::string replay_command(const SimOptions& options) {
   std::snprintf(text, sizeof text,
                 "grove sim --daemons %u --payload %" PRIu64
                 " --radix %u --radix2 %u --low-radix-release %s --rounds %u --faults %u"
-                " --release-delay-us %" PRIu64 " --seed %" PRIu64 " --runs 1",
+                " --release-delay-us %" PRIu64 " --release-delay-target %" PRId64
+                " --jitter %g --participants %g --seed %" PRIu64 " --runs 1",
                 options.daemons, options.payload_bytes, options.radices.routing,
                 options.radices.release, options.low_radix_release ? "true" : "false",
                 options.rounds, options.random_faults, options.release_delay_ns / 1000,
-                options.seed);
+                options.release_delay_target, options.network.jitter, options.participant_fraction, options.seed);
   return text;
 }
 

@@ -41,6 +41,10 @@ struct SimOptions {
   TimeNs detect_min_ns = 50'000;       // the controller learns of a death this long after
   TimeNs detect_max_ns = 2'000'000;
   TimeNs release_delay_ns = 0;         // grpcomm_release_delay_ms
+  // grpcomm_release_delay_target: -1 delays at every daemon; a vpid delays
+  // only there; -2 delays only at the first fault's victim (its subtree then
+  // finishes last, the window in which a repair must not be declared done).
+  std::int64_t release_delay_target = -1;
   std::uint64_t compress_threshold = 4096;
   double participant_fraction = 1.0;   // daemons hosting fence participants (0 always does)
   bool check_engines = true;           // Engine::check_invariants after every input

@@ -1,0 +1,273 @@
+// grove sim: run the collective engine over the simulated network, with
+// faults, and report completion times, traffic and any invariant violation
+// together with the command line that replays it.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "grpcomm/tags.h"
+#include "launcher/commands.h"
+#include "sim/simulator.h"
+#include "util/text.h"
+
+namespace grove {
+namespace {
+
+struct SimCliOptions {
+  std::uint32_t daemons = 64;
+  std::string payload = "1024";
+  std::int64_t radix = 0;
+  std::int64_t radix2 = 0;
+  std::string low_radix_release;
+  std::uint32_t faults = 0;
+  std::uint64_t seed = 1;
+  std::uint32_t runs = 1;
+  std::uint32_t rounds = 1;
+  std::uint64_t release_delay_us = 0;
+  std::int64_t release_delay_target = -1;
+  double participants = 1.0;
+  double alpha_us = 100;
+  double copy_us = 25;
+  std::uint32_t threads = 8;
+  double bandwidth_gbit = 10;
+  double jitter = 0.5;
+  bool validate_trees = false;
+  bool json = false;
+};
+
+double percentile(std::vector<TimeNs> values, double fraction) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  auto index = static_cast<std::size_t>(fraction * static_cast<double>(values.size() - 1) + 0.5);
+  return static_cast<double>(values[index]) / 1000.0;  // microseconds
+}
+
+nlohmann::json percentiles_json(const std::vector<TimeNs>& values) {
+  return {{"count", values.size()},
+          {"p50_us", percentile(values, 0.5)},
+          {"p90_us", percentile(values, 0.9)},
+          {"p99_us", percentile(values, 0.99)},
+          {"max_us", percentile(values, 1.0)}};
+}
+
+int run_sim(const CliContext& context, const SimCliOptions& cli) {
+  SimOptions options;
+  options.daemons = cli.daemons;
+  auto payload = parse_size(cli.payload);
+  if (!payload) {
+    print_cli_error("--payload '" + cli.payload + "': expected a byte count such as 1024 or 1M");
+    return 1;
+  }
+  options.payload_bytes = *payload;
+  options.radices.routing =
+      static_cast<std::uint32_t>(cli.radix ? cli.radix : context.params.get_int("rml_base_radix"));
+  options.radices.release = static_cast<std::uint32_t>(
+      cli.radix2 ? cli.radix2 : context.params.get_int("rml_base_radix2"));
+  options.low_radix_release = context.params.get_bool("grpcomm_low_radix_release");
+  if (!cli.low_radix_release.empty()) {
+    auto value = parse_bool(cli.low_radix_release);
+    if (!value) {
+      print_cli_error("--low-radix-release '" + cli.low_radix_release + "': expected true or false");
+      return 1;
+    }
+    options.low_radix_release = *value;
+  }
+  options.random_faults = cli.faults;
+  options.rounds = cli.rounds;
+  options.release_delay_ns = cli.release_delay_us * 1000;
+  options.release_delay_target = cli.release_delay_target;
+  options.participant_fraction = cli.participants;
+  options.network = NetworkModel{static_cast<TimeNs>(cli.alpha_us * 1000),
+                                 static_cast<TimeNs>(cli.copy_us * 1000), cli.threads,
+                                 cli.bandwidth_gbit * 1e9 / 8, cli.jitter};
+  options.validate_trees = cli.validate_trees;
+  options.compress_threshold = context.params.get_size("grpcomm_compress_threshold");
+  if (cli.faults >= cli.daemons) {
+    print_cli_error("--faults " + std::to_string(cli.faults) + " leaves no daemon but the controller");
+    return 1;
+  }
+
+  std::vector<TimeNs> fence_ns, release_ns;
+  Accounting traffic;
+  std::vector<double> frames_per_daemon, bytes_per_daemon;
+  std::uint64_t events = 0, killed = 0, parked = 0, replays = 0, resends = 0, failed_rounds = 0;
+  nlohmann::json failures = nlohmann::json::array();
+  for (std::uint32_t run = 0; run < cli.runs; ++run) {
+    options.seed = cli.seed + run;
+    SimResult result = run_simulation(options);
+    events += result.events;
+    killed += result.killed.size();
+    parked += result.parked;
+    replays += result.replays;
+    resends += result.rollup_resends;
+    failed_rounds += result.rounds_failed;
+    fence_ns.insert(fence_ns.end(), result.fence_ns.begin(), result.fence_ns.end());
+    release_ns.insert(release_ns.end(), result.release_span_ns.begin(),
+                      result.release_span_ns.end());
+    traffic += result.traffic;
+    for (const TrafficCount& count : result.per_daemon) {
+      frames_per_daemon.push_back(static_cast<double>(count.frames));
+      bytes_per_daemon.push_back(static_cast<double>(count.bytes));
+    }
+    if (!result.ok) {
+      failures.push_back({{"seed", options.seed},
+                          {"violation", result.violation},
+                          {"replay", replay_command(options)},
+                          {"trace", result.trace}});
+    }
+  }
+  auto mean = [](const std::vector<double>& values) {
+    double sum = 0;
+    for (double v : values) sum += v;
+    return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
+  };
+  auto max = [](const std::vector<double>& values) {
+    return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+  };
+
+  if (cli.json) {
+    nlohmann::json out;
+    out["options"] = {{"daemons", options.daemons},
+                      {"payload_bytes", options.payload_bytes},
+                      {"radix", options.radices.routing},
+                      {"radix2", options.radices.release},
+                      {"low_radix_release", options.low_radix_release},
+                      {"faults", cli.faults},
+                      {"rounds", cli.rounds},
+                      {"seed", cli.seed},
+                      {"runs", cli.runs}};
+    out["runs_failed"] = failures.size();
+    out["failures"] = failures;
+    out["events"] = events;
+    out["fence"] = percentiles_json(fence_ns);
+    out["release_span"] = percentiles_json(release_ns);
+    out["frames_per_daemon"] = {{"mean", mean(frames_per_daemon)}, {"max", max(frames_per_daemon)}};
+    out["bytes_per_daemon"] = {{"mean", mean(bytes_per_daemon)}, {"max", max(bytes_per_daemon)}};
+    out["repairs"] = {{"killed", killed},
+                      {"parked", parked},
+                      {"replays", replays},
+                      {"rollup_resends", resends},
+                      {"failed_rounds", failed_rounds}};
+    nlohmann::json table = nlohmann::json::array();
+    for (const auto& [key, count] : traffic.by_key()) {
+      table.push_back({{"type", std::string(frame_type_name(key.type))},
+                       {"tag", std::string(tag_name(key.tag))},
+                       {"topology", std::string(topology_name(key.topology))},
+                       {"frames", count.frames},
+                       {"bytes", count.bytes}});
+    }
+    out["traffic"] = table;
+    std::cout << out.dump(2) << "\n";
+    return failures.empty() ? 0 : 2;
+  }
+
+  std::printf("grove sim: %u daemons, %s released per round, routing radix %u, release radix %u "
+              "(low-radix release %s)\n",
+              options.daemons, format_bytes(static_cast<double>(options.payload_bytes)).c_str(),
+              options.radices.routing, options.radices.release,
+              options.low_radix_release ? "on" : "off");
+  std::printf("%u run(s) from seed %llu, %u round(s) each, %u fault(s) per run, %llu events\n",
+              cli.runs, static_cast<unsigned long long>(cli.seed), cli.rounds, cli.faults,
+              static_cast<unsigned long long>(events));
+  std::printf("fence (first contribution to last release, virtual): p50 %.1f us  p90 %.1f us  "
+              "p99 %.1f us  max %.1f us\n",
+              percentile(fence_ns, 0.5), percentile(fence_ns, 0.9), percentile(fence_ns, 0.99),
+              percentile(fence_ns, 1.0));
+  std::printf("release span at the originator: p50 %.1f us  p90 %.1f us  max %.1f us\n",
+              percentile(release_ns, 0.5), percentile(release_ns, 0.9),
+              percentile(release_ns, 1.0));
+  std::printf("per daemon: %.1f frames (max %.0f), %s (max %s)\n", mean(frames_per_daemon),
+              max(frames_per_daemon), format_bytes(mean(bytes_per_daemon)).c_str(),
+              format_bytes(max(bytes_per_daemon)).c_str());
+  if (cli.faults > 0) {
+    std::printf("repairs: %llu killed, %llu parked, %llu replays, %llu rollup re-sends, "
+                "%llu rounds ended in error\n",
+                static_cast<unsigned long long>(killed), static_cast<unsigned long long>(parked),
+                static_cast<unsigned long long>(replays), static_cast<unsigned long long>(resends),
+                static_cast<unsigned long long>(failed_rounds));
+  }
+  std::printf("%-14s %-14s %-9s %12s %14s\n", "frame", "tag", "topology", "frames", "bytes");
+  for (const auto& [key, count] : traffic.by_key()) {
+    std::printf("%-14s %-14s %-9s %12llu %14llu\n",
+                std::string(frame_type_name(key.type)).c_str(),
+                std::string(tag_name(key.tag)).c_str(),
+                std::string(topology_name(key.topology)).c_str(),
+                static_cast<unsigned long long>(count.frames),
+                static_cast<unsigned long long>(count.bytes));
+  }
+  if (failures.empty()) {
+    std::printf("all invariants held in %u run(s)\n", cli.runs);
+    return 0;
+  }
+  for (const auto& failure : failures) {
+    std::printf("\nVIOLATION (seed %llu): %s\n",
+                static_cast<unsigned long long>(failure["seed"].get<std::uint64_t>()),
+                failure["violation"].get<std::string>().c_str());
+    for (const auto& line : failure["trace"]) std::printf("  %s\n", line.get<std::string>().c_str());
+    std::printf("replay with: %s\n", failure["replay"].get<std::string>().c_str());
+  }
+  return 2;
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app, CliContext& context) {
+  auto options = std::make_shared<SimCliOptions>();
+  CLI::App* command = app.add_subcommand(
+      "sim", "Simulate fences over thousands of daemons with faults; check every invariant");
+  add_param_options(*command, context);
+  command->add_option("-n,--daemons", options->daemons, "Daemon count")
+      ->check(CLI::Range(2u, 1000000u))
+      ->capture_default_str();
+  command->add_option("--payload", options->payload,
+                      "Bytes released per fence (split among participants)")
+      ->capture_default_str();
+  command->add_option("--radix", options->radix, "Routing radix (default: rml_base_radix)")
+      ->check(CLI::Range(2, 65535));
+  command->add_option("--radix2", options->radix2, "Release radix (default: rml_base_radix2)")
+      ->check(CLI::Range(2, 65535));
+  command->add_option("--low-radix-release", options->low_radix_release,
+                      "true/false (default: grpcomm_low_radix_release)");
+  command->add_option("--faults", options->faults, "Random daemon deaths per run")
+      ->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the first run")->capture_default_str();
+  command->add_option("--runs", options->runs, "Runs, with seeds seed, seed+1, ...")
+      ->check(CLI::Range(1u, 10000000u))
+      ->capture_default_str();
+  command->add_option("--rounds", options->rounds, "Back-to-back fences per run")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  command->add_option("--release-delay-us", options->release_delay_us,
+                      "Hold each release this long at every daemon (fault window)")
+      ->capture_default_str();
+  command->add_option("--release-delay-target", options->release_delay_target,
+                      "Vpid that holds releases; -1 every daemon, -2 the first fault's victim")
+      ->check(CLI::Range(std::int64_t{-2}, std::int64_t{0xFFFFFFF}))
+      ->capture_default_str();
+  command->add_option("--participants", options->participants,
+                      "Fraction of daemons hosting fence participants")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command->add_option("--alpha", options->alpha_us, "Hop latency in microseconds")
+      ->capture_default_str();
+  command->add_option("-c,--copy-cost", options->copy_us, "Cost of one copy in microseconds")
+      ->capture_default_str();
+  command->add_option("-t,--threads", options->threads, "Worker threads sharing the copies")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  command->add_option("-B,--bandwidth", options->bandwidth_gbit, "NIC bandwidth in Gbit/s")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command->add_option("--jitter", options->jitter,
+                      "Random extra latency per frame, as a fraction of alpha")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  command->add_flag("--validate-trees", options->validate_trees,
+                    "Validate every derived tree after every repair (slow at scale)");
+  command->add_flag("--json", options->json, "Print JSON");
+  context.actions[command] = [&context, options] { return run_sim(context, *options); };
+}
+
+}  // namespace grove

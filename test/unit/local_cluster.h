@@ -1,0 +1,69 @@
+// A synchronous, in-order network of engines for unit tests: frames are
+// delivered one at a time in FIFO order, a test may hold some back (to make a
+// notice arrive late), and timers fire on request. Every non-send effect is
+// recorded per daemon.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "grpcomm/engine.h"
+
+namespace grove::test {
+
+struct InFlight {
+  Vpid from = 0;
+  Vpid to = 0;
+  SendPath path = SendPath::routed;
+  WireFrame frame;
+  FrameHeader header;
+};
+
+class LocalCluster {
+ public:
+  LocalCluster(std::uint32_t daemons, EngineConfig base,
+               const std::function<void(EngineConfig&)>& adjust = {});
+
+  Engine& engine(Vpid vpid) { return *engines_[vpid]; }
+  std::uint32_t size() const { return static_cast<std::uint32_t>(engines_.size()); }
+
+  // Drains the outbox of one input at `vpid`.
+  void absorb(Vpid vpid, Outbox& out);
+  void contribute(Vpid vpid, const FenceRequest& request);
+  void contribute_all(const std::string& signature, const Bytes& data_each = {});
+  std::uint64_t release(std::uint16_t tag, const Bytes& payload);
+  void kill(Vpid vpid) { alive_[vpid] = false; }
+  void declare_departure(Vpid vpid);
+
+  // Delivers frames until none is left or only held ones remain. `hold`
+  // returning true keeps a frame back (in order) until release_held().
+  void run(const std::function<bool(const InFlight&)>& hold = {});
+  void release_held() {
+    for (auto& frame : held_) queue_.push_back(std::move(frame));
+    held_.clear();
+  }
+  std::size_t held() const { return held_.size(); }
+  // Fires every armed timer (in order of arming).
+  void fire_timers();
+
+  const std::vector<Effect>& effects(Vpid vpid) const { return effects_[vpid]; }
+  std::vector<FenceDone> fence_done(Vpid vpid) const;
+  std::vector<DeliverBroadcast> delivered(Vpid vpid) const;
+  std::vector<InFlight>& sent() { return sent_; }  // every frame ever sent, in order
+  std::uint64_t now() const { return now_; }
+
+ private:
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<bool> alive_;
+  std::deque<InFlight> queue_;
+  std::vector<InFlight> held_;
+  std::vector<InFlight> sent_;
+  std::vector<std::vector<Effect>> effects_;
+  std::map<std::pair<Vpid, TimerId>, TimeNs> timers_;
+  TimeNs now_ = 1'000;
+};
+
+}  // namespace grove::test

@@ -1,0 +1,96 @@
+// The seed's four repair bugs (8.7.2.6.1), each as the naive rule beside the
+// rule grove uses, on the scenario that exposed it. The tree bug (two
+// promotion rules) is in test_release_tree.cc; engine-level scenarios that
+// pass with grove's rules are in test_engine.cc and the simulator tests.
+#include <catch2/catch.hpp>
+
+#include "grpcomm/repair_rules.h"
+#include "rml/tree.h"
+
+using namespace grove;
+
+namespace {
+
+// The scenario: 8 daemons, release radix 2, daemon 1 dead. 7 is promoted
+// into 1's slot; 3 and 4 are its children now.
+struct SeedScenario {
+  Membership before = *Membership::create({0, 1, 2, 3, 4, 5, 6, 7});
+  Membership after = before;
+  SeedScenario() { after.apply({MembershipEventKind::departure, 1, 1}); }
+  Tree old_tree() const { return Tree::derive(before, 2); }
+  Tree new_tree() const { return Tree::derive(after, 2); }
+};
+
+bool naive_accepts_data_from(Vpid sender, std::optional<Vpid> my_parent) {
+  return my_parent == sender;
+}
+
+std::vector<Vpid> naive_ack_targets(std::optional<Vpid> my_parent) {
+  return my_parent ? std::vector<Vpid>{*my_parent} : std::vector<Vpid>{};
+}
+
+// A promoted daemon waits for its own parent's replay before replaying onward.
+std::vector<Vpid> naive_forward_targets(const std::vector<Vpid>& children,
+                                        const std::set<Vpid>& sent_to, bool promoted,
+                                        bool parent_replayed_again) {
+  if (promoted && !parent_replayed_again) return {};
+  return forward_targets(children, sent_to);
+}
+
+bool naive_must_park(std::uint64_t, std::uint64_t, Vpid, std::optional<Vpid>) { return false; }
+
+}  // namespace
+
+TEST_CASE("bug 2: screening on 'is the sender my parent' discards the replay", "[repair]") {
+  SeedScenario s;
+  // 7 replays to 3 under the new tree; 3 has not heard the notice yet.
+  Vpid sender = *s.new_tree().parent(3);
+  REQUIRE(sender == 7);
+  std::optional<Vpid> parent_in_3s_view = s.old_tree().parent(3);
+  REQUIRE(parent_in_3s_view == Vpid{1});
+  CHECK_FALSE(naive_accepts_data_from(sender, parent_in_3s_view));  // 3 is never released
+  CHECK(accepts_data_from(sender, parent_in_3s_view));
+}
+
+TEST_CASE("bug 3: acking the current parent instead of the asker hangs the asker",
+          "[repair]") {
+  SeedScenario s;
+  // 3, still on the old view, got the data from 7 and its subtree is complete.
+  std::set<Vpid> requesters{7};
+  auto naive = naive_ack_targets(s.old_tree().parent(3));
+  CHECK(naive == std::vector<Vpid>{1});  // the dead daemon: 7 waits forever
+  CHECK(ack_targets(requesters, {}) == std::vector<Vpid>{7});
+  // Answered once, not again; a new asker is answered too.
+  CHECK(ack_targets({7, 0}, {7}) == std::vector<Vpid>{0});
+}
+
+TEST_CASE("bug 4: a promoted daemon deferring to its parent strands its subtree",
+          "[repair]") {
+  SeedScenario s;
+  Tree tree = s.new_tree();
+  REQUIRE(tree.promoted(7));
+  auto children = tree.children(7);
+  REQUIRE(children == std::vector<Vpid>{3, 4});
+  // 0 already replayed to 7 once (that is how 7 got it); no second replay is coming.
+  CHECK(naive_forward_targets(children, {}, /*promoted=*/true,
+                              /*parent_replayed_again=*/false)
+            .empty());
+  CHECK(forward_targets(children, {}) == std::vector<Vpid>{3, 4});
+  CHECK(forward_targets(children, {3}) == std::vector<Vpid>{4});
+}
+
+TEST_CASE("bug 5: reading a forward under an older view retires it unforwarded", "[repair]") {
+  SeedScenario s;
+  // 7 has not heard of 1's death (version 0); 0 replays with version 1. On
+  // 7's old view 7 is a leaf, so deriving now would ack at once and strand 3, 4.
+  CHECK(s.old_tree().children(7).empty());
+  CHECK(s.new_tree().children(7) == std::vector<Vpid>{3, 4});
+  std::optional<Vpid> parent_in_7s_view = s.old_tree().parent(7);
+  REQUIRE(parent_in_7s_view == Vpid{3});
+  CHECK_FALSE(naive_must_park(1, 0, 0, parent_in_7s_view));
+  CHECK(must_park(1, 0, 0, parent_in_7s_view));
+  // Both conditions are load-bearing: ordinary traffic from the parent, or
+  // from a sender that is not ahead, is never parked.
+  CHECK_FALSE(must_park(1, 0, 3, parent_in_7s_view));
+  CHECK_FALSE(must_park(1, 1, 0, parent_in_7s_view));
+}
