@@ -67,10 +67,9 @@ void exchange_in_order(int worker_threads) {
       CHECK(got.frame == make_frame(got.from, 9, TopologyKind::routing, op, payload_size(op)));
     }
     CHECK(next_op.size() == 2);
-    for (Vpid thread_check = 0; const auto& id : receiver->callback_threads) {
-      ++thread_check;
+    CHECK(receiver->callback_threads.size() == 2 * kCount);
+    for (const std::thread::id& id : receiver->callback_threads)
       REQUIRE(id == main_thread);
-    }
     // All dialled at once: one connection per direction with each peer.
     CHECK(receiver->transport().connection_count() == 4);
   }

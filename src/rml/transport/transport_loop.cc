@@ -1,5 +1,8 @@
 #include "rml/transport/transport_loop.h"
 
+#include <pthread.h>
+
+#include <string>
 #include <system_error>
 
 #include "rml/transport/connection.h"
@@ -30,7 +33,11 @@ Result<std::unique_ptr<TransportLoop>> TransportLoop::start_worker(const LoopSet
   loop->tasks_ = std::move(*tasks);
   try {
     // Runs until a StopLoop task breaks the loop; idle is not a reason to stop.
-    loop->thread_ = std::thread([raw] { event_base_loop(raw->base_, EVLOOP_NO_EXIT_ON_EMPTY); });
+    loop->thread_ = std::thread([raw] {
+      std::string name = "grove-rml-" + std::to_string(raw->index_);
+      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+      event_base_loop(raw->base_, EVLOOP_NO_EXIT_ON_EMPTY);
+    });
   } catch (const std::system_error& error) {
     return Error{"cannot start worker thread " + std::to_string(index) + ": " + error.what()};
   }
