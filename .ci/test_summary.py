@@ -3,6 +3,7 @@
 
 Catch2 suites report their own test-case counts; any other test counts as one
 case. A suite that crashed or timed out before its summary counts as failed.
+With --fuzz-log FILE, each "fuzz <name>: ..." line of .ci/fuzz is one case.
 """
 import json
 import re
@@ -26,8 +27,24 @@ def count(entry):
     return (1, 0) if ok else (0, 1)
 
 
-def main(paths):
+def main(args):
     passed = failed = 0
+    paths = list(args)
+    if paths[:1] == ["--fuzz-log"]:
+        fuzz_log = paths[1]
+        paths = paths[2:]
+        try:
+            lines = [line.strip() for line in open(fuzz_log) if line.startswith("fuzz ")]
+        except OSError:
+            lines = []
+        if not lines:
+            print("  fuzz: no results (the fuzz build failed?)")
+            failed += 1
+        for line in lines:
+            ok = ": ok" in line
+            passed += ok
+            failed += not ok
+            print(f"  {line}")
     for path in paths:
         build = path.split("/")[0]
         with open(path) as log:

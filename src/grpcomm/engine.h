@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "grpcomm/accounting.h"
+#include "rml/traffic.h"
 #include "grpcomm/effects.h"
 #include "grpcomm/messages.h"
 #include "rml/frame.h"

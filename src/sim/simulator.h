@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "grpcomm/accounting.h"
+#include "rml/traffic.h"
 #include "rml/topology.h"
 #include "sim/network_model.h"
 

@@ -1,4 +1,4 @@
-#include "grpcomm/accounting.h"
+#include "rml/traffic.h"
 
 namespace grove {
 
@@ -12,6 +12,19 @@ TrafficCount Accounting::of(FrameType type, std::uint16_t tag) const {
   TrafficCount sum;
   for (const auto& [key, count] : by_key_) {
     if (key.type == type && key.tag == tag) sum += count;
+  }
+  return sum;
+}
+
+void Accounting::count_frame(std::span<const std::byte> frame) {
+  auto header = decode_frame_header(frame, UINT32_MAX);
+  if (header) count(TrafficKey{header->type, header->tag, header->topology}, frame.size());
+}
+
+TrafficCount Accounting::of(std::uint16_t tag, TopologyKind topology) const {
+  TrafficCount sum;
+  for (const auto& [key, count] : by_key_) {
+    if (key.tag == tag && key.topology == topology) sum += count;
   }
   return sum;
 }
