@@ -37,6 +37,7 @@ struct TrafficCount {
 class Accounting {
  public:
   void count(const TrafficKey& key, std::uint64_t bytes) { by_key_[key].add(bytes); }
+  void add(const TrafficKey& key, const TrafficCount& count) { by_key_[key] += count; }
   // Counts a whole encoded frame by its header (frames that do not decode are not counted).
   void count_frame(std::span<const std::byte> frame);
   const std::map<TrafficKey, TrafficCount>& by_key() const { return by_key_; }

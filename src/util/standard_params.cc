@@ -55,6 +55,14 @@ void register_standard_params(ParamRegistry& registry) {
                           "Event bases that share socket writes (the model's t); 0: main loop only"));
   registry.define(integer("daemon_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of the daemon framework (launch, PMIx server, failures)"));
+  registry.define(integer("daemon_report_timeout_ms", "60000", 100, 3600000,
+                          "How long the controller waits for every daemon to report at startup"));
+  registry.define(integer("daemon_heartbeat_ms", "500", 0, 600000,
+                          "Interval of daemon heartbeats to the controller (0: none)"));
+  registry.define(integer("daemon_heartbeat_misses", "10", 1, 1000,
+                          "Heartbeat intervals without word after which a daemon is declared lost"));
+  registry.define(integer("daemon_stop_timeout_ms", "5000", 100, 600000,
+                          "How long an orderly stop waits for daemons before killing them"));
 }
 
 }  // namespace grove

@@ -1,0 +1,158 @@
+#include "daemon/control_socket.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace grove {
+
+namespace {
+constexpr std::size_t kMaxRequestBytes = 1 << 20;
+}
+
+struct ControlServer::Client {
+  std::uint64_t id = 0;
+  ControlServer* server = nullptr;
+  BufferEventPtr bev;
+  bool answered = false;
+};
+
+ControlServer::ControlServer(std::string path, RequestHandler handler)
+    : path_(std::move(path)), handler_(std::move(handler)) {}
+
+Result<std::unique_ptr<ControlServer>> ControlServer::create(event_base* base,
+                                                             const std::string& path,
+                                                             RequestHandler handler) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) {
+    return Error{"control socket path too long for a Unix socket: " + path};
+  }
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  unlink(path.c_str());
+  std::unique_ptr<ControlServer> server(new ControlServer(path, std::move(handler)));
+  server->base_ = base;
+  server->listener_.reset(evconnlistener_new_bind(
+      base, &ControlServer::on_accept, server.get(),
+      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
+      reinterpret_cast<sockaddr*>(&address), sizeof address));
+  if (!server->listener_) {
+    return Error{"cannot listen on " + path + ": " + std::strerror(errno)};
+  }
+  return server;
+}
+
+ControlServer::~ControlServer() {
+  *alive_ = false;
+  clients_.clear();
+  listener_.reset();
+  unlink(path_.c_str());
+}
+
+void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* arg) {
+  auto* server = static_cast<ControlServer*>(arg);
+  auto client = std::make_unique<Client>();
+  client->id = server->next_id_++;
+  client->server = server;
+  client->bev.reset(bufferevent_socket_new(server->base_, fd, BEV_OPT_CLOSE_ON_FREE));
+  bufferevent_setcb(client->bev.get(), &ControlServer::on_read, nullptr, &ControlServer::on_event,
+                    client.get());
+  bufferevent_enable(client->bev.get(), EV_READ);
+  server->clients_[client->id] = std::move(client);
+}
+
+void ControlServer::on_read(bufferevent* bev, void* arg) {
+  auto* client = static_cast<Client*>(arg);
+  ControlServer* server = client->server;
+  evbuffer* input = bufferevent_get_input(bev);
+  if (client->answered) return;
+  size_t length = 0;
+  char* line = evbuffer_readln(input, &length, EVBUFFER_EOL_LF);
+  if (line == nullptr) {
+    if (evbuffer_get_length(input) > kMaxRequestBytes) server->drop(client->id);
+    return;
+  }
+  std::string text(line, length);
+  std::free(line);
+  client->answered = true;
+  std::uint64_t id = client->id;
+  std::weak_ptr<bool> alive = server->alive_;
+  ReplyFn reply = [server, id, alive](const nlohmann::json& answer) {
+    if (alive.expired() || !*alive.lock()) return;
+    auto found = server->clients_.find(id);
+    if (found == server->clients_.end()) return;
+    std::string out = answer.dump() + "\n";
+    bufferevent_write(found->second->bev.get(), out.data(), out.size());
+    // Close once written: the write callback fires when the output drains.
+    bufferevent_setcb(found->second->bev.get(), nullptr,
+                      [](bufferevent* done, void* client_arg) {
+                        auto* c = static_cast<Client*>(client_arg);
+                        if (evbuffer_get_length(bufferevent_get_output(done)) == 0) {
+                          c->server->drop(c->id);
+                        }
+                      },
+                      &ControlServer::on_event, found->second.get());
+  };
+  auto request = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded() || !request.is_object()) {
+    reply(nlohmann::json{{"ok", false}, {"error", "malformed request: expected one JSON object"}});
+    return;
+  }
+  server->handler_(request, reply);
+}
+
+void ControlServer::on_event(bufferevent*, short events, void* arg) {
+  auto* client = static_cast<Client*>(arg);
+  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) client->server->drop(client->id);
+}
+
+void ControlServer::drop(std::uint64_t id) { clients_.erase(id); }
+
+Result<nlohmann::json> control_request(const std::string& socket_path,
+                                       const nlohmann::json& request,
+                                       std::chrono::milliseconds timeout) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof address.sun_path) return Error{"socket path too long"};
+  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
+  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Error{std::string("socket: ") + std::strerror(errno)};
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    return Error{"cannot reach the DVM controller at " + socket_path + ": " +
+                 std::strerror(errno)};
+  }
+  std::string out = request.dump() + "\n";
+  for (std::size_t sent = 0; sent < out.size();) {
+    ssize_t n = write(fd.get(), out.data() + sent, out.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error{std::string("write to the controller: ") + std::strerror(errno)};
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string in;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (in.find('\n') == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Error{"the controller did not answer in time"};
+    pollfd poll_fd{fd.get(), POLLIN, 0};
+    int ready = poll(&poll_fd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    char buffer[65536];
+    ssize_t n = read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error{"the controller closed the connection without an answer"};
+    in.append(buffer, static_cast<std::size_t>(n));
+  }
+  auto reply = nlohmann::json::parse(in.substr(0, in.find('\n')), nullptr, false);
+  if (reply.is_discarded()) return Error{"the controller's answer is not JSON"};
+  return reply;
+}
+
+}  // namespace grove

@@ -1,0 +1,54 @@
+// The CLI's line to a running controller: a Unix socket in the DVM's 0700
+// session directory, one JSON request per line, one JSON reply per line.
+#pragma once
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "rml/transport/libevent_handles.h"
+#include "util/result.h"
+
+namespace grove {
+
+using ReplyFn = std::function<void(const nlohmann::json& reply)>;
+// May reply at once or later (after gathering from daemons); must reply once.
+using RequestHandler = std::function<void(const nlohmann::json& request, ReplyFn reply)>;
+
+class ControlServer {
+ public:
+  static Result<std::unique_ptr<ControlServer>> create(event_base* base, const std::string& path,
+                                                       RequestHandler handler);
+  ~ControlServer();
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Client;
+  ControlServer(std::string path, RequestHandler handler);
+  static void on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* arg);
+  static void on_read(bufferevent* bev, void* arg);
+  static void on_event(bufferevent* bev, short events, void* arg);
+  void drop(std::uint64_t id);
+
+  std::string path_;
+  RequestHandler handler_;
+  ListenerPtr listener_;
+  event_base* base_ = nullptr;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, std::unique_ptr<Client>> clients_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+// Sends one request and waits for its reply (blocking, bounded by timeout).
+Result<nlohmann::json> control_request(const std::string& socket_path,
+                                       const nlohmann::json& request,
+                                       std::chrono::milliseconds timeout);
+
+}  // namespace grove

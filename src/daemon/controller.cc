@@ -1,0 +1,383 @@
+#include "daemon/controller.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "daemon/host_info.h"
+#include "daemon/local_launcher.h"
+#include "rml/transport/dvm_secret.h"
+
+namespace grove {
+
+std::string_view daemon_state_name(DaemonStateKind state) {
+  switch (state) {
+    case DaemonStateKind::launching:
+      return "launching";
+    case DaemonStateKind::up:
+      return "up";
+    case DaemonStateKind::failed:
+      return "failed";
+    case DaemonStateKind::stopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
+                       ControllerOptions options)
+    : params_(params), log_(log), help_(help), options_(std::move(options)) {}
+
+Controller::~Controller() {
+  control_.reset();
+  startup_timer_.reset();
+  heartbeat_timer_.reset();
+  reap_timer_.reset();
+  stop_timer_.reset();
+  status_timer_.reset();
+  sigint_.reset();
+  sigterm_.reset();
+  sigchld_.reset();
+  runtime_.reset();
+  base_.reset();
+}
+
+void Controller::on_timer_event(evutil_socket_t, short, void* arg) {
+  (*static_cast<std::function<void()>*>(arg))();
+}
+
+EventPtr Controller::make_timer(std::function<void()> fire) {
+  timer_functions_.push_back(std::make_unique<std::function<void()>>(std::move(fire)));
+  return EventPtr(event_new(base_.get(), -1, 0, &Controller::on_timer_event,
+                            timer_functions_.back().get()));
+}
+
+void Controller::arm(EventPtr& timer, std::int64_t delay_ms, bool persist) {
+  if (persist) {
+    // Re-create as a persistent event with the same callback.
+    auto* callback = event_get_callback_arg(timer.get());
+    timer.reset(event_new(base_.get(), -1, EV_PERSIST, &Controller::on_timer_event, callback));
+  }
+  timeval delay{static_cast<time_t>(delay_ms / 1000),
+                static_cast<suseconds_t>((delay_ms % 1000) * 1000)};
+  event_add(timer.get(), &delay);
+}
+
+int Controller::run() {
+  if (auto status = start(); !status) {
+    fail_startup(status.error().message);
+    return 1;
+  }
+  event_base_dispatch(base_.get());
+  return exit_code_;
+}
+
+Status Controller::start() {
+  if (auto status = enable_event_threads(); !status) return status;
+  base_.reset(event_base_new());
+  if (!base_) return Error{"cannot create the event loop"};
+  auto dvm = create_dvm_directory(static_cast<int>(getpid()));
+  if (!dvm) return dvm.error();
+  dvm_ = *dvm;
+  secret_ = generate_dvm_secret();
+
+  RuntimeHooks hooks;
+  hooks.on_control = [this](Vpid from, const FrameHeader& header, const Bytes& payload) {
+    on_control(from, header, payload);
+  };
+  hooks.on_deliver = [this](const DeliverBroadcast& deliver) { on_deliver(deliver); };
+  hooks.on_broadcast_done = [this](const BroadcastDone& done) { on_broadcast_done(done); };
+  hooks.on_fence_done = [this](const FenceDone& done) { on_fence_done(done); };
+  hooks.on_help = [this](const ShowHelpTopic& help) { on_help(help); };
+  hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
+  auto runtime = DaemonRuntime::create(base_.get(), params_, log_,
+                                       RuntimeOptions{kControllerVpid, options_.daemons, secret_,
+                                                      "127.0.0.1"},
+                                       hooks);
+  if (!runtime) return runtime.error();
+  runtime_ = std::move(*runtime);
+  auto endpoint = runtime_->listen();
+  if (!endpoint) return endpoint.error();
+  endpoint_ = endpoint->to_string();
+
+  auto control = ControlServer::create(
+      base_.get(), dvm_.socket_path,
+      [this](const nlohmann::json& request, ReplyFn reply) { handle_request(request, reply); });
+  if (!control) return control.error();
+  control_ = std::move(*control);
+
+  sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
+                             timer_functions_
+                                 .emplace_back(std::make_unique<std::function<void()>>(
+                                     [this] { begin_stop(nullptr, "interrupted"); }))
+                                 .get()));
+  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &Controller::on_timer_event,
+                              event_get_callback_arg(sigint_.get())));
+  sigchld_.reset(evsignal_new(base_.get(), SIGCHLD, &Controller::on_timer_event,
+                              timer_functions_
+                                  .emplace_back(std::make_unique<std::function<void()>>(
+                                      [this] { reap_children(); }))
+                                  .get()));
+  event_add(sigint_.get(), nullptr);
+  event_add(sigterm_.get(), nullptr);
+  event_add(sigchld_.get(), nullptr);
+
+  daemons_.resize(options_.daemons);
+  daemons_[0] = DaemonRecord{kControllerVpid, static_cast<int>(getpid()), local_hostname(),
+                             local_core_count(), endpoint_, DaemonStateKind::up,
+                             runtime_->now(), ""};
+  const std::vector<std::string> param_arguments = params_.child_arguments();
+  const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
+  for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
+    auto directory = create_daemon_directory(dvm_.directory, vpid);
+    if (!directory) return directory.error();
+    LaunchRequest request{groved,   vpid,    options_.daemons, endpoint_, *directory,
+                          param_arguments, secret_};
+    auto pid = launch_local_daemon(request);
+    if (!pid) return pid.error();
+    daemons_[vpid].vpid = vpid;
+    daemons_[vpid].pid = *pid;
+  }
+  log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s",
+               options_.daemons - 1, groved.c_str(), endpoint_.c_str());
+
+  startup_timer_ = make_timer([this] { on_startup_timeout(); });
+  arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));
+  if (options_.daemons == 1) become_ready();
+  return ok_status();
+}
+
+void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
+  if (from < daemons_.size()) daemons_[from].last_seen_ns = runtime_->now();
+  switch (header.tag) {
+    case daemon_tags::report: {
+      auto report = decode_daemon_report(payload);
+      if (!report) {
+        log_.error("daemon %u sent a %s", from, report.error().message.c_str());
+        return;
+      }
+      on_report(from, *report);
+      return;
+    }
+    case daemon_tags::heartbeat:
+      return;
+    case daemon_tags::counters_reply: {
+      auto reply = decode_counters_reply(payload);
+      if (!reply || !status_ || reply->request != status_->id) return;
+      status_->counters[reply->vpid] = *reply;
+      if (status_->counters.size() >= living_daemons()) finish_status();
+      return;
+    }
+    case daemon_tags::help: {
+      auto help = decode_help(payload);
+      if (help) on_help(*help);
+      return;
+    }
+    default:
+      log_.verbose("daemon", 1, "unexpected control tag %u from %u", header.tag, from);
+  }
+}
+
+std::size_t Controller::living_daemons() const {
+  std::size_t living = 0;
+  for (const auto& daemon : daemons_) living += daemon.state == DaemonStateKind::up ? 1 : 0;
+  return living;
+}
+
+void Controller::on_report(Vpid from, const DaemonReport& report) {
+  if (report.vpid != from || from >= daemons_.size() || from == kControllerVpid) {
+    log_.error("daemon %u reported as vpid %u; ignored", from, report.vpid);
+    return;
+  }
+  DaemonRecord& record = daemons_[from];
+  if (record.state != DaemonStateKind::launching) return;
+  auto endpoint = Endpoint::parse(report.endpoint);
+  if (!endpoint) {
+    log_.error("daemon %u reported a bad endpoint '%s'", from, report.endpoint.c_str());
+    return;
+  }
+  if (auto status = runtime_->add_peer(from, *endpoint); !status) {
+    log_.error("daemon %u reported an endpoint we cannot use: %s", from,
+               status.error().message.c_str());
+    return;
+  }
+  record.hostname = report.hostname;
+  record.cores = report.cores;
+  record.endpoint = report.endpoint;
+  record.state = DaemonStateKind::up;
+  record.last_seen_ns = runtime_->now();
+  std::size_t reported = 0;
+  for (const auto& daemon : daemons_) reported += daemon.state == DaemonStateKind::up ? 1 : 0;
+  if (options_.daemons > 32 && (reported % 32 == 0 || reported == options_.daemons)) {
+    std::fprintf(stderr, "grove: %zu/%u daemons reported\n", reported, options_.daemons);
+  }
+  if (reported < options_.daemons) return;
+  EndpointTable table;
+  for (const auto& daemon : daemons_) {
+    table.daemons.push_back(DaemonReport{daemon.vpid, daemon.endpoint, daemon.hostname,
+                                         daemon.cores, static_cast<std::uint32_t>(daemon.pid)});
+  }
+  endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(table));
+}
+
+void Controller::on_deliver(const DeliverBroadcast&) {}
+
+void Controller::on_broadcast_done(const BroadcastDone& done) {
+  if (!ready_ && done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
+    become_ready();
+    return;
+  }
+  if (stopping_ && done.tag == daemon_tags::shutdown && done.op_id == shutdown_op_) {
+    finish_stop();
+    return;
+  }
+  if (!bench_) return;
+  if (bench_->kind == "release" && done.op_id == bench_->op && done.tag == tags::bench_release) {
+    bench_->spans_us.push_back(static_cast<double>(done.completed_ns - done.started_ns) / 1000.0);
+    bench_->wire_bytes = done.wire_bytes;
+    bench_next();
+  } else if (bench_->kind == "barrier" && done.tag == tags::fence_release) {
+    bench_->wire_bytes = done.wire_bytes;
+    bench_next();
+  }
+}
+
+void Controller::on_fence_done(const FenceDone& done) {
+  log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", done.key.signature.c_str(),
+               static_cast<unsigned long long>(done.key.generation),
+               std::string(fence_status_name(done.status)).c_str());
+  if (bench_ && bench_->kind == "barrier" && done.key.signature == "bench-barrier") {
+    // The round ends here for the controller; the next starts only once every
+    // daemon has the release (its BroadcastDone), or a daemon that has not yet
+    // seen it would take the next round's start for this one.
+    bench_->spans_us.push_back(
+        static_cast<double>(runtime_->now() - bench_->round_start_ns) / 1000.0);
+  }
+}
+
+void Controller::on_help(const ShowHelpTopic& help) {
+  // Daemons forward their topics here; once-only topics print once per DVM.
+  show_help(help_, help.file, help.topic, help.args);
+}
+
+void Controller::become_ready() {
+  ready_ = true;
+  startup_timer_.reset();
+  const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
+  if (heartbeat_ms > 0) {
+    heartbeat_timer_ = make_timer([this] { check_heartbeats(); });
+    arm(heartbeat_timer_, heartbeat_ms, /*persist=*/true);
+  }
+  std::ofstream(dvm_.directory + "/dvm.json")
+      << nlohmann::json{{"pid", getpid()},
+                        {"daemons", options_.daemons},
+                        {"socket", dvm_.socket_path},
+                        {"endpoint", endpoint_}}
+             .dump()
+      << "\n";
+  if (!options_.report_uri.empty()) {
+    std::ofstream(options_.report_uri) << "unix:" << dvm_.socket_path << "\n";
+  }
+  log_.verbose("daemon", 1, "DVM ready with %u daemons", options_.daemons);
+  if (options_.on_ready) {
+    options_.on_ready("");
+    options_.on_ready = nullptr;
+  }
+}
+
+void Controller::fail_startup(const std::string& message) {
+  log_.error("%s", message.c_str());
+  if (options_.on_ready) {
+    options_.on_ready(message);
+    options_.on_ready = nullptr;
+  }
+  for (const auto& daemon : daemons_) {
+    if (daemon.vpid != 0 && daemon.pid > 0) kill(daemon.pid, SIGKILL);
+  }
+  for (const auto& daemon : daemons_) {
+    if (daemon.vpid != 0 && daemon.pid > 0) waitpid(daemon.pid, nullptr, 0);
+  }
+  control_.reset();
+  runtime_.reset();
+  if (!dvm_.directory.empty()) {
+    if (auto removed = remove_tree(dvm_.directory); !removed) {
+      log_.error("%s", removed.error().message.c_str());
+    }
+  }
+  exit_code_ = 1;
+  if (base_) event_base_loopexit(base_.get(), nullptr);
+}
+
+void Controller::on_startup_timeout() {
+  std::string missing;
+  for (const auto& daemon : daemons_) {
+    if (daemon.state == DaemonStateKind::launching) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(daemon.vpid);
+    }
+  }
+  fail_startup("daemons never reported within daemon_report_timeout_ms (" +
+               std::to_string(params_.get_int("daemon_report_timeout_ms")) +
+               " ms): vpid " + missing);
+}
+
+void Controller::on_peer_lost(Vpid peer) {
+  if (stopping_ || peer >= daemons_.size()) return;
+  daemon_lost(peer, "its connection to the controller closed");
+}
+
+void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
+  DaemonRecord& record = daemons_[vpid];
+  if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
+  if (!ready_) {
+    fail_startup("daemon " + std::to_string(vpid) + " failed during startup: " + reason);
+    return;
+  }
+  record.state = DaemonStateKind::failed;
+  record.failure = reason;
+  log_.error("daemon %u (%s, pid %d) lost: %s", vpid, record.hostname.c_str(), record.pid,
+             reason.c_str());
+  // A daemon declared lost must really be gone: a hung one is ended here.
+  if (record.pid > 0) kill(record.pid, SIGKILL);
+  runtime_->declare_departure(vpid);
+  if (status_ && status_->counters.size() >= living_daemons()) finish_status();
+}
+
+void Controller::check_heartbeats() {
+  const TimeNs now = runtime_->now();
+  const auto limit_ns = static_cast<TimeNs>(params_.get_int("daemon_heartbeat_ms") *
+                                            params_.get_int("daemon_heartbeat_misses")) *
+                        1'000'000ULL;
+  for (auto& daemon : daemons_) {
+    if (daemon.vpid == 0 || daemon.state != DaemonStateKind::up) continue;
+    if (now - daemon.last_seen_ns > limit_ns) {
+      daemon_lost(daemon.vpid, "missed " +
+                                   std::to_string(params_.get_int("daemon_heartbeat_misses")) +
+                                   " heartbeats");
+    }
+  }
+}
+
+void Controller::reap_children() {
+  while (true) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    for (auto& daemon : daemons_) {
+      if (daemon.vpid == 0 || daemon.pid != pid) continue;
+      daemon.pid = -daemon.pid;  // reaped: never signal this pid again
+      if (stopping_) {
+        if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
+      } else {
+        std::string how = WIFSIGNALED(status)
+                              ? "killed by signal " + std::to_string(WTERMSIG(status))
+                              : "exited with status " + std::to_string(WEXITSTATUS(status));
+        daemon_lost(daemon.vpid, "its process " + how);
+      }
+    }
+    if (stopping_) finish_stop();
+  }
+}
+
+}  // namespace grove

@@ -1,0 +1,143 @@
+// The controller: vpid 0, the `grove start` process. It launches the other
+// daemons, waits for their reports, broadcasts the endpoint table, is the
+// membership authority (a lost connection or missed heartbeats make it
+// declare a departure), serves the CLI on a Unix socket, and stops the DVM
+// in order.
+#pragma once
+
+#include <event2/event.h>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/control_messages.h"
+#include "daemon/control_socket.h"
+#include "daemon/daemon_runtime.h"
+#include "daemon/session_dir.h"
+#include "util/log.h"
+#include "util/param_registry.h"
+#include "util/show_help.h"
+
+namespace grove {
+
+struct ControllerOptions {
+  std::uint32_t daemons = 2;  // including the controller itself
+  std::string report_uri;     // write the DVM's URI here once ready
+  std::string groved_path;
+  // Called once: with an empty string when the DVM is ready, else an error.
+  std::function<void(const std::string& error)> on_ready;
+};
+
+enum class DaemonStateKind : std::uint8_t { launching, up, failed, stopped };
+std::string_view daemon_state_name(DaemonStateKind state);
+
+struct DaemonRecord {
+  Vpid vpid = 0;
+  int pid = 0;
+  std::string hostname;
+  std::uint32_t cores = 0;
+  std::string endpoint;
+  DaemonStateKind state = DaemonStateKind::launching;
+  TimeNs last_seen_ns = 0;
+  std::string failure;
+};
+
+class Controller {
+ public:
+  Controller(const ParamRegistry& params, Log& log, HelpCatalog& help, ControllerOptions options);
+  ~Controller();
+  // Runs the DVM until it is stopped; returns the process exit code.
+  int run();
+
+ private:
+  Status start();
+  void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
+  void on_report(Vpid from, const DaemonReport& report);
+  void on_deliver(const DeliverBroadcast& deliver);
+  void on_broadcast_done(const BroadcastDone& done);
+  void on_fence_done(const FenceDone& done);
+  void on_help(const ShowHelpTopic& help);
+  void on_peer_lost(Vpid peer);
+  void daemon_lost(Vpid vpid, const std::string& reason);
+  void on_startup_timeout();
+  void check_heartbeats();
+  void reap_children();
+  void become_ready();
+  std::size_t living_daemons() const;  // the controller included
+  void fail_startup(const std::string& message);
+
+  // controller_requests.cc: the CLI's requests.
+  void handle_request(const nlohmann::json& request, ReplyFn reply);
+  void request_status(ReplyFn reply);
+  void finish_status();
+  void request_bench(const nlohmann::json& request, ReplyFn reply);
+  void bench_next();
+  void finish_bench();
+  void begin_stop(ReplyFn reply, const std::string& reason);
+  void finish_stop();       // the shutdown notice reached everyone (or timed out)
+  void close_and_reap();    // drop every connection, wait for the processes
+  void complete_stop();     // everything ended: clean up, answer, leave
+  nlohmann::json status_json() const;
+
+  static void on_timer_event(evutil_socket_t, short, void* arg);
+  EventPtr make_timer(std::function<void()> fire);
+  void arm(EventPtr& timer, std::int64_t delay_ms, bool persist = false);
+
+  const ParamRegistry& params_;
+  Log& log_;
+  HelpCatalog& help_;
+  ControllerOptions options_;
+  EventBasePtr base_;
+  std::unique_ptr<DaemonRuntime> runtime_;
+  std::unique_ptr<ControlServer> control_;
+  DvmInfo dvm_;
+  std::vector<DaemonRecord> daemons_;
+  std::vector<std::byte> secret_;
+  std::string endpoint_;
+  bool ready_ = false;
+  bool stopping_ = false;
+  enum class StopStage : std::uint8_t { running, notifying, reaping, done };
+  StopStage stop_stage_ = StopStage::running;
+  std::string stop_reason_;
+  int exit_code_ = 0;
+  std::uint64_t endpoint_table_op_ = 0;
+  std::uint64_t shutdown_op_ = 0;
+  std::vector<ReplyFn> stop_replies_;
+
+  // Timers: each owns its std::function.
+  std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
+  EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
+  EventPtr close_timer_, bench_timer_;
+  EventPtr sigint_, sigterm_, sigchld_;
+
+  // An outstanding status gathering.
+  struct StatusRequest {
+    std::uint64_t id = 0;
+    std::vector<ReplyFn> replies;
+    std::map<Vpid, CountersReply> counters;
+  };
+  std::optional<StatusRequest> status_;
+  std::uint64_t next_request_ = 1;
+
+  // An outstanding benchmark.
+  struct BenchRun {
+    std::string kind;
+    std::uint64_t size = 0;
+    std::uint64_t count = 0;
+    std::uint64_t done = 0;
+    TimeNs round_start_ns = 0;
+    std::uint64_t op = 0;
+    std::vector<double> spans_us;
+    std::uint64_t wire_bytes = 0;
+    ReplyFn reply;
+  };
+  std::optional<BenchRun> bench_;
+};
+
+}  // namespace grove

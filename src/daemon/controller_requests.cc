@@ -1,0 +1,295 @@
+// The controller's answers to the CLI: status, stop and the benchmarks.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+
+#include "daemon/controller.h"
+
+namespace grove {
+
+namespace {
+
+nlohmann::json accounting_json(const Accounting& accounting) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [key, count] : accounting.by_key()) {
+    out.push_back({{"type", std::string(frame_type_name(key.type))},
+                   {"tag", std::string(daemon_tag_name(key.tag))},
+                   {"topology", std::string(topology_name(key.topology))},
+                   {"frames", count.frames},
+                   {"bytes", count.bytes}});
+  }
+  return out;
+}
+
+nlohmann::json error_reply(const std::string& message) {
+  return {{"ok", false}, {"error", message}};
+}
+
+}  // namespace
+
+void Controller::handle_request(const nlohmann::json& request, ReplyFn reply) {
+  const std::string command = request.value("cmd", "");
+  if (command == "stop") {
+    begin_stop(reply, "grove stop");
+    return;
+  }
+  if (!ready_ || stopping_) {
+    reply(error_reply(stopping_ ? "the DVM is stopping" : "the DVM is still starting"));
+    return;
+  }
+  if (command == "status") {
+    request_status(reply);
+  } else if (command == "bench") {
+    request_bench(request, reply);
+  } else {
+    reply(error_reply("unknown request '" + command + "'"));
+  }
+}
+
+nlohmann::json Controller::status_json() const {
+  const Membership& membership = runtime_->engine().membership();
+  nlohmann::json out;
+  out["ok"] = true;
+  out["pid"] = getpid();
+  out["session"] = dvm_.directory;
+  out["size"] = options_.daemons;
+  out["epoch"] = membership.epoch();
+  out["tree_version"] = membership.tree_version();
+  out["failed"] = membership.failed();
+  out["radix"] = params_.get_int("rml_base_radix");
+  out["radix2"] = params_.get_int("rml_base_radix2");
+  out["low_radix_release"] = params_.get_bool("grpcomm_low_radix_release");
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : params_.non_defaults()) params[name] = value;
+  out["params"] = params;
+  nlohmann::json daemons = nlohmann::json::array();
+  for (const DaemonRecord& daemon : daemons_) {
+    daemons.push_back({{"vpid", daemon.vpid},
+                       {"host", daemon.hostname},
+                       {"pid", std::abs(daemon.pid)},
+                       {"state", std::string(daemon_state_name(daemon.state))},
+                       {"cores", daemon.cores},
+                       {"endpoint", daemon.endpoint},
+                       {"failure", daemon.failure}});
+  }
+  out["daemons"] = daemons;
+  return out;
+}
+
+void Controller::request_status(ReplyFn reply) {
+  if (status_) {
+    status_->replies.push_back(reply);
+    return;
+  }
+  status_ = StatusRequest{next_request_++, {reply}, {}};
+  // The controller's own counters, then everyone else's over the routing tree.
+  const Engine& engine = runtime_->engine();
+  status_->counters[kControllerVpid] =
+      CountersReply{status_->id,        kControllerVpid,
+                    engine.membership().epoch(), engine.membership().tree_version(),
+                    engine.accounting(), runtime_->transport().counters().sent,
+                    runtime_->transport().counters().received};
+  runtime_->broadcast(daemon_tags::counters_request, encode_u64(status_->id));
+  if (!status_) return;  // every daemon already answered
+  status_timer_ = make_timer([this] { finish_status(); });
+  arm(status_timer_, 3000);
+  if (status_->counters.size() >= living_daemons()) finish_status();
+}
+
+void Controller::finish_status() {
+  if (!status_) return;
+  StatusRequest request = std::move(*status_);
+  status_.reset();
+  status_timer_.reset();
+  nlohmann::json out = status_json();
+  Accounting engine_total, sent_total, received_total;
+  nlohmann::json counters = nlohmann::json::array();
+  for (const auto& [vpid, reply] : request.counters) {
+    engine_total += reply.engine;
+    sent_total += reply.transport_sent;
+    received_total += reply.transport_received;
+    counters.push_back({{"vpid", vpid},
+                        {"epoch", reply.epoch},
+                        {"tree_version", reply.tree_version},
+                        {"engine", accounting_json(reply.engine)},
+                        {"engine_frames", reply.engine.total().frames},
+                        {"engine_bytes", reply.engine.total().bytes},
+                        {"sent_frames", reply.transport_sent.total().frames},
+                        {"sent_bytes", reply.transport_sent.total().bytes},
+                        {"received_frames", reply.transport_received.total().frames},
+                        {"received_bytes", reply.transport_received.total().bytes}});
+  }
+  out["counters"] = counters;
+  out["engine_total"] = accounting_json(engine_total);
+  out["answered"] = request.counters.size();
+  for (const ReplyFn& reply : request.replies) reply(out);
+}
+
+void Controller::request_bench(const nlohmann::json& request, ReplyFn reply) {
+  if (bench_) {
+    reply(error_reply("a benchmark is already running"));
+    return;
+  }
+  std::string kind = request.value("kind", "");
+  if (kind != "release" && kind != "barrier") {
+    reply(error_reply("unknown benchmark '" + kind + "': expected release or barrier"));
+    return;
+  }
+  std::uint64_t count = request.value("count", std::uint64_t{10});
+  std::uint64_t size = request.value("size", std::uint64_t{33});
+  if (count == 0 || count > 1'000'000) {
+    reply(error_reply("--count must be between 1 and 1000000"));
+    return;
+  }
+  if (size > params_.get_size("rml_base_max_frame_size")) {
+    reply(error_reply("--size exceeds rml_base_max_frame_size"));
+    return;
+  }
+  bench_ = BenchRun{kind, size, count, 0, 0, 0, {}, 0, reply};
+  bench_timer_ = make_timer([this] { bench_next(); });
+  bench_next();
+}
+
+void Controller::bench_next() {
+  if (!bench_) return;
+  if (bench_->spans_us.size() >= bench_->count) {
+    // Leave the callback that finished the round before answering.
+    bench_timer_ = make_timer([this] { finish_bench(); });
+    arm(bench_timer_, 0);
+    return;
+  }
+  bench_->round_start_ns = runtime_->now();
+  if (bench_->kind == "release") {
+    Bytes payload(bench_->size);
+    std::mt19937_64 random(bench_->spans_us.size() + 1);
+    for (auto& byte : payload) byte = static_cast<std::byte>(random() & 0xFF);
+    bench_->op = runtime_->broadcast(tags::bench_release, payload);
+    return;
+  }
+  std::vector<Vpid> living;
+  for (const auto& daemon : daemons_) {
+    if (daemon.state == DaemonStateKind::up) living.push_back(daemon.vpid);
+  }
+  BenchBarrier round{"bench-barrier", VpidSet::from_list(living)};
+  runtime_->broadcast(daemon_tags::bench_barrier, encode(round));
+  runtime_->contribute(FenceRequest{round.signature, round.participants, {}});
+}
+
+void Controller::finish_bench() {
+  if (!bench_) return;
+  BenchRun run = std::move(*bench_);
+  bench_.reset();
+  std::vector<double> sorted = run.spans_us;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (double span : sorted) sum += span;
+  nlohmann::json out{{"ok", true},
+                     {"kind", run.kind},
+                     {"size", run.size},
+                     {"count", run.count},
+                     {"daemons", options_.daemons},
+                     {"radix", params_.get_int("rml_base_radix")},
+                     {"radix2", params_.get_int("rml_base_radix2")},
+                     {"low_radix_release", params_.get_bool("grpcomm_low_radix_release")},
+                     {"wire_bytes", run.wire_bytes},
+                     {"spans_us", run.spans_us},
+                     {"min_us", sorted.front()},
+                     {"median_us", sorted[sorted.size() / 2]},
+                     {"mean_us", sum / static_cast<double>(sorted.size())}};
+  run.reply(out);
+}
+
+void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
+  if (reply) stop_replies_.push_back(reply);
+  if (stopping_) return;
+  stopping_ = true;
+  stop_reason_ = reason;
+  log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
+  heartbeat_timer_.reset();
+  if (bench_) {
+    bench_->reply(error_reply("the DVM is stopping"));
+    bench_.reset();
+  }
+  stop_timer_ = make_timer([this] {
+    log_.error("not every daemon acknowledged the shutdown within daemon_stop_timeout_ms");
+    finish_stop();
+  });
+  arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
+  stop_stage_ = StopStage::notifying;
+  if (!ready_) {
+    finish_stop();
+    return;
+  }
+  shutdown_op_ = runtime_->broadcast(daemon_tags::shutdown, {});
+}
+
+void Controller::finish_stop() {
+  if (stop_stage_ != StopStage::notifying) {
+    if (stop_stage_ == StopStage::reaping) close_and_reap();
+    return;
+  }
+  stop_stage_ = StopStage::reaping;
+  // Leave the runtime's callback before destroying it.
+  close_timer_ = make_timer([this] { close_and_reap(); });
+  arm(close_timer_, 0);
+}
+
+void Controller::close_and_reap() {
+  if (stop_stage_ != StopStage::reaping) return;
+  if (runtime_) {
+    runtime_.reset();  // every connection closes: each daemon leaves when it sees that
+    stop_timer_ = make_timer([this] {
+      for (auto& daemon : daemons_) {
+        if (daemon.vpid != 0 && daemon.pid > 0) {
+          log_.error("daemon %u (pid %d) did not exit; killing it", daemon.vpid, daemon.pid);
+          kill(daemon.pid, SIGKILL);
+        }
+      }
+      reap_timer_ = make_timer([this] { close_and_reap(); });
+      arm(reap_timer_, 50);
+    });
+    arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
+  }
+  // Reap what has exited; come back until everything has.
+  while (true) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    for (auto& daemon : daemons_) {
+      if (daemon.vpid != 0 && daemon.pid == pid) {
+        daemon.pid = -daemon.pid;
+        if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
+      }
+    }
+  }
+  for (const auto& daemon : daemons_) {
+    if (daemon.vpid != 0 && daemon.pid > 0) {
+      reap_timer_ = make_timer([this] { close_and_reap(); });
+      arm(reap_timer_, 20);
+      return;
+    }
+  }
+  complete_stop();
+}
+
+void Controller::complete_stop() {
+  stop_stage_ = StopStage::done;
+  reap_timer_.reset();
+  stop_timer_.reset();
+  auto removed = remove_tree(dvm_.directory);
+  std::size_t stopped = 0;
+  for (const auto& daemon : daemons_) stopped += daemon.vpid != 0 ? 1 : 0;
+  nlohmann::json out{{"ok", removed.ok()}, {"stopped", stopped}, {"reason", stop_reason_}};
+  if (!removed) out["error"] = removed.error().message;
+  // The control server is gone; answer the waiting clients on their sockets.
+  for (const ReplyFn& reply : stop_replies_) reply(out);
+  stop_replies_.clear();
+  log_.verbose("daemon", 1, "DVM stopped (%s)", stop_reason_.c_str());
+  timeval linger{0, 100'000};
+  event_base_loopexit(base_.get(), &linger);
+}
+
+}  // namespace grove

@@ -1,0 +1,155 @@
+#include "daemon/daemon_node.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "daemon/control_messages.h"
+#include "daemon/host_info.h"
+
+namespace grove {
+
+DaemonNode::DaemonNode(const ParamRegistry& params, Log& log, NodeOptions options)
+    : params_(params), log_(log), options_(std::move(options)) {}
+
+DaemonNode::~DaemonNode() {
+  heartbeat_.reset();
+  sigterm_.reset();
+  runtime_.reset();
+  base_.reset();
+}
+
+int DaemonNode::run() {
+  if (auto status = enable_event_threads(); !status) {
+    log_.error("%s", status.error().message.c_str());
+    return 1;
+  }
+  base_.reset(event_base_new());
+  RuntimeHooks hooks;
+  hooks.on_control = [this](Vpid from, const FrameHeader& header, const Bytes& payload) {
+    on_control(from, header, payload);
+  };
+  hooks.on_deliver = [this](const DeliverBroadcast& deliver) { on_deliver(deliver); };
+  hooks.on_help = [this](const ShowHelpTopic& help) {
+    runtime_->send_control(kControllerVpid, daemon_tags::help, encode(help));
+  };
+  hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
+  RuntimeOptions runtime_options{options_.vpid, options_.dvm_size, options_.secret,
+                                 options_.bind_host};
+  auto runtime = DaemonRuntime::create(base_.get(), params_, log_, runtime_options, hooks);
+  if (!runtime) {
+    log_.error("cannot start: %s", runtime.error().message.c_str());
+    return 1;
+  }
+  runtime_ = std::move(*runtime);
+  auto endpoint = runtime_->listen();
+  if (!endpoint) {
+    log_.error("cannot listen: %s", endpoint.error().message.c_str());
+    return 1;
+  }
+  if (auto status = runtime_->add_peer(kControllerVpid, options_.controller); !status) {
+    log_.error("bad controller address: %s", status.error().message.c_str());
+    return 1;
+  }
+  DaemonReport report{options_.vpid, endpoint->to_string(), local_hostname(), local_core_count(),
+                      static_cast<std::uint32_t>(getpid())};
+  runtime_->send_control(kControllerVpid, daemon_tags::report, encode(report));
+  log_.verbose("daemon", 1, "listening on %s, reported to %s", endpoint->to_string().c_str(),
+               options_.controller.to_string().c_str());
+
+  if (params_.get_int("daemon_heartbeat_ms") > 0) {
+    heartbeat_.reset(event_new(base_.get(), -1, EV_PERSIST, &DaemonNode::on_heartbeat_timer, this));
+    auto interval_ms = params_.get_int("daemon_heartbeat_ms");
+    timeval interval{static_cast<time_t>(interval_ms / 1000),
+                     static_cast<suseconds_t>((interval_ms % 1000) * 1000)};
+    event_add(heartbeat_.get(), &interval);
+  }
+  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &DaemonNode::on_signal, this));
+  event_add(sigterm_.get(), nullptr);
+  event_base_dispatch(base_.get());
+  return exit_code_;
+}
+
+void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes&) {
+  log_.verbose("daemon", 2, "unexpected control %s from %u",
+               std::string(daemon_tag_name(header.tag)).c_str(), from);
+}
+
+void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
+  switch (deliver.tag) {
+    case daemon_tags::endpoint_table: {
+      auto table = decode_endpoint_table(*deliver.payload);
+      if (!table) {
+        log_.error("%s", table.error().message.c_str());
+        return;
+      }
+      for (const DaemonReport& daemon : table->daemons) {
+        auto endpoint = Endpoint::parse(daemon.endpoint);
+        if (!endpoint || daemon.vpid == options_.vpid) continue;
+        if (auto status = runtime_->add_peer(daemon.vpid, *endpoint); !status) {
+          log_.error("endpoint of daemon %u: %s", daemon.vpid, status.error().message.c_str());
+        }
+      }
+      log_.verbose("daemon", 1, "learned %zu endpoints", table->daemons.size());
+      return;
+    }
+    case daemon_tags::shutdown:
+      // Forwarding happens in this same step (the engine queued it after this
+      // delivery); the controller closes our connection once every daemon has
+      // the notice, and we leave then.
+      stopping_ = true;
+      return;
+    case daemon_tags::counters_request: {
+      auto request = decode_u64(*deliver.payload);
+      if (!request) return;
+      const Engine& engine = runtime_->engine();
+      CountersReply reply{*request,
+                          options_.vpid,
+                          engine.membership().epoch(),
+                          engine.membership().tree_version(),
+                          engine.accounting(),
+                          runtime_->transport().counters().sent,
+                          runtime_->transport().counters().received};
+      runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
+      return;
+    }
+    case daemon_tags::bench_barrier: {
+      auto bench = decode_bench_barrier(*deliver.payload);
+      if (!bench) return;
+      log_.verbose("daemon", 2, "barrier benchmark round: contributing to '%s'",
+                   bench->signature.c_str());
+      runtime_->contribute(FenceRequest{bench->signature, bench->participants, {}});
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void DaemonNode::on_peer_lost(Vpid peer) {
+  if (peer != kControllerVpid) {
+    log_.verbose("daemon", 1, "lost the connection to daemon %u", peer);
+    return;
+  }
+  if (!stopping_) {
+    log_.error("lost the controller; leaving the DVM");
+    exit_code_ = 1;
+  }
+  event_base_loopexit(base_.get(), nullptr);
+}
+
+void DaemonNode::send_heartbeat() {
+  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat, {});
+}
+
+void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {
+  static_cast<DaemonNode*>(arg)->send_heartbeat();
+}
+
+void DaemonNode::on_signal(evutil_socket_t, short, void* arg) {
+  auto* node = static_cast<DaemonNode*>(arg);
+  node->log_.verbose("daemon", 1, "SIGTERM: leaving");
+  node->exit_code_ = 0;
+  event_base_loopexit(node->base_.get(), nullptr);
+}
+
+}  // namespace grove

@@ -1,0 +1,53 @@
+// A daemon other than the controller (groved): it reports to the controller,
+// learns the endpoint table, relays and takes part in collectives, sends
+// heartbeats, and exits when the controller says so or disappears.
+#pragma once
+
+#include <event2/event.h>
+
+#include <memory>
+#include <string>
+
+#include "daemon/daemon_runtime.h"
+#include "rml/transport/endpoint.h"
+#include "util/log.h"
+#include "util/param_registry.h"
+
+namespace grove {
+
+struct NodeOptions {
+  Vpid vpid = 1;
+  std::uint32_t dvm_size = 2;
+  Endpoint controller;
+  std::vector<std::byte> secret;
+  std::string session_dir;
+  std::string bind_host = "127.0.0.1";
+};
+
+class DaemonNode {
+ public:
+  DaemonNode(const ParamRegistry& params, Log& log, NodeOptions options);
+  ~DaemonNode();
+  // Runs until shutdown; returns the process exit code.
+  int run();
+
+ private:
+  void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
+  void on_deliver(const DeliverBroadcast& deliver);
+  void on_peer_lost(Vpid peer);
+  void send_heartbeat();
+  static void on_heartbeat_timer(evutil_socket_t, short, void* arg);
+  static void on_signal(evutil_socket_t, short, void* arg);
+
+  const ParamRegistry& params_;
+  Log& log_;
+  NodeOptions options_;
+  EventBasePtr base_;
+  std::unique_ptr<DaemonRuntime> runtime_;
+  EventPtr heartbeat_;
+  EventPtr sigterm_;
+  bool stopping_ = false;
+  int exit_code_ = 0;
+};
+
+}  // namespace grove

@@ -1,0 +1,183 @@
+#include "daemon/daemon_runtime.h"
+
+#include "util/clock.h"
+
+namespace grove {
+
+EngineConfig engine_config_from(const ParamRegistry& params, Vpid self) {
+  EngineConfig config;
+  config.self = self;
+  config.radices = {static_cast<std::uint32_t>(params.get_int("rml_base_radix")),
+                    static_cast<std::uint32_t>(params.get_int("rml_base_radix2"))};
+  config.low_radix_release = params.get_bool("grpcomm_low_radix_release");
+  config.compress_threshold = params.get_size("grpcomm_compress_threshold");
+  config.max_payload = params.get_size("rml_base_max_frame_size");
+  config.release_delay_ns =
+      static_cast<TimeNs>(params.get_int("grpcomm_release_delay_ms")) * 1'000'000ULL;
+  config.release_delay_target = params.get_int("grpcomm_release_delay_target");
+  config.timing = params.get_bool("grpcomm_enable_timing");
+  return config;
+}
+
+DaemonRuntime::DaemonRuntime(event_base* base, const Log& log, RuntimeOptions options,
+                             RuntimeHooks hooks)
+    : base_(base), log_(log), options_(std::move(options)), hooks_(std::move(hooks)) {}
+
+DaemonRuntime::~DaemonRuntime() {
+  timers_.clear();
+  transport_.reset();
+}
+
+Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
+                                                             const ParamRegistry& params,
+                                                             const Log& log,
+                                                             RuntimeOptions options,
+                                                             RuntimeHooks hooks) {
+  std::vector<Vpid> daemons(options.dvm_size);
+  for (Vpid i = 0; i < options.dvm_size; ++i) daemons[i] = i;
+  auto membership = Membership::create(daemons);
+  if (!membership) return membership.error();
+  if (options.self >= options.dvm_size) {
+    return Error{"vpid " + std::to_string(options.self) + " is outside a DVM of " +
+                 std::to_string(options.dvm_size)};
+  }
+  std::unique_ptr<DaemonRuntime> runtime(
+      new DaemonRuntime(base, log, std::move(options), std::move(hooks)));
+  runtime->max_payload_ = params.get_size("rml_base_max_frame_size");
+  runtime->engine_ =
+      std::make_unique<Engine>(engine_config_from(params, runtime->options_.self), *membership);
+  TcpTransportConfig config;
+  config.self = runtime->options_.self;
+  config.secret = runtime->options_.secret;
+  config.max_payload = runtime->max_payload_;
+  config.worker_threads = static_cast<int>(params.get_int("runtime_num_worker_threads"));
+  config.log = &log;
+  DaemonRuntime* self = runtime.get();
+  TcpTransportCallbacks callbacks;
+  callbacks.on_frame = [self](Vpid from, std::vector<std::byte> frame) {
+    self->on_frame(from, std::move(frame));
+  };
+  callbacks.on_peer_lost = [self](Vpid peer) {
+    if (self->hooks_.on_peer_lost) self->hooks_.on_peer_lost(peer);
+  };
+  auto transport = TcpTransport::create(base, std::move(config), std::move(callbacks));
+  if (!transport) return transport.error();
+  runtime->transport_ = std::move(*transport);
+  return runtime;
+}
+
+Result<Endpoint> DaemonRuntime::listen() { return transport_->listen(options_.bind_host, 0); }
+
+Status DaemonRuntime::add_peer(Vpid vpid, const Endpoint& endpoint) {
+  return transport_->add_peer(vpid, endpoint);
+}
+
+TimeNs DaemonRuntime::now() const { return monotonic_now_ns(); }
+
+void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
+  auto header = decode_frame_header(frame, max_payload_);
+  if (!header) return;  // the transport validated it; nothing else to say
+  if (header->type == FrameType::control) {
+    if (header->destination != options_.self) return;
+    Bytes payload(frame.begin() + kFrameHeaderSize, frame.end());
+    if (hooks_.on_control) hooks_.on_control(from, *header, payload);
+    return;
+  }
+  Outbox out;
+  engine_->on_frame(now(), from, frame, out);
+  drain(out);
+}
+
+void DaemonRuntime::send_control(Vpid to, std::uint16_t tag, Bytes payload) {
+  FrameHeader header;
+  header.type = FrameType::control;
+  header.tag = tag;
+  header.radix = static_cast<std::uint16_t>(engine_->config().radices.routing);
+  header.origin = options_.self;
+  header.destination = to;
+  header.sender = options_.self;
+  header.tree_version = engine_->membership().tree_version();
+  header.epoch = engine_->membership().epoch();
+  auto status = transport_->send(to, encode_frame(header, payload), SendPath::direct);
+  if (!status) {
+    log_.verbose("rml", 1, "control %s to %u not sent: %s",
+                 std::string(daemon_tag_name(tag)).c_str(), to, status.error().message.c_str());
+  }
+}
+
+std::uint64_t DaemonRuntime::broadcast(std::uint16_t tag, const Bytes& payload) {
+  Outbox out;
+  std::uint64_t id = engine_->release_bcast(now(), tag, payload, out);
+  drain(out);
+  return id;
+}
+
+void DaemonRuntime::contribute(const FenceRequest& request) {
+  Outbox out;
+  engine_->contribute(now(), request, out);
+  drain(out);
+}
+
+void DaemonRuntime::declare_departure(Vpid vpid) {
+  Outbox out;
+  engine_->declare_departure(now(), vpid, out);
+  drain(out);
+}
+
+void DaemonRuntime::drain(Outbox& out) {
+  for (Effect& effect : out.mutable_effects()) {
+    if (auto* send = std::get_if<SendFrame>(&effect)) {
+      auto status = transport_->send(send->target, send->frame.flatten(), send->path);
+      if (!status) {
+        // A peer we cannot reach is a failure the controller will learn of;
+        // the engine's repair covers what this frame would have carried.
+        log_.verbose("rml", 1, "send to %u failed: %s", send->target,
+                     status.error().message.c_str());
+      }
+    } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
+      if (hooks_.on_deliver) hooks_.on_deliver(*deliver);
+    } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
+      if (hooks_.on_fence_done) hooks_.on_fence_done(*fence);
+    } else if (auto* done = std::get_if<BroadcastDone>(&effect)) {
+      if (hooks_.on_broadcast_done) hooks_.on_broadcast_done(*done);
+    } else if (auto* timer = std::get_if<SetTimer>(&effect)) {
+      arm_timer(timer->id, timer->deadline_ns);
+    } else if (auto* cancel = std::get_if<CancelTimer>(&effect)) {
+      timers_.erase(cancel->id);
+    } else if (auto* help = std::get_if<ShowHelpTopic>(&effect)) {
+      if (hooks_.on_help) hooks_.on_help(*help);
+    } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
+      log_.verbose("grpcomm", 1, "adopted epoch %llu, tree version %llu, %zu failed",
+                   static_cast<unsigned long long>(changed->epoch),
+                   static_cast<unsigned long long>(changed->tree_version),
+                   changed->failed.size());
+      if (hooks_.on_membership) hooks_.on_membership(*changed);
+    }
+  }
+  out.clear();
+}
+
+void DaemonRuntime::arm_timer(const TimerId& id, TimeNs deadline_ns) {
+  auto pending = std::make_unique<PendingTimer>();
+  pending->runtime = this;
+  pending->id = id;
+  pending->event.reset(evtimer_new(base_, &DaemonRuntime::on_timer_event, pending.get()));
+  TimeNs now_ns = now();
+  TimeNs wait_ns = deadline_ns > now_ns ? deadline_ns - now_ns : 0;
+  timeval delay{static_cast<time_t>(wait_ns / 1'000'000'000ULL),
+                static_cast<suseconds_t>((wait_ns % 1'000'000'000ULL) / 1000)};
+  evtimer_add(pending->event.get(), &delay);
+  timers_[id] = std::move(pending);
+}
+
+void DaemonRuntime::on_timer_event(evutil_socket_t, short, void* arg) {
+  auto* pending = static_cast<PendingTimer*>(arg);
+  DaemonRuntime* runtime = pending->runtime;
+  TimerId id = pending->id;
+  runtime->timers_.erase(id);  // frees `pending`; nothing of it is used after this
+  Outbox out;
+  runtime->engine_->on_timer(runtime->now(), id, out);
+  runtime->drain(out);
+}
+
+}  // namespace grove

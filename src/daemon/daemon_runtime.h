@@ -1,0 +1,92 @@
+// The driver that runs a grpcomm Engine over the TCP transport on a libevent
+// loop: frames in, effects out. Both roles use it: the controller (vpid 0)
+// and every groved. Role-specific behaviour hangs off the hooks.
+#pragma once
+
+#include <event2/event.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "daemon/control_messages.h"
+#include "grpcomm/engine.h"
+#include "rml/transport/libevent_handles.h"
+#include "rml/transport/tcp_transport.h"
+#include "util/log.h"
+#include "util/param_registry.h"
+
+namespace grove {
+
+struct RuntimeOptions {
+  Vpid self = 0;
+  std::uint32_t dvm_size = 1;
+  std::vector<std::byte> secret;
+  std::string bind_host = "127.0.0.1";
+};
+
+struct RuntimeHooks {
+  // A control frame addressed to this daemon (not an engine message).
+  std::function<void(Vpid from, const FrameHeader& header, const Bytes& payload)> on_control;
+  std::function<void(const DeliverBroadcast&)> on_deliver;
+  std::function<void(const FenceDone&)> on_fence_done;
+  std::function<void(const BroadcastDone&)> on_broadcast_done;
+  std::function<void(const ShowHelpTopic&)> on_help;
+  std::function<void(const MembershipChanged&)> on_membership;
+  std::function<void(Vpid)> on_peer_lost;
+};
+
+// The engine's configuration from the parameter registry.
+EngineConfig engine_config_from(const ParamRegistry& params, Vpid self);
+
+class DaemonRuntime {
+ public:
+  static Result<std::unique_ptr<DaemonRuntime>> create(event_base* base,
+                                                       const ParamRegistry& params,
+                                                       const Log& log, RuntimeOptions options,
+                                                       RuntimeHooks hooks);
+  ~DaemonRuntime();
+
+  Result<Endpoint> listen();
+  Status add_peer(Vpid vpid, const Endpoint& endpoint);
+
+  Engine& engine() { return *engine_; }
+  const Engine& engine() const { return *engine_; }
+  TcpTransport& transport() { return *transport_; }
+  Vpid self() const { return options_.self; }
+  std::uint32_t dvm_size() const { return options_.dvm_size; }
+
+  // A point-to-point control frame, straight to the peer.
+  void send_control(Vpid to, std::uint16_t tag, Bytes payload);
+  // Controller only: a DVM-wide broadcast through the release seam.
+  std::uint64_t broadcast(std::uint16_t tag, const Bytes& payload);
+  void contribute(const FenceRequest& request);
+  void declare_departure(Vpid vpid);
+
+  TimeNs now() const;
+
+ private:
+  DaemonRuntime(event_base* base, const Log& log, RuntimeOptions options, RuntimeHooks hooks);
+  void on_frame(Vpid from, std::vector<std::byte> frame);
+  void drain(Outbox& out);
+  void arm_timer(const TimerId& id, TimeNs deadline_ns);
+  static void on_timer_event(evutil_socket_t, short, void* arg);
+
+  struct PendingTimer {
+    DaemonRuntime* runtime = nullptr;
+    TimerId id;
+    EventPtr event;
+  };
+
+  event_base* base_;
+  const Log& log_;
+  RuntimeOptions options_;
+  RuntimeHooks hooks_;
+  std::uint64_t max_payload_ = 0;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<TcpTransport> transport_;
+  std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;
+};
+
+}  // namespace grove

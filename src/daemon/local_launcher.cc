@@ -1,0 +1,86 @@
+#include "daemon/local_launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "rml/transport/dvm_secret.h"
+
+namespace grove {
+
+namespace {
+constexpr int kSecretFd = 3;
+}
+
+std::string find_groved() {
+  if (const char* env = std::getenv("GROVE_GROVED"); env != nullptr && *env != '\0') return env;
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    auto sibling = self.parent_path() / "groved";
+    if (std::filesystem::exists(sibling)) return sibling.string();
+    auto build_tree = self.parent_path().parent_path() / "src" / "groved";
+    if (std::filesystem::exists(build_tree)) return build_tree.string();
+  }
+  return "groved";
+}
+
+Result<int> launch_local_daemon(const LaunchRequest& request) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+  std::vector<std::string> args = {request.groved_path,
+                                   "--vpid",
+                                   std::to_string(request.vpid),
+                                   "--dvm-size",
+                                   std::to_string(request.dvm_size),
+                                   "--controller",
+                                   request.controller_endpoint,
+                                   "--secret-fd",
+                                   std::to_string(kSecretFd),
+                                   "--session-dir",
+                                   request.session_dir};
+  args.insert(args.end(), request.param_arguments.begin(), request.param_arguments.end());
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return Error{std::string("fork: ") + std::strerror(errno)};
+  }
+  if (pid == 0) {
+    // Only async-signal-safe calls from here to exec.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);  // the controller died before prctl took effect
+    signal(SIGPIPE, SIG_DFL);
+    if (pipe_fds[0] == kSecretFd) {
+      fcntl(kSecretFd, F_SETFD, 0);
+    } else {
+      dup2(pipe_fds[0], kSecretFd);  // dup2 clears close-on-exec on the copy
+    }
+    execvp(argv[0], argv.data());
+    const char message[] = "groved: cannot execute the daemon binary\n";
+    ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
+    (void)ignored;
+    _exit(127);
+  }
+  close(pipe_fds[0]);
+  auto status = write_secret(pipe_fds[1], request.secret);
+  close(pipe_fds[1]);
+  if (!status) {
+    kill(pid, SIGKILL);
+    return Error{"handing the secret to daemon " + std::to_string(request.vpid) + ": " +
+                 status.error().message};
+  }
+  return static_cast<int>(pid);
+}
+
+}  // namespace grove

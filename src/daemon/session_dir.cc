@@ -1,0 +1,113 @@
+#include "daemon/session_dir.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace grove {
+
+namespace {
+
+Status make_private_dir(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Error{"cannot create " + path + ": " + std::strerror(errno)};
+  }
+  struct stat info {};
+  if (lstat(path.c_str(), &info) != 0) return Error{"cannot inspect " + path};
+  if (!S_ISDIR(info.st_mode)) return Error{path + " exists and is not a directory"};
+  if (info.st_uid != getuid()) return Error{path + " belongs to another user"};
+  if ((info.st_mode & 077) != 0) {
+    return Error{path + " is accessible to other users (mode " +
+                 std::to_string(info.st_mode & 0777) + "); refusing to use it"};
+  }
+  return ok_status();
+}
+
+bool process_alive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+}  // namespace
+
+Result<std::string> session_base() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+  base += "/grove-" + std::to_string(getuid());
+  auto status = make_private_dir(base);
+  if (!status) return status.error();
+  return base;
+}
+
+Result<DvmInfo> create_dvm_directory(int controller_pid) {
+  auto base = session_base();
+  if (!base) return base.error();
+  DvmInfo info;
+  info.pid = controller_pid;
+  info.directory = *base + "/dvm-" + std::to_string(controller_pid);
+  info.socket_path = info.directory + "/control.sock";
+  if (std::filesystem::exists(info.directory)) {
+    // A previous controller with our pid died without cleaning up.
+    auto removed = remove_tree(info.directory);
+    if (!removed) return removed.error();
+  }
+  auto status = make_private_dir(info.directory);
+  if (!status) return status.error();
+  return info;
+}
+
+Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid) {
+  std::string path = dvm_directory + "/daemon-" + std::to_string(vpid);
+  auto status = make_private_dir(path);
+  if (!status) return status.error();
+  return path;
+}
+
+Status remove_tree(const std::string& path) {
+  std::error_code error;
+  std::filesystem::remove_all(path, error);
+  if (error) return Error{"cannot remove " + path + ": " + error.message()};
+  return ok_status();
+}
+
+std::vector<DvmInfo> running_dvms() {
+  std::vector<DvmInfo> out;
+  auto base = session_base();
+  if (!base) return out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(*base, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("dvm-", 0) != 0) continue;
+    int pid = std::atoi(name.c_str() + 4);
+    DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock"};
+    if (process_alive(pid) && std::filesystem::exists(info.socket_path)) out.push_back(info);
+  }
+  std::sort(out.begin(), out.end(), [](const DvmInfo& a, const DvmInfo& b) { return a.pid < b.pid; });
+  return out;
+}
+
+Result<DvmInfo> select_dvm(const std::string& selector) {
+  auto running = running_dvms();
+  if (!selector.empty()) {
+    for (const DvmInfo& info : running) {
+      if (std::to_string(info.pid) == selector || info.directory == selector) return info;
+    }
+    return Error{"no running DVM matches '" + selector + "'"};
+  }
+  if (running.empty()) return Error{"no running DVM (start one with 'grove start')"};
+  if (running.size() > 1) {
+    std::string message = std::to_string(running.size()) +
+                          " DVMs are running; pick one with --dvm PID:";
+    for (const DvmInfo& info : running) {
+      message += " " + std::to_string(info.pid) + " (" + info.directory + ")";
+    }
+    return Error{message};
+  }
+  return running.front();
+}
+
+}  // namespace grove

@@ -1,0 +1,40 @@
+// Session directories. Every DVM lives in ${TMPDIR:-/tmp}/grove-<uid>/dvm-<pid>
+// (mode 0700): the controller's Unix socket for the CLI, dvm.json describing
+// the DVM, and one daemon-<vpid> directory per daemon. Nothing else may read
+// it, so the socket needs no further authentication. Two DVMs on one host
+// have different directories and never interfere.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace grove {
+
+// ${TMPDIR:-/tmp}/grove-<uid>, created 0700 if missing; refused if it exists
+// but is not a directory owned by us with no access for others.
+Result<std::string> session_base();
+
+struct DvmInfo {
+  std::string directory;
+  int pid = 0;
+  std::string socket_path;
+};
+
+// Creates <base>/dvm-<pid> (0700).
+Result<DvmInfo> create_dvm_directory(int controller_pid);
+// Creates <dvm>/daemon-<vpid> (0700).
+Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid);
+// Removes a directory tree; returns an Error naming what could not be removed.
+Status remove_tree(const std::string& path);
+
+// The DVMs whose controller is still alive. Directories of dead controllers
+// are left alone but not listed.
+std::vector<DvmInfo> running_dvms();
+// Picks the DVM a command should talk to: `selector` is a pid or a directory;
+// empty means "the only one running" (an error lists them if there are several).
+Result<DvmInfo> select_dvm(const std::string& selector);
+
+}  // namespace grove

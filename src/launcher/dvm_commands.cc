@@ -1,0 +1,253 @@
+// grove start / stop / status / bench: a DVM's life from the command line.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "daemon/controller.h"
+#include "daemon/host_info.h"
+#include "launcher/commands.h"
+#include "launcher/dvm_client.h"
+#include "util/text.h"
+
+namespace grove {
+namespace {
+
+struct StartOptions {
+  std::uint32_t local = 0;
+  bool daemonize = false;
+  std::string report_uri;
+};
+
+// Runs the controller in this process; `ready_fd` (if >= 0) receives one line
+// when the DVM is ready ("ready ...") or could not start ("error ...").
+int run_controller(CliContext& context, const StartOptions& options, int ready_fd) {
+  Log log("grove controller " + local_hostname() + ":" + std::to_string(getpid()),
+          context.params);
+  ControllerOptions controller_options;
+  controller_options.daemons = options.local == 0 ? 2 : options.local;
+  controller_options.report_uri = options.report_uri;
+  const std::uint32_t daemons = controller_options.daemons;
+  controller_options.on_ready = [ready_fd, daemons](const std::string& error) {
+    std::string line = error.empty() ? "ready " + std::to_string(daemons) + " " +
+                                           std::to_string(getpid()) + "\n"
+                                     : "error " + error + "\n";
+    if (ready_fd >= 0) {
+      ssize_t ignored = write(ready_fd, line.data(), line.size());
+      (void)ignored;
+      close(ready_fd);
+    } else if (error.empty()) {
+      std::printf("grove: DVM ready: %u daemons, controller pid %d\n", daemons, getpid());
+      std::fflush(stdout);
+    }
+  };
+  Controller controller(context.params, log, context.help, std::move(controller_options));
+  return controller.run();
+}
+
+int start_dvm(CliContext& context, const StartOptions& options) {
+  if (options.local == 1) {
+    print_cli_error("--local 1: a DVM needs at least 2 daemons (the controller and one more)");
+    return 1;
+  }
+  if (!options.daemonize) return run_controller(context, options, -1);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    print_cli_error("pipe failed");
+    return 1;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    print_cli_error("fork failed");
+    return 1;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    setsid();
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, STDIN_FILENO);
+    // The DVM's own output (and its daemons') goes to a log beside its socket.
+    std::string log_path = "/dev/null";
+    if (auto base = session_base()) log_path = *base + "/dvm-" + std::to_string(getpid()) + ".log";
+    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log_fd >= 0) {
+      dup2(log_fd, STDOUT_FILENO);
+      dup2(log_fd, STDERR_FILENO);
+      close(log_fd);
+    }
+    close(null);
+    _exit(run_controller(context, options, fds[1]));
+  }
+  close(fds[1]);
+  std::string line;
+  char buffer[4096];
+  ssize_t got = 0;
+  while ((got = read(fds[0], buffer, sizeof buffer)) > 0) line.append(buffer, got);
+  close(fds[0]);
+  if (line.rfind("ready", 0) == 0) {
+    std::printf("grove: DVM ready: %u daemons, controller pid %d\n",
+                options.local == 0 ? 2 : options.local, pid);
+    return 0;
+  }
+  waitpid(pid, nullptr, 0);
+  if (line.rfind("error ", 0) == 0) {
+    print_cli_error(std::string(trim(line.substr(6))));
+  } else {
+    print_cli_error("the DVM exited before it was ready");
+  }
+  return 1;
+}
+
+int stop_dvm(const std::string& selector) {
+  auto reply = ask_dvm(selector, {{"cmd", "stop"}}, std::chrono::seconds(120));
+  if (!reply) {
+    print_cli_error(reply.error().message);
+    return 1;
+  }
+  std::printf("grove: DVM stopped (%d daemons)\n", (*reply)["stopped"].get<int>());
+  return 0;
+}
+
+void print_status(const nlohmann::json& status) {
+  std::printf("DVM: controller pid %d, %d daemons, session %s\n", status["pid"].get<int>(),
+              status["size"].get<int>(), status["session"].get<std::string>().c_str());
+  std::printf("epoch %llu, tree version %llu, failed:",
+              static_cast<unsigned long long>(status["epoch"].get<std::uint64_t>()),
+              static_cast<unsigned long long>(status["tree_version"].get<std::uint64_t>()));
+  if (status["failed"].empty()) std::printf(" none");
+  for (const auto& vpid : status["failed"]) std::printf(" %u", vpid.get<unsigned>());
+  std::printf("\nrouting radix %d, release radix %d, low-radix release %s\n",
+              status["radix"].get<int>(), status["radix2"].get<int>(),
+              status["low_radix_release"].get<bool>() ? "on" : "off");
+  if (!status["params"].empty()) {
+    std::printf("parameters in force:");
+    for (const auto& [name, value] : status["params"].items()) {
+      std::printf(" %s=%s", name.c_str(), value.get<std::string>().c_str());
+    }
+    std::printf("\n");
+  }
+  std::map<unsigned, nlohmann::json> counters;
+  for (const auto& entry : status["counters"]) counters[entry["vpid"].get<unsigned>()] = entry;
+  std::printf("%5s  %-20s %8s  %-8s %14s %14s\n", "vpid", "host", "pid", "state",
+              "sent frames", "sent bytes");
+  for (const auto& daemon : status["daemons"]) {
+    unsigned vpid = daemon["vpid"].get<unsigned>();
+    auto found = counters.find(vpid);
+    std::string frames = found == counters.end() ? "-" : std::to_string(found->second["sent_frames"].get<std::uint64_t>());
+    std::string bytes = found == counters.end() ? "-" : std::to_string(found->second["sent_bytes"].get<std::uint64_t>());
+    std::printf("%5u  %-20s %8d  %-8s %14s %14s\n", vpid,
+                daemon["host"].get<std::string>().c_str(), daemon["pid"].get<int>(),
+                daemon["state"].get<std::string>().c_str(), frames.c_str(), bytes.c_str());
+  }
+}
+
+int status_dvm(const std::string& selector, bool json) {
+  auto reply = ask_dvm(selector, {{"cmd", "status"}}, std::chrono::seconds(30));
+  if (!reply) {
+    print_cli_error(reply.error().message);
+    return 1;
+  }
+  if (json) {
+    std::cout << reply->dump(2) << "\n";
+  } else {
+    print_status(*reply);
+  }
+  return 0;
+}
+
+int bench_dvm(const std::string& selector, const std::string& kind, const std::string& size_text,
+              std::uint64_t count, bool json) {
+  auto size = parse_size(size_text);
+  if (!size) {
+    print_cli_error("--size '" + size_text + "': expected a byte count such as 33, 10KB or 1M");
+    return 1;
+  }
+  auto reply = ask_dvm(selector,
+                       {{"cmd", "bench"}, {"kind", kind}, {"size", *size}, {"count", count}},
+                       std::chrono::seconds(3600));
+  if (!reply) {
+    print_cli_error(reply.error().message);
+    return 1;
+  }
+  if (json) {
+    std::cout << reply->dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s of %s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n",
+              kind.c_str(), format_bytes(static_cast<double>(*size)).c_str(),
+              static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
+              (*reply)["radix"].get<int>(), (*reply)["radix2"].get<int>(),
+              (*reply)["low_radix_release"].get<bool>() ? "on" : "off");
+  std::printf("started-to-completed on the controller's clock: min %.1f us, median %.1f us, "
+              "mean %.1f us\n",
+              (*reply)["min_us"].get<double>(), (*reply)["median_us"].get<double>(),
+              (*reply)["mean_us"].get<double>());
+  return 0;
+}
+
+}  // namespace
+
+void add_dvm_commands(CLI::App& app, CliContext& context) {
+  auto start = std::make_shared<StartOptions>();
+  CLI::App* start_command = app.add_subcommand("start", "Start a DVM on this host");
+  add_param_options(*start_command, context);
+  start_command
+      ->add_option("--local", start->local,
+                   "Daemons on this host, the controller included (default 2)")
+      ->check(CLI::Range(1u, 4096u));
+  start_command->add_flag("--daemonize", start->daemonize,
+                          "Return once the DVM is ready; it keeps running in the background");
+  start_command->add_option("--report-uri", start->report_uri,
+                            "Write the DVM's URI (unix:SOCKET) to FILE once ready");
+  context.actions[start_command] = [&context, start] { return start_dvm(context, *start); };
+
+  auto stop_selector = std::make_shared<std::string>();
+  CLI::App* stop_command = app.add_subcommand("stop", "Stop a running DVM in order");
+  add_param_options(*stop_command, context);
+  add_dvm_option(*stop_command, *stop_selector);
+  context.actions[stop_command] = [stop_selector] { return stop_dvm(*stop_selector); };
+
+  auto status_selector = std::make_shared<std::string>();
+  auto status_json = std::make_shared<bool>(false);
+  CLI::App* status_command =
+      app.add_subcommand("status", "Daemons, failures, epoch, parameters and counters of a DVM");
+  add_param_options(*status_command, context);
+  add_dvm_option(*status_command, *status_selector);
+  status_command->add_flag("--json", *status_json, "Print JSON");
+  context.actions[status_command] = [status_selector, status_json] {
+    return status_dvm(*status_selector, *status_json);
+  };
+
+  struct BenchOptions {
+    std::string selector;
+    std::string kind;
+    std::string size = "33";
+    std::uint64_t count = 10;
+    bool json = false;
+  };
+  auto bench = std::make_shared<BenchOptions>();
+  CLI::App* bench_command = app.add_subcommand(
+      "bench", "Time releases or barriers among the daemons of a running DVM");
+  add_param_options(*bench_command, context);
+  add_dvm_option(*bench_command, bench->selector);
+  bench_command->add_option("kind", bench->kind, "release or barrier")
+      ->required()
+      ->check(CLI::IsMember({"release", "barrier"}));
+  bench_command->add_option("--size", bench->size, "Release payload in bytes")
+      ->capture_default_str();
+  bench_command->add_option("--count", bench->count, "How many, one after another")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}))
+      ->capture_default_str();
+  bench_command->add_flag("--json", bench->json, "Print JSON with every span");
+  context.actions[bench_command] = [bench] {
+    return bench_dvm(bench->selector, bench->kind, bench->size, bench->count, bench->json);
+  };
+}
+
+}  // namespace grove
