@@ -60,7 +60,8 @@ SimOptions options_for(const Cell& cell, std::uint64_t seed) {
 // The tree a fence release travels in this cell.
 Tree release_tree(const Cell& cell) {
   std::vector<Vpid> vpids(cell.daemons);
-  for (Vpid vpid = 0; vpid < cell.daemons; ++vpid) vpids[vpid] = vpid;
+  for (Vpid vpid = 0; vpid < cell.daemons; ++vpid)
+    vpids[vpid] = vpid;
   TopologyKind kind = topology_for_tag(tags::fence_release, cell.low_radix_release);
   return derive_topology(*Membership::create(vpids), kind, cell.radices);
 }
@@ -145,18 +146,19 @@ TrafficCount busiest_daemon(const SimResult& result) {
 }
 
 nlohmann::json cell_json(const Cell& cell) {
-  return {{"daemons", cell.daemons},
-          {"routing_radix", cell.radices.routing},
-          {"release_radix", cell.radices.release},
-          {"low_radix_release", cell.low_radix_release},
-          {"payload_bytes", cell.payload_bytes},
-          {"release_topology", std::string(topology_name(topology_for_tag(
-                                   tags::fence_release, cell.low_radix_release)))}};
+  return {
+      {"daemons", cell.daemons},
+      {"routing_radix", cell.radices.routing},
+      {"release_radix", cell.radices.release},
+      {"low_radix_release", cell.low_radix_release},
+      {"payload_bytes", cell.payload_bytes},
+      {"release_topology",
+       std::string(topology_name(topology_for_tag(tags::fence_release, cell.low_radix_release)))}};
 }
 
 void print_cell_prefix(const Cell& cell) {
-  std::printf("%5u %3u/%-3u %-3s %8llu ", cell.daemons, cell.radices.routing,
-              cell.radices.release, cell.low_radix_release ? "on" : "off",
+  std::printf("%5u %3u/%-3u %-3s %8llu ", cell.daemons, cell.radices.routing, cell.radices.release,
+              cell.low_radix_release ? "on" : "off",
               static_cast<unsigned long long>(cell.payload_bytes));
 }
 
@@ -193,8 +195,7 @@ nlohmann::json no_fault_row(const Cell& cell) {
   // Without faults the controller sends release data frames and nothing else
   // (checked by the derivation), so its total is its release fanout.
   row["controller_release_fanout"] = controller_frames;
-  row["controller_children_in_release_tree"] =
-      release_tree(cell).children(kControllerVpid).size();
+  row["controller_children_in_release_tree"] = release_tree(cell).children(kControllerVpid).size();
   row["total"] = {{"frames", result.traffic.total().frames},
                   {"bytes", result.traffic.total().bytes}};
   row["busiest_daemon"] = {{"frames", top.frames}, {"bytes", top.bytes}};
@@ -216,8 +217,7 @@ nlohmann::json no_fault_row(const Cell& cell) {
                 static_cast<unsigned long long>(count.bytes),
                 busiest ? std::to_string(busiest->at(key).frames).c_str() : "?",
                 busiest ? std::to_string(busiest->at(key).bytes).c_str() : "?",
-                static_cast<unsigned long long>(controller_frames),
-                seed_independent ? "" : "  *");
+                static_cast<unsigned long long>(controller_frames), seed_independent ? "" : "  *");
   }
   row["kinds"] = kinds;
   return row;
@@ -243,8 +243,10 @@ SimOptions fault_options(const Cell& cell, Vpid victim, std::uint64_t seed, bool
 
 nlohmann::json extra_kinds(const SimResult& baseline, const SimResult& faulted) {
   std::map<TrafficKey, std::pair<TrafficCount, TrafficCount>> merged;
-  for (const auto& [key, count] : baseline.traffic.by_key()) merged[key].first = count;
-  for (const auto& [key, count] : faulted.traffic.by_key()) merged[key].second = count;
+  for (const auto& [key, count] : baseline.traffic.by_key())
+    merged[key].first = count;
+  for (const auto& [key, count] : faulted.traffic.by_key())
+    merged[key].second = count;
   nlohmann::json kinds = nlohmann::json::array();
   for (const auto& [key, counts] : merged) {
     nlohmann::json kind = key_json(key);
@@ -316,7 +318,8 @@ std::vector<Cell> all_cells() {
   for (std::uint32_t daemons : kDaemonCounts) {
     for (const TopologyRadices& radices : kRadixPairs) {
       for (bool low : {true, false}) {
-        for (std::uint64_t payload : kPayloads) cells.push_back({daemons, radices, low, payload});
+        for (std::uint64_t payload : kPayloads)
+          cells.push_back({daemons, radices, low, payload});
       }
     }
   }
@@ -327,16 +330,19 @@ std::vector<Cell> all_cells() {
 
 int main(int argc, char** argv) {
   const std::vector<Cell> cells = all_cells();
-  std::printf("one fence, no faults, jitter 0 (max/d: the busiest daemon; ctl: the controller's"
-              " release fanout;\n * bytes differ under another seed: the release of random"
-              " contributions was deflated)\n");
+  std::printf(
+      "one fence, no faults, jitter 0 (max/d: the busiest daemon; ctl: the controller's"
+      " release fanout;\n * bytes differ under another seed: the release of random"
+      " contributions was deflated)\n");
   std::printf("%5s %7s %-3s %8s %-36s %6s %12s %6s %12s %5s\n", "N", "radices", "low", "payload",
               "kind", "frames", "bytes", "max/d", "max/d bytes", "ctl");
   nlohmann::json no_fault = nlohmann::json::array();
-  for (const Cell& cell : cells) no_fault.push_back(no_fault_row(cell));
+  for (const Cell& cell : cells)
+    no_fault.push_back(no_fault_row(cell));
 
-  std::printf("\none fence, one interior node of the release's tree killed while holding it"
-              " (extra = faulted - fault-free)\n");
+  std::printf(
+      "\none fence, one interior node of the release's tree killed while holding it"
+      " (extra = faulted - fault-free)\n");
   std::printf("%5s %7s %-3s %8s %6s %7s %12s %14s %7s %6s\n", "N", "radices", "low", "payload",
               "victim", "+frames", "+bytes", "+frames/seeds", "replays", "parked");
   nlohmann::json one_fault = nlohmann::json::array();

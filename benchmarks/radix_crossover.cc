@@ -53,7 +53,8 @@ NetworkModel network_of(const CostConstants& constants) {
 double walked_span_us(std::uint32_t daemons, std::uint32_t radix, double frame_bytes,
                       const CostConstants& constants) {
   std::vector<Vpid> vpids(daemons);
-  for (Vpid vpid = 0; vpid < daemons; ++vpid) vpids[vpid] = vpid;
+  for (Vpid vpid = 0; vpid < daemons; ++vpid)
+    vpids[vpid] = vpid;
   const Tree tree = Tree::derive(*Membership::create(vpids), radix);
   const double wire_us = frame_bytes / constants.bandwidth_bytes_per_s * 1e6;
   const double ack_us = constants.alpha_us + constants.copy_us;
@@ -65,8 +66,7 @@ double walked_span_us(std::uint32_t daemons, std::uint32_t radix, double frame_b
       const double copies = static_cast<double>(index + 1);
       const Vpid child = children[index];
       held_us[child] = held_us[parent] + constants.alpha_us +
-                       std::ceil(copies / constants.threads) * constants.copy_us +
-                       copies * wire_us;
+                       std::ceil(copies / constants.threads) * constants.copy_us + copies * wire_us;
       span_us = std::max(span_us, held_us[child] + *tree.depth(child) * ack_us);
     }
   }
@@ -105,10 +105,11 @@ Measured measure(std::uint32_t daemons, std::uint64_t payload_bytes, bool low_ra
 
 int main(int argc, char** argv) {
   const CostConstants constants;  // the seed's: alpha 100 us, c 25 us, t 8, 10 Gbit/s
-  const std::uint64_t payloads[] = {100,     1'000,   4'000,     10'000,    20'000,
-                                    40'000,  100'000, 1'000'000, 10'000'000};
-  std::printf("release span (us), radix %u (release tree) vs radix %u (routing tree); M* = %.0f B\n",
-              kReleaseRadix, kRoutingRadix, crossover_bytes(constants));
+  const std::uint64_t payloads[] = {100,    1'000,   4'000,     10'000,    20'000,
+                                    40'000, 100'000, 1'000'000, 10'000'000};
+  std::printf(
+      "release span (us), radix %u (release tree) vs radix %u (routing tree); M* = %.0f B\n",
+      kReleaseRadix, kRoutingRadix, crossover_bytes(constants));
   std::printf("%5s %9s %9s %10s %10s %10s %10s %7s %7s %7s %4s\n", "N", "payload", "frame_B",
               "sim_r4", "sim_r64", "model_r4", "model_r64", "sim_x", "model_x", "walk_x", "r*");
   nlohmann::json rows = nlohmann::json::array();
@@ -122,12 +123,11 @@ int main(int argc, char** argv) {
       const double model_high = release_time_us(daemons, kRoutingRadix, frame_bytes, constants);
       const double sim_ratio = high.span_us / low.span_us;
       const double model_ratio = model_high / model_low;
-      const double walked_ratio =
-          walked_span_us(daemons, kRoutingRadix, frame_bytes, constants) /
-          walked_span_us(daemons, kReleaseRadix, frame_bytes, constants);
+      const double walked_ratio = walked_span_us(daemons, kRoutingRadix, frame_bytes, constants) /
+                                  walked_span_us(daemons, kReleaseRadix, frame_bytes, constants);
       const RadixChoice best = optimal_radix(daemons, frame_bytes, constants);
-      std::printf("%5u %9llu %9llu %10.1f %10.1f %10.1f %10.1f %7.3f %7.3f %7.3f %4llu\n",
-                  daemons, static_cast<unsigned long long>(payload),
+      std::printf("%5u %9llu %9llu %10.1f %10.1f %10.1f %10.1f %7.3f %7.3f %7.3f %4llu\n", daemons,
+                  static_cast<unsigned long long>(payload),
                   static_cast<unsigned long long>(low.frame_bytes), low.span_us, high.span_us,
                   model_low, model_high, sim_ratio, model_ratio, walked_ratio,
                   static_cast<unsigned long long>(best.radix));

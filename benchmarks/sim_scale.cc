@@ -22,6 +22,20 @@ namespace {
 constexpr std::uint32_t kSweepSeeds = 300;
 constexpr std::uint64_t kFirstSeed = 20261130;
 constexpr int kLargeRuns = 3;
+#ifdef NDEBUG
+constexpr bool kAssertions = false;
+#else
+constexpr bool kAssertions = true;  // the default debugoptimized build keeps them
+#endif
+
+// The 1-minute load average, or -1 where /proc/loadavg is missing: wall-clock
+// figures taken on a busy machine are recorded as such.
+double load_average() {
+  std::ifstream file("/proc/loadavg");
+  double load = -1;
+  file >> load;
+  return file ? load : -1;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -59,10 +73,11 @@ nlohmann::json sweep(std::size_t trace_lines) {
   }
   const double wall_s = seconds_since(start);
   const double per_s = static_cast<double>(events) / wall_s;
-  std::printf("257 daemons, 3 rounds, 3 faults, trace %3zu: %u runs, %llu events in %.3f s:"
-              " %.0f events/s, %.2f ms/run, %llu failures\n",
-              trace_lines, kSweepSeeds, static_cast<unsigned long long>(events), wall_s, per_s,
-              wall_s * 1000.0 / kSweepSeeds, static_cast<unsigned long long>(failures));
+  std::printf(
+      "257 daemons, 3 rounds, 3 faults, trace %3zu: %u runs, %llu events in %.3f s:"
+      " %.0f events/s, %.2f ms/run, %llu failures\n",
+      trace_lines, kSweepSeeds, static_cast<unsigned long long>(events), wall_s, per_s,
+      wall_s * 1000.0 / kSweepSeeds, static_cast<unsigned long long>(failures));
   return {{"daemons", 257},
           {"rounds", 3},
           {"random_faults", 3},
@@ -100,11 +115,12 @@ nlohmann::json large_fence() {
   std::vector<double> sorted = walls_s;
   std::sort(sorted.begin(), sorted.end());
   const double median_s = sorted[sorted.size() / 2];
-  std::printf("10000 daemons, one 1 MB fence, 3 random faults: median %.3f s of %d runs"
-              " (%.3f .. %.3f), %llu events, %zu killed, %s\n",
-              median_s, kLargeRuns, sorted.front(), sorted.back(),
-              static_cast<unsigned long long>(result.events), result.killed.size(),
-              result.ok ? "invariants held" : result.violation.c_str());
+  std::printf(
+      "10000 daemons, one 1 MB fence, 3 random faults: median %.3f s of %d runs"
+      " (%.3f .. %.3f), %llu events, %zu killed, %s\n",
+      median_s, kLargeRuns, sorted.front(), sorted.back(),
+      static_cast<unsigned long long>(result.events), result.killed.size(),
+      result.ok ? "invariants held" : result.violation.c_str());
   return {{"daemons", options.daemons},
           {"payload_bytes", options.payload_bytes},
           {"random_faults", options.random_faults},
@@ -125,8 +141,9 @@ nlohmann::json large_fence() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("hardware threads: %u (the simulator runs on one)\n",
-              std::thread::hardware_concurrency());
+  const double load_before = load_average();
+  std::printf("hardware threads: %u (the simulator runs on one); load average %.2f\n",
+              std::thread::hardware_concurrency(), load_before);
   nlohmann::json sweeps = nlohmann::json::array();
   sweeps.push_back(sweep(/*trace_lines=*/80));
   sweeps.push_back(sweep(/*trace_lines=*/0));
@@ -135,6 +152,9 @@ int main(int argc, char** argv) {
     std::ofstream(argv[1]) << nlohmann::json{{"benchmark", "sim_scale"},
                                              {"hardware_threads",
                                               std::thread::hardware_concurrency()},
+                                             {"load_average_before", load_before},
+                                             {"load_average_after", load_average()},
+                                             {"assertions", kAssertions},
                                              {"sweep", sweeps},
                                              {"large_fence", large}}
                                   .dump(2)

@@ -19,8 +19,6 @@
 namespace grove {
 namespace {
 
-constexpr const char* kSignature = "sim-job";
-
 struct FrameEvent {
   Vpid to = 0;
   Vpid from = 0;
@@ -188,7 +186,7 @@ FenceRequest Simulation::request_for(Vpid /*daemon*/) {
   std::size_t share = options_.payload_bytes / std::max<std::size_t>(1, participants_.size());
   Bytes data(share);
   for (auto& byte : data) byte = static_cast<std::byte>(rng_() & 0xFF);
-  return FenceRequest{kSignature, participant_set_, std::move(data)};
+  return FenceRequest{options_.signature, participant_set_, std::move(data)};
 }
 
 SimResult Simulation::run() {
@@ -264,7 +262,7 @@ void Simulation::handle(const Event& event) {
     const std::uint64_t round = contribute->round;
     // A round that already ended without us (aborted for a lost participant)
     // is not joined late: like a job after a fence error, this daemon stops.
-    if (engines_[daemon]->fence_generation(kSignature) + 1 != round) return;
+    if (engines_[daemon]->fence_generation(options_.signature) + 1 != round) return;
     round_start_[round] = std::min(round_start_[round], now_);
     trace("d" + std::to_string(daemon) + " contributes to round " + std::to_string(round));
     engines_[daemon]->contribute(now_, request_for(daemon), out);
@@ -400,20 +398,20 @@ void Simulation::check_liveness() {
     // Every contribution a living daemon made has ended, one way or another.
     if (engines_[daemon]->open_fences() != 0) {
       fail("hang: daemon " + std::to_string(daemon) + " still has an open fence round " +
-           std::to_string(engines_[daemon]->fence_generation(kSignature) + 1));
+           std::to_string(engines_[daemon]->fence_generation(options_.signature) + 1));
       return;
     }
     // With every participant alive, every round completes everywhere.
-    if (!participant_lost && engines_[daemon]->fence_generation(kSignature) != options_.rounds) {
+    if (!participant_lost && engines_[daemon]->fence_generation(options_.signature) != options_.rounds) {
       fail("hang: daemon " + std::to_string(daemon) + " saw " +
-           std::to_string(engines_[daemon]->fence_generation(kSignature)) + " of " +
+           std::to_string(engines_[daemon]->fence_generation(options_.signature)) + " of " +
            std::to_string(options_.rounds) + " fence rounds released");
       return;
     }
   }
   if (!participant_lost) {
     for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
-      std::size_t finished = checker_.fence_outcomes(FenceKey{kSignature, round});
+      std::size_t finished = checker_.fence_outcomes(FenceKey{options_.signature, round});
       if (finished != participants_.size()) {
         fail("hang: round " + std::to_string(round) + " finished at " +
              std::to_string(finished) + " of " + std::to_string(participants_.size()) +

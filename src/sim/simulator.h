@@ -34,6 +34,7 @@ struct SimOptions {
   TopologyRadices radices{64, 4};
   bool low_radix_release = true;
   std::uint32_t rounds = 1;            // back-to-back fences
+  std::string signature = "sim-job";   // the fence's name (its length is on the wire)
   std::uint32_t random_faults = 0;     // drawn from the seed when `faults` is empty
   std::vector<FaultSpec> faults;       // an explicit schedule
   std::uint64_t seed = 1;

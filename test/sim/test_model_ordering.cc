@@ -63,7 +63,8 @@ Span release_span(std::uint32_t daemons, std::uint64_t payload_bytes, bool low_r
 double walked_span_us(std::uint32_t daemons, std::uint32_t radix, double frame_bytes,
                       const CostConstants& constants) {
   std::vector<Vpid> vpids(daemons);
-  for (Vpid vpid = 0; vpid < daemons; ++vpid) vpids[vpid] = vpid;
+  for (Vpid vpid = 0; vpid < daemons; ++vpid)
+    vpids[vpid] = vpid;
   const Tree tree = Tree::derive(*Membership::create(vpids), radix);
   const double wire_us = frame_bytes / constants.bandwidth_bytes_per_s * 1e6;
   const double ack_us = constants.alpha_us + constants.copy_us;
@@ -75,8 +76,7 @@ double walked_span_us(std::uint32_t daemons, std::uint32_t radix, double frame_b
       const double copies = static_cast<double>(index + 1);
       const Vpid child = children[index];
       held_us[child] = held_us[parent] + constants.alpha_us +
-                       std::ceil(copies / constants.threads) * constants.copy_us +
-                       copies * wire_us;
+                       std::ceil(copies / constants.threads) * constants.copy_us + copies * wire_us;
       span_us = std::max(span_us, held_us[child] + *tree.depth(child) * ack_us);
     }
   }
@@ -142,8 +142,8 @@ TEST_CASE("a barrier-sized release: the simulator agrees with the model on the f
     INFO("model at " << bytes << " bytes");
     const double model_low = release_time_us(1024, kReleaseRadix, bytes, constants);
     const double model_high = release_time_us(1024, kRoutingRadix, bytes, constants);
-    INFO("model T(4) " << model_low << " us, T(64) " << model_high << " us; sim r4 "
-                       << low.span_us << " us, r64 " << high.span_us << " us");
+    INFO("model T(4) " << model_low << " us, T(64) " << model_high << " us; sim r4 " << low.span_us
+                       << " us, r64 " << high.span_us << " us");
     CHECK((model_high < model_low) == (high.span_us < low.span_us));
   }
   // Here radix 64 wins: below the crossover depth is what costs.

@@ -154,10 +154,11 @@ class TcpTransport::Impl {
   void log_send(SendPath path, Vpid peer, const FrameHeader& key, std::size_t bytes) const {
     std::string_view path_name = send_path_name(path);
     std::string_view topology = topology_name(key.topology);
-    log_->verbose("rml", 2, "%.*s to %u tag %u topology %.*s bytes %zu",
+    std::string_view type = frame_type_name(key.type);
+    log_->verbose("rml", 2, "%.*s to %u tag %u topology %.*s bytes %zu %.*s",
                   static_cast<int>(path_name.size()), path_name.data(), peer,
                   static_cast<unsigned>(key.tag), static_cast<int>(topology.size()),
-                  topology.data(), bytes);
+                  topology.data(), bytes, static_cast<int>(type.size()), type.data());
   }
 
   std::size_t next_loop() {

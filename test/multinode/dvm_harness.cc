@@ -1,0 +1,92 @@
+#include "dvm_harness.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace grove::test {
+
+PrivateTmpdir::PrivateTmpdir() {
+  char pattern[] = "/tmp/grove-test-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+PrivateTmpdir::~PrivateTmpdir() {
+  std::error_code error;
+  std::filesystem::remove_all(path_, error);
+}
+
+std::string grove_binary() { return binary_from_env("GROVE_BIN"); }
+
+Dvm::Dvm(int daemons, const std::vector<std::string>& extra_args,
+         const std::vector<std::string>& extra_env, const PrivateTmpdir* shared_tmpdir) {
+  if (shared_tmpdir == nullptr) {
+    owned_tmpdir_ = std::make_unique<PrivateTmpdir>();
+    tmpdir_ = owned_tmpdir_.get();
+  } else {
+    tmpdir_ = shared_tmpdir;
+  }
+  std::vector<std::string> argv = {grove_binary(), "start", "--local", std::to_string(daemons)};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  std::vector<std::string> env = extra_env;
+  env.push_back(tmpdir_->env());
+  controller_ = std::make_unique<BackgroundProcess>(argv, env);
+  ready_ = controller_->wait_for("DVM ready", std::chrono::seconds(60));
+}
+
+Dvm::~Dvm() {
+  if (ready_ && !stopped_) stop();
+  controller_->terminate();
+}
+
+RunResult Dvm::grove(std::vector<std::string> args, std::chrono::milliseconds timeout) {
+  args.insert(args.begin(), grove_binary());
+  if (controller_->pid() > 0) {
+    args.push_back("--dvm");
+    args.push_back(std::to_string(controller_->pid()));
+  }
+  RunOptions options;
+  options.extra_env = {tmpdir_->env()};
+  options.timeout = timeout;
+  return run_program(args, options);
+}
+
+nlohmann::json Dvm::status() {
+  auto result = grove({"status", "--json"});
+  if (result.exit_code != 0) {
+    throw std::runtime_error("grove status failed: " + result.err);
+  }
+  return nlohmann::json::parse(result.out);
+}
+
+nlohmann::json Dvm::bench(const std::string& kind, const std::string& size, int count) {
+  auto result = grove({"bench", kind, "--size", size, "--count", std::to_string(count), "--json"},
+                      std::chrono::seconds(120));
+  if (result.exit_code != 0) throw std::runtime_error("grove bench failed: " + result.err);
+  return nlohmann::json::parse(result.out);
+}
+
+RunResult Dvm::stop() {
+  stopped_ = true;
+  auto result = grove({"stop"}, std::chrono::seconds(60));
+  controller_->wait_exit(std::chrono::seconds(30));
+  return result;
+}
+
+std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,
+                                                    const std::string& type,
+                                                    const std::string& tag,
+                                                    const std::string& topology) {
+  std::uint64_t frames = 0, bytes = 0;
+  for (const auto& entry : table) {
+    if (entry["type"] != type || entry["tag"] != tag) continue;
+    if (!topology.empty() && entry["topology"] != topology) continue;
+    frames += entry["frames"].get<std::uint64_t>();
+    bytes += entry["bytes"].get<std::uint64_t>();
+  }
+  return {frames, bytes};
+}
+
+}  // namespace grove::test

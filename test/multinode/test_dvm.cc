@@ -1,0 +1,267 @@
+// Real daemons on this host: start, collectives on both trees, accounting
+// against the simulator, send paths, a killed daemon, hostile peers, stop.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "dvm_harness.h"
+#include "grpcomm/tags.h"
+#include "sim/simulator.h"
+
+using namespace grove;
+using namespace grove::test;
+
+namespace {
+
+bool process_gone(int pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+std::vector<int> daemon_pids(const nlohmann::json& status) {
+  std::vector<int> pids;
+  for (const auto& daemon : status["daemons"]) pids.push_back(daemon["pid"].get<int>());
+  return pids;
+}
+
+bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+}  // namespace
+
+TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
+  for (const char* low : {"true", "false"}) {
+    INFO("grpcomm_low_radix_release " << low);
+    Dvm dvm(8, {"--mca", "grpcomm_low_radix_release", low});
+    REQUIRE(dvm.ready());
+    auto status = dvm.status();
+    REQUIRE(status["daemons"].size() == 8);
+    for (const auto& daemon : status["daemons"]) CHECK(daemon["state"] == "up");
+    CHECK(status["answered"] == 8);
+    const std::string release_topology = std::string(low) == "true" ? "release" : "routing";
+
+    for (const char* size : {"33", "10KB", "1M"}) {
+      INFO("size " << size);
+      auto before = dvm.status()["engine_total"];
+      auto bench = dvm.bench("release", size, 2);
+      CHECK(bench["spans_us"].size() == 2);
+      auto after = dvm.status()["engine_total"];
+      auto [frames_after, bytes_after] = sum_traffic(after, "xcast-data", "bench-release",
+                                                     release_topology);
+      auto [frames_before, bytes_before] = sum_traffic(before, "xcast-data", "bench-release",
+                                                       release_topology);
+      // Two releases, one data frame per daemon other than the controller each,
+      // header plus the (incompressible) payload.
+      const std::uint64_t payload = bench["wire_bytes"].get<std::uint64_t>();
+      CHECK(frames_after - frames_before == 2 * 7);
+      CHECK(bytes_after - bytes_before == 2 * 7 * (64 + payload));
+    }
+
+    auto barrier = dvm.bench("barrier", "0", 3);
+    CHECK(barrier["spans_us"].size() == 3);
+    // The fence traffic of those barriers equals the simulator's accounting
+    // for the same N, radices and (empty) payload.
+    SimOptions sim;
+    sim.daemons = 8;
+    sim.payload_bytes = 0;
+    sim.radices = {64, 4};
+    sim.low_radix_release = std::string(low) == "true";
+    sim.rounds = 3;
+    sim.signature = "bench-barrier";
+    sim.network.jitter = 0;
+    SimResult expected = run_simulation(sim);
+    REQUIRE(expected.ok);
+    auto total = dvm.status()["engine_total"];
+    for (auto [type, tag] : {std::pair{FrameType::fence_rollup, tags::fence_rollup},
+                             std::pair{FrameType::xcast_data, tags::fence_release},
+                             std::pair{FrameType::xcast_ack, tags::fence_release}}) {
+      INFO(frame_type_name(type) << " " << tag_name(tag));
+      auto [frames, bytes] = sum_traffic(total, std::string(frame_type_name(type)),
+                                         std::string(tag_name(tag)));
+      TrafficCount simulated = expected.traffic.of(type, tag);
+      CHECK(frames == simulated.frames);
+      CHECK(bytes == simulated.bytes);
+    }
+  }
+}
+
+TEST_CASE("with rml_base_verbose 2 every release-tree forward is sent direct", "[dvm]") {
+  Dvm dvm(10, {"--mca", "rml_base_radix", "64", "--mca", "rml_base_radix2", "2", "--mca",
+               "rml_base_verbose", "2"});
+  REQUIRE(dvm.ready());
+  dvm.bench("barrier", "0", 1);
+  dvm.stop();
+  const std::string& log = dvm.controller().err();
+  std::regex send_line(
+      R"((RML-SEND-[A-Z]+) to (\d+) tag (\d+) topology (\w+) bytes \d+ ([a-z-]+))");
+  std::size_t release_forwards = 0, acks = 0, direct = 0, fence_sends = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), send_line);
+       it != std::sregex_iterator(); ++it) {
+    if ((*it)[3] != std::to_string(tags::fence_release)) continue;
+    ++fence_sends;
+    if ((*it)[4] != "release") continue;
+    if ((*it)[5] == "xcast-data") ++release_forwards;
+    if ((*it)[5] == "xcast-ack") ++acks;
+    if ((*it)[1] == "RML-SEND-DIRECT") ++direct;
+  }
+  // A radix-2 tree of 10 has 9 edges: 9 forwards and 9 acknowledgements, every
+  // one sent direct, and nothing of the fence release on the routing tree.
+  CHECK(release_forwards == 9);
+  CHECK(acks == 9);
+  CHECK(direct == 18);
+  CHECK(fence_sends == 18);
+}
+
+TEST_CASE("a SIGKILLed daemon is declared lost and barriers go on among survivors", "[dvm]") {
+  Dvm dvm(6, {"--mca", "rml_base_radix2", "2"});
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  int victim_pid = status["daemons"][2]["pid"].get<int>();
+  REQUIRE(kill(victim_pid, SIGKILL) == 0);
+  REQUIRE(dvm.controller().wait_for("daemon 2", std::chrono::seconds(20)));
+  CHECK_THAT(dvm.controller().err(), Catch::Contains("lost"));
+  REQUIRE(wait_until([&] { return dvm.status()["epoch"].get<int>() == 1; },
+                     std::chrono::seconds(10)));
+  auto barrier = dvm.bench("barrier", "0", 3);
+  CHECK(barrier["spans_us"].size() == 3);
+  auto release = dvm.bench("release", "10KB", 2);
+  CHECK(release["spans_us"].size() == 2);
+  auto after = dvm.status();
+  CHECK(after["failed"] == nlohmann::json::array({2}));
+  CHECK(after["epoch"] == 1);
+  CHECK(after["tree_version"] == 1);
+  CHECK(after["daemons"][2]["state"] == "failed");
+  CHECK(after["answered"] == 5);
+}
+
+TEST_CASE("garbage and a wrong secret on a daemon's port are refused", "[dvm]") {
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  std::string endpoint = status["daemons"][3]["endpoint"];
+  auto colon = endpoint.rfind(':');
+  int port = std::stoi(endpoint.substr(colon + 1));
+  auto connect_raw = [&]() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    return fd;
+  };
+  {
+    int fd = connect_raw();
+    std::string garbage(200, 'G');
+    REQUIRE(write(fd, garbage.data(), garbage.size()) == 200);
+    char byte;
+    // The daemon closes the connection: read ends with EOF or an error.
+    CHECK(read(fd, &byte, 1) <= 0);
+    close(fd);
+  }
+  {
+    // A well-formed HELLO from a client that cannot know the secret: the
+    // daemon's CHALLENGE is of no use to it, and its PROOF is refused.
+    int fd = connect_raw();
+    std::string hello = "GRH1";
+    hello += std::string("\x01\x01\x00\x00", 4);
+    hello += std::string("\x00\x00\x00\x05", 4);
+    hello += std::string(32, 'n');
+    REQUIRE(write(fd, hello.data(), hello.size()) == 44);
+    char challenge[76];
+    std::size_t got = 0;
+    while (got < sizeof challenge) {
+      ssize_t n = read(fd, challenge + got, sizeof challenge - got);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    CHECK(got == 76);
+    std::string proof = "GRH1";
+    proof += std::string("\x01\x03\x00\x00", 4);
+    proof += std::string(32, 'x');
+    REQUIRE(write(fd, proof.data(), proof.size()) == 40);
+    char byte;
+    CHECK(read(fd, &byte, 1) <= 0);
+    close(fd);
+  }
+  CHECK(dvm.controller().wait_for("bad handshake magic", std::chrono::seconds(10)));
+  CHECK(dvm.controller().wait_for("did not prove knowledge of this DVM's secret",
+                                  std::chrono::seconds(10)));
+  // The DVM keeps working, with the same four daemons.
+  auto barrier = dvm.bench("barrier", "0", 2);
+  CHECK(barrier["spans_us"].size() == 2);
+  auto after = dvm.status();
+  CHECK(after["failed"].empty());
+  CHECK(after["answered"] == 4);
+}
+
+TEST_CASE("grove stop leaves no process and no session directory", "[dvm]") {
+  Dvm dvm(5);
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  std::string session = status["session"];
+  REQUIRE(std::filesystem::exists(session));
+  auto pids = daemon_pids(status);
+  REQUIRE(pids.size() == 5);
+  auto stopped = dvm.stop();
+  CHECK(stopped.exit_code == 0);
+  CHECK_THAT(stopped.out, Catch::Contains("stopped (4 daemons)"));
+  CHECK(dvm.controller().wait_exit(std::chrono::seconds(10)) == 0);
+  for (int pid : pids) {
+    INFO("pid " << pid);
+    CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(5)));
+  }
+  CHECK_FALSE(std::filesystem::exists(session));
+}
+
+TEST_CASE("two DVMs on one host do not interfere; commands ask which one", "[dvm]") {
+  PrivateTmpdir shared;
+  Dvm first(2, {}, {}, &shared);
+  Dvm second(3, {}, {}, &shared);
+  REQUIRE(first.ready());
+  REQUIRE(second.ready());
+  RunOptions options;
+  options.extra_env = {shared.env()};
+  auto ambiguous = run_program({grove_binary(), "status"}, options);
+  CHECK(ambiguous.exit_code != 0);
+  CHECK_THAT(ambiguous.err, Catch::Contains("2 DVMs are running"));
+  CHECK_THAT(ambiguous.err, Catch::Contains(std::to_string(first.controller().pid())));
+  CHECK(first.status()["size"] == 2);
+  CHECK(second.status()["size"] == 3);
+  CHECK(first.bench("barrier", "0", 2)["spans_us"].size() == 2);
+  CHECK(second.bench("release", "1KB", 2)["spans_us"].size() == 2);
+}
+
+TEST_CASE("daemons that never report end the start with an error naming them", "[dvm]") {
+  PrivateTmpdir tmpdir;
+  std::string fake = tmpdir.path() + "/fake-groved";
+  {
+    std::FILE* script = std::fopen(fake.c_str(), "w");
+    std::fputs("#!/bin/sh\nexec sleep 30\n", script);
+    std::fclose(script);
+    std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  }
+  RunOptions options;
+  options.extra_env = {tmpdir.env(), "GROVE_GROVED=" + fake};
+  options.timeout = std::chrono::seconds(30);
+  auto result = run_program({grove_binary(), "start", "--local", "3", "--mca",
+                             "daemon_report_timeout_ms", "500"},
+                            options);
+  CHECK(result.exit_code == 1);
+  CHECK_THAT(result.err, Catch::Contains("never reported"));
+  CHECK_THAT(result.err, Catch::Contains("vpid 1, 2"));
+  auto no_dvm = run_program({grove_binary(), "status"}, options);
+  CHECK(no_dvm.exit_code != 0);
+  CHECK_THAT(no_dvm.err, Catch::Contains("no running DVM"));
+}
