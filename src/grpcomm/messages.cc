@@ -248,6 +248,13 @@ Bytes compress_payload(std::span<const std::byte> payload) {
   return out;
 }
 
+bool worth_deflating(std::span<const std::byte> payload) {
+  constexpr std::size_t kSample = 64 * 1024;
+  if (payload.size() <= 4 * kSample) return true;
+  Bytes sample = compress_payload(payload.first(kSample));
+  return !sample.empty() && sample.size() <= kSample / 8 * 7;
+}
+
 Result<Bytes> decompress_payload(std::span<const std::byte> wire, std::uint64_t max_bytes) {
   ByteReader reader(wire);
   auto length = reader.u64();

@@ -73,6 +73,9 @@ Result<OpAbort> decode_op_abort(std::span<const std::byte> payload);
 // Payloads above the threshold travel deflated: an 8-byte original length,
 // then zlib data. Compressed once by the originator; relays forward the bytes.
 Bytes compress_payload(std::span<const std::byte> payload);
+// Whether deflating is likely to save an eighth: large payloads are judged by
+// deflating a 64 KiB sample first, so random bytes do not cost a full pass.
+bool worth_deflating(std::span<const std::byte> payload);
 Result<Bytes> decompress_payload(std::span<const std::byte> wire, std::uint64_t max_bytes);
 
 }  // namespace grove

@@ -38,7 +38,7 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   // barely shrinks (already compressed, or random) travels as it is: every
   // receiver would pay the inflate for a saving of less than an eighth.
   op.wire = share_bytes(payload);
-  if (payload.size() > config_.compress_threshold) {
+  if (payload.size() > config_.compress_threshold && worth_deflating(payload)) {
     Bytes deflated = compress_payload(payload);
     if (!deflated.empty() && deflated.size() <= payload.size() / 8 * 7) {
       op.wire = share_bytes(std::move(deflated));

@@ -179,9 +179,11 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
     std::cout << reply->dump(2) << "\n";
     return 0;
   }
-  std::printf("%s of %s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n",
-              kind.c_str(), format_bytes(static_cast<double>(*size)).c_str(),
-              static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
+  std::string what = kind == "release"
+                         ? "release of " + format_bytes(static_cast<double>(*size))
+                         : std::string("barrier");
+  std::printf("%s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n",
+              what.c_str(), static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
               (*reply)["radix"].get<int>(), (*reply)["radix2"].get<int>(),
               (*reply)["low_radix_release"].get<bool>() ? "on" : "off");
   std::printf("started-to-completed on the controller's clock: min %.1f us, median %.1f us, "
