@@ -99,12 +99,21 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
                       },
                       &ControlServer::on_event, found->second.get());
   };
+  ReplyFn partial = [server, id, alive](const nlohmann::json& message) {
+    if (alive.expired() || !*alive.lock()) return;
+    auto found = server->clients_.find(id);
+    if (found == server->clients_.end()) return;
+    nlohmann::json line = message;
+    line["partial"] = true;
+    std::string out = line.dump() + "\n";
+    bufferevent_write(found->second->bev.get(), out.data(), out.size());
+  };
   auto request = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) {
     reply(nlohmann::json{{"ok", false}, {"error", "malformed request: expected one JSON object"}});
     return;
   }
-  server->handler_(request, reply);
+  server->handler_(request, reply, partial);
 }
 
 void ControlServer::on_event(bufferevent*, short events, void* arg) {
@@ -114,9 +123,9 @@ void ControlServer::on_event(bufferevent*, short events, void* arg) {
 
 void ControlServer::drop(std::uint64_t id) { clients_.erase(id); }
 
-Result<nlohmann::json> control_request(const std::string& socket_path,
-                                       const nlohmann::json& request,
-                                       std::chrono::milliseconds timeout) {
+namespace {
+
+Result<Fd> connect_control(const std::string& socket_path) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof address.sun_path) return Error{"socket path too long"};
@@ -127,32 +136,69 @@ Result<nlohmann::json> control_request(const std::string& socket_path,
     return Error{"cannot reach the DVM controller at " + socket_path + ": " +
                  std::strerror(errno)};
   }
-  std::string out = request.dump() + "\n";
+  return fd;
+}
+
+Status write_all(int fd, const std::string& out) {
   for (std::size_t sent = 0; sent < out.size();) {
-    ssize_t n = write(fd.get(), out.data() + sent, out.size() - sent);
+    ssize_t n = write(fd, out.data() + sent, out.size() - sent);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Error{std::string("write to the controller: ") + std::strerror(errno)};
     sent += static_cast<std::size_t>(n);
   }
+  return ok_status();
+}
+
+// Reads lines until the final (non-partial) one; a negative timeout waits forever.
+Result<nlohmann::json> read_replies(int fd, std::chrono::milliseconds timeout,
+                                    const std::function<void(const nlohmann::json&)>& on_partial) {
   std::string in;
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (in.find('\n') == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return Error{"the controller did not answer in time"};
-    pollfd poll_fd{fd.get(), POLLIN, 0};
-    int ready = poll(&poll_fd, 1, static_cast<int>(left.count()));
+  while (true) {
+    std::size_t newline;
+    while ((newline = in.find('\n')) != std::string::npos) {
+      auto reply = nlohmann::json::parse(in.substr(0, newline), nullptr, false);
+      in.erase(0, newline + 1);
+      if (reply.is_discarded()) return Error{"the controller's answer is not JSON"};
+      if (!reply.value("partial", false)) return reply;
+      if (on_partial) on_partial(reply);
+    }
+    int wait_ms = -1;
+    if (timeout.count() >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return Error{"the controller did not answer in time"};
+      wait_ms = static_cast<int>(left.count());
+    }
+    pollfd poll_fd{fd, POLLIN, 0};
+    int ready = poll(&poll_fd, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;
     char buffer[65536];
-    ssize_t n = read(fd.get(), buffer, sizeof buffer);
+    ssize_t n = read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Error{"the controller closed the connection without an answer"};
     in.append(buffer, static_cast<std::size_t>(n));
   }
-  auto reply = nlohmann::json::parse(in.substr(0, in.find('\n')), nullptr, false);
-  if (reply.is_discarded()) return Error{"the controller's answer is not JSON"};
-  return reply;
 }
 
+}  // namespace
+
+Result<nlohmann::json> control_request(const std::string& socket_path,
+                                       const nlohmann::json& request,
+                                       std::chrono::milliseconds timeout) {
+  auto fd = connect_control(socket_path);
+  if (!fd) return fd.error();
+  if (auto status = write_all(fd->get(), request.dump() + "\n"); !status) return status.error();
+  return read_replies(fd->get(), timeout, nullptr);
+}
+
+Result<nlohmann::json> control_stream(const std::string& socket_path,
+                                      const nlohmann::json& request,
+                                      const std::function<void(const nlohmann::json&)>& on_partial) {
+  auto fd = connect_control(socket_path);
+  if (!fd) return fd.error();
+  if (auto status = write_all(fd->get(), request.dump() + "\n"); !status) return status.error();
+  return read_replies(fd->get(), std::chrono::milliseconds(-1), on_partial);
+}
 }  // namespace grove

@@ -20,7 +20,10 @@ namespace grove {
 
 using ReplyFn = std::function<void(const nlohmann::json& reply)>;
 // May reply at once or later (after gathering from daemons); must reply once.
-using RequestHandler = std::function<void(const nlohmann::json& request, ReplyFn reply)>;
+// Before that it may send any number of partial lines (a job's output): each
+// goes out as one line with "partial": true, and the connection stays open.
+using RequestHandler =
+    std::function<void(const nlohmann::json& request, ReplyFn reply, ReplyFn partial)>;
 
 class ControlServer {
  public:
@@ -50,5 +53,10 @@ class ControlServer {
 Result<nlohmann::json> control_request(const std::string& socket_path,
                                        const nlohmann::json& request,
                                        std::chrono::milliseconds timeout);
+// The same for a streaming request: every partial line goes to `on_partial`
+// as it arrives; waits for the final reply as long as the controller lives.
+Result<nlohmann::json> control_stream(const std::string& socket_path,
+                                      const nlohmann::json& request,
+                                      const std::function<void(const nlohmann::json&)>& on_partial);
 
 }  // namespace grove

@@ -31,6 +31,8 @@ Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
     : params_(params), log_(log), help_(help), options_(std::move(options)) {}
 
 Controller::~Controller() {
+  job_manager_.reset();
+  job_host_.reset();
   control_.reset();
   startup_timer_.reset();
   heartbeat_timer_.reset();
@@ -104,9 +106,40 @@ Status Controller::start() {
 
   auto control = ControlServer::create(
       base_.get(), dvm_.socket_path,
-      [this](const nlohmann::json& request, ReplyFn reply) { handle_request(request, reply); });
+      [this](const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
+        handle_request(request, reply, partial);
+      });
   if (!control) return control.error();
   control_ = std::move(*control);
+
+  // The controller hosts ranks like any daemon; its JobHost reports straight
+  // to the JobManager.
+  auto daemon_dir = create_daemon_directory(dvm_.directory, kControllerVpid);
+  if (!daemon_dir) return daemon_dir.error();
+  JobHostHooks host_hooks;
+  host_hooks.on_output = [this](const JobOutput& output) { job_manager_->on_output(output); };
+  host_hooks.on_exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
+  job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
+                                        std::move(host_hooks));
+  JobManagerHooks manager_hooks;
+  manager_hooks.living_daemons = [this] {
+    std::vector<MapDaemon> living;
+    for (const auto& daemon : daemons_) {
+      if (daemon.state == DaemonStateKind::up) {
+        living.push_back(MapDaemon{daemon.vpid, daemon.cores, daemon.hostname});
+      }
+    }
+    return living;
+  };
+  manager_hooks.hostname = [this](Vpid vpid) {
+    return vpid < daemons_.size() ? daemons_[vpid].hostname : std::string("?");
+  };
+  manager_hooks.broadcast = [this](std::uint16_t tag, const Bytes& payload) {
+    if (runtime_) runtime_->broadcast(tag, payload);
+  };
+  job_manager_ = std::make_unique<JobManager>(base_.get(), log_,
+                                              "grove." + std::to_string(getpid()),
+                                              std::move(manager_hooks));
 
   sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
                              timer_functions_
@@ -175,6 +208,18 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       if (help) on_help(*help);
       return;
     }
+    case job_tags::output: {
+      if (auto output = decode_job_output(payload)) job_manager_->on_output(*output);
+      return;
+    }
+    case job_tags::exited: {
+      if (auto exit = decode_rank_exit(payload)) job_manager_->on_exit(*exit);
+      return;
+    }
+    case job_tags::aborted: {
+      if (auto abort = decode_job_abort(payload)) job_manager_->on_abort(*abort);
+      return;
+    }
     default:
       log_.verbose("daemon", 1, "unexpected control tag %u from %u", header.tag, from);
   }
@@ -222,7 +267,9 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(table));
 }
 
-void Controller::on_deliver(const DeliverBroadcast&) {}
+void Controller::on_deliver(const DeliverBroadcast& deliver) {
+  job_host_->on_broadcast(deliver.tag, *deliver.payload);
+}
 
 void Controller::on_broadcast_done(const BroadcastDone& done) {
   if (!ready_ && done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
@@ -341,6 +388,7 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   // A daemon declared lost must really be gone: a hung one is ended here.
   if (record.pid > 0) kill(record.pid, SIGKILL);
   runtime_->declare_departure(vpid);
+  job_manager_->on_daemon_lost(vpid);
   if (status_ && status_->counters.size() >= living_daemons()) finish_status();
 }
 
@@ -360,24 +408,24 @@ void Controller::check_heartbeats() {
 }
 
 void Controller::reap_children() {
-  while (true) {
+  // Only our own children, by pid: ranks this controller hosts are reaped by
+  // its JobHost.
+  for (auto& daemon : daemons_) {
+    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
     int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) return;
-    for (auto& daemon : daemons_) {
-      if (daemon.vpid == 0 || daemon.pid != pid) continue;
-      daemon.pid = -daemon.pid;  // reaped: never signal this pid again
-      if (stopping_) {
-        if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
-      } else {
-        std::string how = WIFSIGNALED(status)
-                              ? "killed by signal " + std::to_string(WTERMSIG(status))
-                              : "exited with status " + std::to_string(WEXITSTATUS(status));
-        daemon_lost(daemon.vpid, "its process " + how);
-      }
+    if (waitpid(daemon.pid, &status, WNOHANG) != daemon.pid) continue;
+    daemon.pid = -daemon.pid;  // reaped: never signal this pid again
+    if (stopping_) {
+      if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
+      continue;
     }
-    if (stopping_) finish_stop();
+    std::string how = WIFSIGNALED(status)
+                          ? "killed by signal " + std::to_string(WTERMSIG(status))
+                          : "exited with status " + std::to_string(WEXITSTATUS(status));
+    daemon_lost(daemon.vpid, "its process " + how);
   }
+  if (job_host_) job_host_->reap();
+  if (stopping_) finish_stop();
 }
 
 }  // namespace grove

@@ -19,6 +19,8 @@
 #include "daemon/control_messages.h"
 #include "daemon/control_socket.h"
 #include "daemon/daemon_runtime.h"
+#include "daemon/job_host.h"
+#include "daemon/job_manager.h"
 #include "daemon/session_dir.h"
 #include "util/log.h"
 #include "util/param_registry.h"
@@ -73,7 +75,8 @@ class Controller {
   void fail_startup(const std::string& message);
 
   // controller_requests.cc: the CLI's requests.
-  void handle_request(const nlohmann::json& request, ReplyFn reply);
+  void handle_request(const nlohmann::json& request, ReplyFn reply, ReplyFn partial);
+  void request_run(const nlohmann::json& request, ReplyFn reply, ReplyFn partial);
   void request_status(ReplyFn reply);
   void finish_status();
   void request_bench(const nlohmann::json& request, ReplyFn reply);
@@ -96,6 +99,8 @@ class Controller {
   EventBasePtr base_;
   std::unique_ptr<DaemonRuntime> runtime_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<JobHost> job_host_;
+  std::unique_ptr<JobManager> job_manager_;
   DvmInfo dvm_;
   std::vector<DaemonRecord> daemons_;
   std::vector<std::byte> secret_;

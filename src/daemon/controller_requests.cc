@@ -30,7 +30,7 @@ nlohmann::json error_reply(const std::string& message) {
 
 }  // namespace
 
-void Controller::handle_request(const nlohmann::json& request, ReplyFn reply) {
+void Controller::handle_request(const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
   const std::string command = request.value("cmd", "");
   if (command == "stop") {
     begin_stop(reply, "grove stop");
@@ -44,6 +44,15 @@ void Controller::handle_request(const nlohmann::json& request, ReplyFn reply) {
     request_status(reply);
   } else if (command == "bench") {
     request_bench(request, reply);
+  } else if (command == "run") {
+    request_run(request, reply, partial);
+  } else if (command == "kill") {
+    const std::uint32_t job = request.value("job", 0u);
+    if (job_manager_->kill(job, "killed from the command line")) {
+      reply({{"ok", true}});
+    } else {
+      reply(error_reply("no job " + std::to_string(job)));
+    }
   } else {
     reply(error_reply("unknown request '" + command + "'"));
   }
@@ -126,6 +135,37 @@ void Controller::finish_status() {
   out["engine_total"] = accounting_json(engine_total);
   out["answered"] = request.counters.size();
   for (const ReplyFn& reply : request.replies) reply(out);
+}
+
+void Controller::request_run(const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
+  RunRequest run;
+  try {
+    run.argv = request.at("argv").get<std::vector<std::string>>();
+    run.env = request.value("env", std::vector<std::string>{});
+    run.cwd = request.value("cwd", std::string());
+    run.np = request.at("np").get<std::uint32_t>();
+    run.timeout_s = request.value("timeout", 0u);
+    auto policy = parse_map_policy(request.value("map_by", std::string("slot")));
+    if (!policy) {
+      reply(error_reply(policy.error().message));
+      return;
+    }
+    run.policy = *policy;
+  } catch (const nlohmann::json::exception& error) {
+    reply(error_reply(std::string("malformed run request: ") + error.what()));
+    return;
+  }
+  if (run.argv.empty()) {
+    reply(error_reply("no program to run"));
+    return;
+  }
+  job_manager_->submit(run, [reply, partial](const nlohmann::json& event, bool final) {
+    if (final) {
+      reply(event);
+    } else {
+      partial(event);
+    }
+  });
 }
 
 void Controller::request_bench(const nlohmann::json& request, ReplyFn reply) {
@@ -219,6 +259,7 @@ void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
   });
   arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
   stop_stage_ = StopStage::notifying;
+  job_manager_->end_all("the DVM is stopping");
   if (!ready_) {
     finish_stop();
     return;
@@ -253,17 +294,14 @@ void Controller::close_and_reap() {
     });
     arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
   }
-  // Reap what has exited; come back until everything has.
-  while (true) {
-    int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) break;
-    for (auto& daemon : daemons_) {
-      if (daemon.vpid != 0 && daemon.pid == pid) {
-        daemon.pid = -daemon.pid;
-        if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
-      }
-    }
+  // Reap what has exited; come back until everything has. Ranks hosted
+  // here die with the JobHost.
+  job_host_.reset();
+  for (auto& daemon : daemons_) {
+    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
+    if (waitpid(daemon.pid, nullptr, WNOHANG) != daemon.pid) continue;
+    daemon.pid = -daemon.pid;
+    if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
   }
   for (const auto& daemon : daemons_) {
     if (daemon.vpid != 0 && daemon.pid > 0) {

@@ -12,7 +12,9 @@ DaemonNode::DaemonNode(const ParamRegistry& params, Log& log, NodeOptions option
     : params_(params), log_(log), options_(std::move(options)) {}
 
 DaemonNode::~DaemonNode() {
+  job_host_.reset();
   heartbeat_.reset();
+  sigchld_.reset();
   sigterm_.reset();
   runtime_.reset();
   base_.reset();
@@ -65,6 +67,17 @@ int DaemonNode::run() {
   }
   sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &DaemonNode::on_signal, this));
   event_add(sigterm_.get(), nullptr);
+  JobHostHooks host_hooks;
+  host_hooks.on_output = [this](const JobOutput& output) {
+    runtime_->send_control(kControllerVpid, job_tags::output, encode(output));
+  };
+  host_hooks.on_exit = [this](const RankExit& exit) {
+    runtime_->send_control(kControllerVpid, job_tags::exited, encode(exit));
+  };
+  job_host_ = std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
+                                        std::move(host_hooks));
+  sigchld_.reset(evsignal_new(base_.get(), SIGCHLD, &DaemonNode::on_sigchld, this));
+  event_add(sigchld_.get(), nullptr);
   event_base_dispatch(base_.get());
   return exit_code_;
 }
@@ -75,6 +88,7 @@ void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes&) 
 }
 
 void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
+  if (job_host_->on_broadcast(deliver.tag, *deliver.payload)) return;
   switch (deliver.tag) {
     case daemon_tags::endpoint_table: {
       auto table = decode_endpoint_table(*deliver.payload);
@@ -143,6 +157,10 @@ void DaemonNode::send_heartbeat() {
 
 void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {
   static_cast<DaemonNode*>(arg)->send_heartbeat();
+}
+
+void DaemonNode::on_sigchld(evutil_socket_t, short, void* arg) {
+  static_cast<DaemonNode*>(arg)->job_host_->reap();
 }
 
 void DaemonNode::on_signal(evutil_socket_t, short, void* arg) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "daemon/daemon_runtime.h"
+#include "daemon/job_host.h"
 #include "rml/transport/endpoint.h"
 #include "util/log.h"
 #include "util/param_registry.h"
@@ -38,6 +39,7 @@ class DaemonNode {
   void send_heartbeat();
   static void on_heartbeat_timer(evutil_socket_t, short, void* arg);
   static void on_signal(evutil_socket_t, short, void* arg);
+  static void on_sigchld(evutil_socket_t, short, void* arg);
 
   const ParamRegistry& params_;
   Log& log_;
@@ -46,6 +48,8 @@ class DaemonNode {
   std::unique_ptr<DaemonRuntime> runtime_;
   EventPtr heartbeat_;
   EventPtr sigterm_;
+  EventPtr sigchld_;
+  std::unique_ptr<JobHost> job_host_;
   bool stopping_ = false;
   int exit_code_ = 0;
 };

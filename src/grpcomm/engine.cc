@@ -111,36 +111,31 @@ void Engine::declare_departure(TimeNs now, Vpid vpid, Outbox& out) {
   MembershipNotice notice{membership_.epoch() + 1, membership_.failed()};
   notice.failed.push_back(vpid);
   std::sort(notice.failed.begin(), notice.failed.end());
-  Tree routing_before = topology(TopologyKind::routing).tree;
-  Tree release_before = topology(TopologyKind::release).tree;
   membership_.adopt(notice.epoch, notice.failed);
   rederive_trees();
   out.push(MembershipChanged{membership_.epoch(), membership_.tree_version(), notice.failed});
   // The notice goes out first, on the repaired routing tree, so a promoted
   // daemon hears of its promotion before the replays that depend on it.
   release_bcast(now, tags::membership, encode(notice), out);
-  repair_ops(now, topology(TopologyKind::routing), routing_before, out);
-  repair_ops(now, topology(TopologyKind::release), release_before, out);
-  repair_fences(now, out);
+  repair_all(now, out);
 }
 
-std::optional<Engine::TreePair> Engine::adopt_notice(const Bytes& payload, Outbox& out) {
+bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
   auto notice = decode_membership_notice(payload);
   if (!notice) {
     ++stats_.malformed;
-    return std::nullopt;
+    return false;
   }
-  TreePair before{topology(TopologyKind::routing).tree, topology(TopologyKind::release).tree};
-  if (!membership_.adopt(notice->epoch, notice->failed)) return std::nullopt;
+  if (!membership_.adopt(notice->epoch, notice->failed)) return false;
   rederive_trees();
   out.push(MembershipChanged{membership_.epoch(), membership_.tree_version(),
                              membership_.failed()});
-  return before;
+  return true;
 }
 
-void Engine::repair_after(TimeNs now, const TreePair& before, Outbox& out) {
-  repair_ops(now, topology(TopologyKind::routing), before.routing, out);
-  repair_ops(now, topology(TopologyKind::release), before.release, out);
+void Engine::repair_all(TimeNs now, Outbox& out) {
+  repair_ops(now, topology(TopologyKind::routing), out);
+  repair_ops(now, topology(TopologyKind::release), out);
   repair_fences(now, out);
 }
 

@@ -108,7 +108,9 @@ class Engine {
     std::uint16_t tag = 0;
     std::uint16_t flags = 0;
     SharedBytes wire;             // payload as on the wire, held for replay
-    std::set<Vpid> sent_to;       // children this op was forwarded to
+    // Children this op was forwarded to, with the slot each held then: a child
+    // that has since died or moved no longer vouches for the subtree it acked.
+    std::map<Vpid, std::uint32_t> sent_to;
     std::set<Vpid> acked;         // children whose subtree has it
     std::set<Vpid> requesters;    // everyone who sent us the data
     std::set<Vpid> answered;      // requesters already acknowledged
@@ -151,13 +153,10 @@ class Engine {
             Outbox& out);
   FrameHeader header_for(FrameType type, std::uint16_t tag, TopologyKind kind,
                          std::uint64_t op_id, Vpid destination) const;
-  struct TreePair {
-    Tree routing;
-    Tree release;
-  };
-  // Adopts a notice; when the failed set changed, returns the trees before it.
-  std::optional<TreePair> adopt_notice(const Bytes& payload, Outbox& out);
-  void repair_after(TimeNs now, const TreePair& before, Outbox& out);
+  // Adopts a notice; returns whether the failed set changed (trees re-derived).
+  bool adopt_notice(const Bytes& payload, Outbox& out);
+  // After a change of the failed set: every op and fence catches up.
+  void repair_all(TimeNs now, Outbox& out);
   void on_op_report(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void relay_routed(const FrameHeader& header, const WireFrame& frame, Outbox& out);
   bool topology_matches(const FrameHeader& header) const;
@@ -169,7 +168,7 @@ class Engine {
   void on_xcast_ack(TimeNs now, const FrameHeader& header, Outbox& out);
   void deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out);
   void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
-  void repair_ops(TimeNs now, TopologyState& state, const Tree& before, Outbox& out);
+  void repair_ops(TimeNs now, TopologyState& state, Outbox& out);
   void finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
                         bool ok, Outbox& out);
   void learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out);

@@ -107,8 +107,7 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
   learn_watermark(state, header.watermark, out);
   // A notice is applied on receipt, whoever sent it: it is the news that
   // explains why an unexpected sender is now this daemon's parent.
-  std::optional<TreePair> before;
-  if (header.tag == tags::membership) before = adopt_notice(*payload, out);
+  const bool view_changed = header.tag == tags::membership && adopt_notice(*payload, out);
 
   const std::uint64_t id = header.op_id;
   if (id < state.watermark || state.aborted.count(id) != 0) {
@@ -144,7 +143,7 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
       advance(now, state, id, op, out);
     }
   }
-  if (before) repair_after(now, *before, out);
+  if (view_changed) repair_all(now, out);
 }
 
 void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, Outbox& out) {
@@ -170,8 +169,10 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
   const std::vector<Vpid> children = state.tree.children(config_.self);
   const bool first_pass = !op.forwarded;
   op.forwarded = true;
-  for (Vpid child : forward_targets(children, op.sent_to)) {
-    op.sent_to.insert(child);
+  std::set<Vpid> reached;
+  for (const auto& [child, slot] : op.sent_to) reached.insert(child);
+  for (Vpid child : forward_targets(children, reached)) {
+    op.sent_to[child] = *state.tree.slot(child);
     if (!first_pass) ++stats_.replays;
     FrameHeader header = header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
     header.flags = op.flags;
@@ -223,7 +224,7 @@ void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outb
   state.aborted.erase(state.aborted.begin(), state.aborted.lower_bound(watermark));
 }
 
-void Engine::repair_ops(TimeNs now, TopologyState& state, const Tree& before, Outbox& out) {
+void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
   std::vector<std::uint64_t> ids;
   for (const auto& [id, op] : state.ops) ids.push_back(id);
   for (std::uint64_t id : ids) {
@@ -234,13 +235,13 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, const Tree& before, Ou
       op.parked_until = 0;
     }
     if (op.parked_until != 0 || op.holding) continue;
-    // A child that died, or moved to another slot, no longer vouches for the
-    // subtree it acked: forget it, so the current occupant is (re)sent to.
-    auto stale = [&](Vpid child) {
-      return !state.tree.contains(child) || before.slot(child) != state.tree.slot(child);
-    };
-    std::erase_if(op.sent_to, stale);
-    std::erase_if(op.acked, stale);
+    // A child that died, or moved to another slot since we sent to it, no
+    // longer vouches for the subtree it acked: forget it, so the current
+    // occupant is (re)sent to.
+    std::erase_if(op.sent_to, [&](const auto& entry) {
+      return state.tree.slot(entry.first) != entry.second;
+    });
+    std::erase_if(op.acked, [&](Vpid child) { return op.sent_to.count(child) == 0; });
     advance(now, state, id, op, out);
   }
 }

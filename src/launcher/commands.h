@@ -11,5 +11,6 @@ void add_model_command(CLI::App& app, CliContext& context);
 void add_topo_command(CLI::App& app, CliContext& context);
 void add_sim_command(CLI::App& app, CliContext& context);
 void add_dvm_commands(CLI::App& app, CliContext& context);
+void add_run_command(CLI::App& app, CliContext& context);
 
 }  // namespace grove

@@ -52,10 +52,6 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
 }
 
 int start_dvm(CliContext& context, const StartOptions& options) {
-  if (options.local == 1) {
-    print_cli_error("--local 1: a DVM needs at least 2 daemons (the controller and one more)");
-    return 1;
-  }
   if (!options.daemonize) return run_controller(context, options, -1);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {

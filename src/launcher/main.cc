@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   grove::add_topo_command(app, context);
   grove::add_sim_command(app, context);
   grove::add_dvm_commands(app, context);
+  grove::add_run_command(app, context);
   app.footer("Run 'grove <command> --help' for a command's options. Parameters: 'grove info'.");
 
   try {

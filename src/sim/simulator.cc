@@ -109,7 +109,10 @@ Simulation::Simulation(const SimOptions& options)
   config.low_radix_release = options.low_radix_release;
   config.compress_threshold = options.compress_threshold;
   config.release_delay_ns = options.release_delay_ns;
-  config.release_delay_target = options.release_delay_target;
+  // -2 means "only the first victim", set once the faults are planned; until
+  // then (and with no faults at all) nobody delays.
+  config.release_delay_target =
+      options.release_delay_target == -2 ? std::int64_t{1} << 40 : options.release_delay_target;
   config.timing = true;
   config.tree_cache = std::make_shared<TreeCache>();
   for (Vpid i = 0; i < options.daemons; ++i) {

@@ -1,0 +1,322 @@
+#include "daemon/job_host.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace grove {
+
+struct JobHost::Rank {
+  JobHost* host = nullptr;
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;
+  pid_t pid = -1;
+  Fd pipes[2];  // stdout, stderr (read ends)
+  EventPtr events[2];
+  std::string partial[2];
+  bool closed[2] = {false, false};
+  bool exited = false;
+  bool reported = false;
+  int wait_status = 0;
+  std::string start_error;
+  struct Callback {
+    Rank* rank;
+    int which;
+  } callbacks[2];
+};
+
+namespace {
+
+std::string signal_name(int signal) {
+  const char* name = strsignal(signal);
+  return name != nullptr ? name : "signal " + std::to_string(signal);
+}
+
+}  // namespace
+
+JobHost::JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir,
+                 JobHostHooks hooks)
+    : base_(base), self_(self), log_(log), session_dir_(std::move(session_dir)),
+      hooks_(std::move(hooks)) {}
+
+JobHost::~JobHost() {
+  for (auto& [key, rank] : ranks_) {
+    if (rank->pid > 0 && !rank->exited) {
+      kill(-rank->pid, SIGKILL);
+      waitpid(rank->pid, nullptr, 0);
+    }
+  }
+}
+
+std::string JobHost::job_directory(std::uint32_t job) const {
+  return session_dir_ + "/job-" + std::to_string(job);
+}
+
+std::size_t JobHost::running() const {
+  std::size_t count = 0;
+  for (const auto& [key, rank] : ranks_) count += rank->reported ? 0 : 1;
+  return count;
+}
+
+bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload) {
+  if (tag == job_tags::launch) {
+    auto spec = decode_job_spec(payload);
+    if (!spec) {
+      log_.error("%s", spec.error().message.c_str());
+      return true;
+    }
+    launch(*spec);
+    return true;
+  }
+  if (tag == job_tags::kill || tag == job_tags::cleanup) {
+    ByteReader reader(payload);
+    auto job = reader.u32();
+    if (!job || !reader.done()) return true;
+    if (tag == job_tags::kill) {
+      kill_job(*job);
+    } else {
+      forget(*job);
+    }
+    return true;
+  }
+  return false;
+}
+
+void JobHost::launch(const JobSpec& spec) {
+  if (!session_dir_.empty()) mkdir(job_directory(spec.job).c_str(), 0700);
+  for (const RankPlacement& placement : spec.ranks) {
+    if (placement.daemon == self_) start_rank(spec, placement);
+  }
+}
+
+void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
+  auto rank = std::make_unique<Rank>();
+  rank->host = this;
+  rank->job = spec.job;
+  rank->rank = placement.rank;
+  Rank& r = *rank;
+  ranks_[{spec.job, placement.rank}] = std::move(rank);
+
+  auto fail = [&](const std::string& why) {
+    r.exited = true;
+    r.closed[0] = r.closed[1] = true;
+    r.start_error = why;
+    maybe_report(r);
+  };
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) env.emplace_back(*entry);
+  auto add_env = [&env](const std::string& entry) {
+    std::string name = entry.substr(0, entry.find('='));
+    std::erase_if(env, [&](const std::string& existing) {
+      return existing.compare(0, name.size() + 1, name + "=") == 0;
+    });
+    env.push_back(entry);
+  };
+  for (const auto& entry : spec.env) add_env(entry);
+  if (hooks_.rank_env) {
+    auto extra = hooks_.rank_env(spec, placement.rank);
+    if (!extra) {
+      fail(extra.error().message);
+      return;
+    }
+    for (const auto& entry : *extra) add_env(entry);
+  }
+  int out_pipe[2], err_pipe[2], exec_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    fail(std::string("cannot create pipes: ") + std::strerror(errno));
+    return;
+  }
+  std::vector<std::string> args = spec.argv;
+  std::vector<char*> argv, envp;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  for (auto& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  const std::string cwd = spec.cwd;
+  pid_t pid = fork();
+  if (pid < 0) {
+    fail(std::string("fork failed: ") + std::strerror(errno));
+    return;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    int null = open("/dev/null", O_RDONLY);
+    dup2(null, STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    int code = 0;
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
+      code = errno;
+    } else {
+      execvpe(argv[0], argv.data(), envp.data());
+      code = errno;
+    }
+    ssize_t ignored = write(exec_pipe[1], &code, sizeof code);
+    (void)ignored;
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  close(exec_pipe[1]);
+  // The exec pipe closes without data when exec succeeded.
+  int code = 0;
+  ssize_t got;
+  do {
+    got = read(exec_pipe[0], &code, sizeof code);
+  } while (got < 0 && errno == EINTR);
+  close(exec_pipe[0]);
+  r.pid = pid;
+  r.pipes[0] = Fd(out_pipe[0]);
+  r.pipes[1] = Fd(err_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof code)) {
+    r.start_error = (cwd.empty() || code == ENOENT || code == EACCES)
+                        ? "cannot execute '" + spec.argv[0] + "': " + std::strerror(code)
+                        : "cannot start in '" + cwd + "': " + std::strerror(code);
+  }
+  for (int which = 0; which < 2; ++which) {
+    evutil_make_socket_nonblocking(r.pipes[which].get());
+    r.callbacks[which] = {&r, which};
+    r.events[which].reset(event_new(base_, r.pipes[which].get(), EV_READ | EV_PERSIST,
+                                    &JobHost::on_pipe, &r.callbacks[which]));
+    event_add(r.events[which].get(), nullptr);
+  }
+  log_.verbose("daemon", 2, "job %u rank %u started as pid %d", spec.job, placement.rank, pid);
+}
+
+void JobHost::on_pipe(evutil_socket_t, short, void* arg) {
+  auto* callback = static_cast<Rank::Callback*>(arg);
+  callback->rank->host->on_readable(*callback->rank, callback->which);
+}
+
+void JobHost::on_readable(Rank& rank, int which) {
+  char buffer[65536];
+  ssize_t got = read(rank.pipes[which].get(), buffer, sizeof buffer);
+  if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  const auto stream = which == 0 ? OutputStream::out : OutputStream::err;
+  if (got <= 0) {
+    if (!rank.partial[which].empty()) {
+      hooks_.on_output(JobOutput{rank.job, rank.rank, stream, rank.partial[which] + "\n"});
+      rank.partial[which].clear();
+    }
+    rank.events[which].reset();
+    rank.pipes[which].reset();
+    rank.closed[which] = true;
+    maybe_report(rank);
+    return;
+  }
+  std::string& text = rank.partial[which];
+  text.append(buffer, static_cast<std::size_t>(got));
+  std::size_t end = text.rfind('\n');
+  if (end == std::string::npos) {
+    if (text.size() < (1u << 20)) return;
+    end = text.size() - 1;  // a megabyte without a newline: pass it on anyway
+  }
+  hooks_.on_output(JobOutput{rank.job, rank.rank, stream, text.substr(0, end + 1)});
+  text.erase(0, end + 1);
+}
+
+void JobHost::maybe_report(Rank& rank) {
+  // The exit goes out after the last output, so the controller sees them in order.
+  if (rank.reported || !rank.exited || !rank.closed[0] || !rank.closed[1]) return;
+  rank.reported = true;
+  RankExit exit{rank.job, rank.rank, ExitKind::exited, 0, ""};
+  if (!rank.start_error.empty()) {
+    exit.kind = ExitKind::failed_start;
+    exit.status = 127;
+    exit.message = rank.start_error;
+  } else if (WIFSIGNALED(rank.wait_status)) {
+    exit.kind = ExitKind::signaled;
+    exit.status = WTERMSIG(rank.wait_status);
+    exit.message = signal_name(exit.status);
+  } else {
+    exit.status = WEXITSTATUS(rank.wait_status);
+  }
+  hooks_.on_exit(exit);
+}
+
+void JobHost::reap() {
+  // Reporting can run arbitrary code (the controller's JobManager) that may
+  // come back here, so collect first and report after.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> exited;
+  for (auto& [key, rank] : ranks_) {
+    if (rank->pid <= 0 || rank->exited) continue;
+    int status = 0;
+    if (waitpid(rank->pid, &status, WNOHANG) == rank->pid) {
+      rank->exited = true;
+      rank->wait_status = status;
+      exited.push_back(key);
+    }
+  }
+  for (const auto& key : exited) {
+    auto found = ranks_.find(key);
+    if (found != ranks_.end()) maybe_report(*found->second);
+  }
+}
+
+void JobHost::kill_job(std::uint32_t job, int grace_ms) {
+  bool any = false;
+  for (auto& [key, rank] : ranks_) {
+    if (key.first != job || rank->pid <= 0 || rank->exited) continue;
+    kill(-rank->pid, SIGTERM);
+    any = true;
+  }
+  if (!any) return;
+  auto timer = std::make_unique<KillTimer>();
+  timer->host = this;
+  timer->job = job;
+  timer->event.reset(event_new(base_, -1, 0, &JobHost::on_kill_timer, timer.get()));
+  timeval delay{grace_ms / 1000, (grace_ms % 1000) * 1000};
+  event_add(timer->event.get(), &delay);
+  kill_timers_[job] = std::move(timer);
+}
+
+void JobHost::on_kill_timer(evutil_socket_t, short, void* arg) {
+  auto* timer = static_cast<KillTimer*>(arg);
+  JobHost* host = timer->host;
+  const std::uint32_t job = timer->job;
+  for (auto& [key, rank] : host->ranks_) {
+    if (key.first == job && rank->pid > 0 && !rank->exited) kill(-rank->pid, SIGKILL);
+  }
+  host->kill_timers_.erase(job);  // frees `timer`
+}
+
+void JobHost::forget(std::uint32_t job) {
+  // Deferred to the loop: this may be reached from inside a rank's own callback.
+  struct Forget {
+    JobHost* host;
+    std::weak_ptr<bool> alive;
+    std::uint32_t job;
+  };
+  event_base_once(
+      base_, -1, EV_TIMEOUT,
+      [](evutil_socket_t, short, void* arg) {
+        std::unique_ptr<Forget> forget(static_cast<Forget*>(arg));
+        if (!forget->alive.expired()) forget->host->erase_job(forget->job);
+      },
+      new Forget{this, alive_, job}, nullptr);
+}
+
+void JobHost::erase_job(std::uint32_t job) {
+  for (auto it = ranks_.begin(); it != ranks_.end();) {
+    if (it->first.first == job && it->second->reported) {
+      it = ranks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace grove

@@ -1,0 +1,72 @@
+// The daemon side of a job: fork and exec this daemon's ranks, forward their
+// output line by line and their exits to the controller, kill them on
+// request. Runs on the daemon's event loop; ranks are this daemon's children.
+#pragma once
+
+#include <event2/event.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/job_messages.h"
+#include "grpcomm/effects.h"
+#include "rml/transport/libevent_handles.h"
+#include "util/log.h"
+
+namespace grove {
+
+struct JobHostHooks {
+  // Extra environment for one rank (the PMIx server's, Open MPI's); an Error
+  // fails that rank's start.
+  std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
+  std::function<void(const JobOutput&)> on_output;
+  std::function<void(const RankExit&)> on_exit;
+};
+
+class JobHost {
+ public:
+  JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir, JobHostHooks hooks);
+  ~JobHost();
+
+  // Handles the job broadcasts (launch, kill, cleanup); false for other tags.
+  bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
+  // Starts the ranks of `spec` placed on this daemon.
+  void launch(const JobSpec& spec);
+  // SIGTERM to every rank of the job, SIGKILL after `grace_ms`.
+  void kill_job(std::uint32_t job, int grace_ms = 2000);
+  // Forgets a finished job (its ranks have all exited).
+  void forget(std::uint32_t job);
+  // Reaps exited ranks; the daemon calls this on SIGCHLD.
+  void reap();
+  std::size_t running() const;
+  // The job's directory under this daemon's session directory.
+  std::string job_directory(std::uint32_t job) const;
+
+ private:
+  struct Rank;
+  void start_rank(const JobSpec& spec, const RankPlacement& placement);
+  void on_readable(Rank& rank, int which);
+  void maybe_report(Rank& rank);
+  void erase_job(std::uint32_t job);
+  static void on_pipe(evutil_socket_t fd, short, void* arg);
+  static void on_kill_timer(evutil_socket_t, short, void* arg);
+
+  event_base* base_;
+  Vpid self_;
+  const Log& log_;
+  std::string session_dir_;
+  JobHostHooks hooks_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<Rank>> ranks_;
+  struct KillTimer {
+    JobHost* host = nullptr;
+    std::uint32_t job = 0;
+    EventPtr event;
+  };
+  std::map<std::uint32_t, std::unique_ptr<KillTimer>> kill_timers_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
+};
+
+}  // namespace grove

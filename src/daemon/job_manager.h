@@ -1,0 +1,70 @@
+// The controller's side of jobs: map ranks onto daemons, broadcast the
+// launch, gather output and exits, decide the job's status, end the job on
+// the first failure, an abort, a timeout or a lost daemon, and clean up.
+#pragma once
+
+#include <event2/event.h>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/job_messages.h"
+#include "rml/transport/libevent_handles.h"
+#include "util/log.h"
+
+namespace grove {
+
+struct RunRequest {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::string cwd;
+  std::uint32_t np = 1;
+  MapPolicy policy = MapPolicy::slot;
+  std::uint32_t timeout_s = 0;  // 0: none
+};
+
+// Job events for the CLI: partial ones while it runs, then the final one.
+using JobEventFn = std::function<void(const nlohmann::json& event, bool final)>;
+
+struct JobManagerHooks {
+  std::function<std::vector<MapDaemon>()> living_daemons;  // ascending vpid
+  std::function<std::string(Vpid)> hostname;
+  std::function<void(std::uint16_t tag, const Bytes& payload)> broadcast;
+};
+
+class JobManager {
+ public:
+  JobManager(event_base* base, const Log& log, std::string nspace_prefix, JobManagerHooks hooks);
+  ~JobManager();
+
+  void submit(const RunRequest& request, JobEventFn events);
+  void on_output(const JobOutput& output);
+  void on_exit(const RankExit& exit);
+  void on_abort(const JobAbort& abort);
+  void on_daemon_lost(Vpid vpid);
+  bool kill(std::uint32_t job, const std::string& reason);
+  std::size_t active() const { return jobs_.size(); }
+  // Ends every job (the DVM is stopping).
+  void end_all(const std::string& reason);
+
+ private:
+  struct Job;
+  void fail(Job& job, int status, const std::string& message);
+  void maybe_finish(std::uint32_t id);
+  static void on_timeout(evutil_socket_t, short, void* arg);
+
+  event_base* base_;
+  const Log& log_;
+  std::string nspace_prefix_;
+  JobManagerHooks hooks_;
+  std::uint32_t next_job_ = 1;
+  std::map<std::uint32_t, std::unique_ptr<Job>> jobs_;
+};
+
+}  // namespace grove

@@ -1,0 +1,45 @@
+// Where a job's ranks run: a pure function of the daemons (their slots, from
+// hwloc core counts) and the mapping policy, so it can be tested alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rml/membership.h"
+#include "util/result.h"
+
+namespace grove {
+
+enum class MapPolicy : std::uint8_t {
+  slot,  // fill each daemon's slots in vpid order, then the next daemon
+  node,  // one rank per daemon in turn
+};
+
+struct MapDaemon {
+  Vpid vpid = 0;
+  std::uint32_t slots = 1;
+  std::string hostname;
+};
+
+struct RankPlacement {
+  std::uint32_t rank = 0;
+  Vpid daemon = 0;
+  std::uint16_t local_rank = 0;  // among the job's ranks on that daemon
+  std::uint16_t node_rank = 0;   // the same: one daemon per node
+  std::uint32_t node_id = 0;     // index of the daemon among the job's daemons
+};
+
+struct JobMap {
+  std::vector<RankPlacement> ranks;  // in rank order
+  std::vector<Vpid> daemons;         // daemons hosting at least one rank, ascending
+  bool oversubscribed = false;       // more ranks than slots
+};
+
+Result<MapPolicy> parse_map_policy(const std::string& text);
+// Maps `np` ranks onto living daemons. With more ranks than slots the
+// mapping wraps around (oversubscribing) and says so.
+Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons,
+                         MapPolicy policy);
+
+}  // namespace grove

@@ -1,0 +1,77 @@
+// Messages about jobs. The launch, kill and cleanup travel as engine
+// broadcasts on the routing tree (the launch on its own tag, so it can be
+// treated apart from releases); output, exits and aborts are control frames
+// from the hosting daemon to the controller.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "daemon/control_messages.h"
+#include "daemon/job_map.h"
+#include "util/bytes.h"
+#include "util/result.h"
+
+namespace grove {
+
+namespace job_tags {
+inline constexpr std::uint16_t launch = tags::launch;                 // broadcast
+inline constexpr std::uint16_t kill = tags::first_daemon_tag + 16;     // broadcast
+inline constexpr std::uint16_t cleanup = tags::first_daemon_tag + 17;  // broadcast
+inline constexpr std::uint16_t output = tags::first_daemon_tag + 18;   // control
+inline constexpr std::uint16_t exited = tags::first_daemon_tag + 19;   // control
+inline constexpr std::uint16_t aborted = tags::first_daemon_tag + 20;  // control
+}  // namespace job_tags
+
+struct JobSpec {
+  std::uint32_t job = 0;
+  std::string nspace;
+  std::vector<std::string> argv;  // program and arguments
+  std::vector<std::string> env;   // NAME=value added for every rank
+  std::string cwd;
+  std::vector<RankPlacement> ranks;
+  std::vector<std::string> hostnames;  // by node id
+};
+
+enum class OutputStream : std::uint8_t { out = 1, err = 2 };
+
+struct JobOutput {
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;
+  OutputStream stream = OutputStream::out;
+  std::string text;  // one or more whole lines
+};
+
+enum class ExitKind : std::uint8_t {
+  exited = 1,        // status is the exit code
+  signaled = 2,      // status is the signal
+  failed_start = 3,  // message says why (exec failed, no such program)
+};
+
+struct RankExit {
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;
+  ExitKind kind = ExitKind::exited;
+  std::int32_t status = 0;
+  std::string message;
+};
+
+struct JobAbort {
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;
+  std::int32_t status = 0;
+  std::string message;
+};
+
+Bytes encode(const JobSpec& spec);
+Bytes encode(const JobOutput& output);
+Bytes encode(const RankExit& exit);
+Bytes encode(const JobAbort& abort);
+
+Result<JobSpec> decode_job_spec(std::span<const std::byte> payload);
+Result<JobOutput> decode_job_output(std::span<const std::byte> payload);
+Result<RankExit> decode_rank_exit(std::span<const std::byte> payload);
+Result<JobAbort> decode_job_abort(std::span<const std::byte> payload);
+
+}  // namespace grove

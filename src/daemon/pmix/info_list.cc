@@ -1,0 +1,71 @@
+#include "daemon/pmix/info_list.h"
+
+#include <utility>
+
+namespace grove::pmix_internal {
+
+InfoArray::InfoArray(InfoArray&& other) noexcept
+    : array_(std::exchange(other.array_, pmix_data_array_t{PMIX_INFO, 0, nullptr})) {}
+
+InfoArray& InfoArray::operator=(InfoArray&& other) noexcept {
+  if (this != &other) {
+    reset();
+    array_ = std::exchange(other.array_, pmix_data_array_t{PMIX_INFO, 0, nullptr});
+  }
+  return *this;
+}
+
+InfoArray::~InfoArray() { reset(); }
+
+void InfoArray::reset() {
+  if (array_.array != nullptr) PMIx_Data_array_destruct(&array_);
+  array_ = pmix_data_array_t{PMIX_INFO, 0, nullptr};
+}
+
+InfoList::InfoList() : list_(PMIx_Info_list_start()) {
+  if (list_ == nullptr) first_error_ = "PMIx_Info_list_start failed";
+}
+
+InfoList::~InfoList() {
+  if (list_ != nullptr) PMIx_Info_list_release(list_);
+}
+
+void InfoList::add(const char* key, const void* value, pmix_data_type_t type) {
+  if (!first_error_.empty()) return;
+  pmix_status_t status = PMIx_Info_list_add(list_, key, value, type);
+  if (status == PMIX_SUCCESS) return;
+  first_error_ = std::string("cannot add ") + key + " to an info list: " + PMIx_Error_string(status);
+}
+
+void InfoList::add_string(const char* key, const std::string& value) {
+  add(key, value.c_str(), PMIX_STRING);
+}
+
+void InfoList::add_regex(const char* key, const char* regex) { add(key, regex, PMIX_REGEX); }
+
+void InfoList::add_u32(const char* key, std::uint32_t value) { add(key, &value, PMIX_UINT32); }
+
+void InfoList::add_u16(const char* key, std::uint16_t value) { add(key, &value, PMIX_UINT16); }
+
+void InfoList::add_rank(const char* key, std::uint32_t rank) {
+  pmix_rank_t value = rank;
+  add(key, &value, PMIX_PROC_RANK);
+}
+
+void InfoList::add_bool(const char* key, bool value) { add(key, &value, PMIX_BOOL); }
+
+void InfoList::add_array(const char* key, InfoArray& nested) {
+  add(key, nested.raw(), PMIX_DATA_ARRAY);
+}
+
+Result<InfoArray> InfoList::take_array() {
+  if (!first_error_.empty()) return Error{first_error_};
+  InfoArray array;
+  pmix_status_t status = PMIx_Info_list_convert(list_, array.raw());
+  if (status != PMIX_SUCCESS && status != PMIX_ERR_EMPTY) {
+    return Error{std::string("PMIx_Info_list_convert: ") + PMIx_Error_string(status)};
+  }
+  return array;
+}
+
+}  // namespace grove::pmix_internal

@@ -1,0 +1,208 @@
+#include "daemon/pmix/job_info.h"
+
+#include <pmix_server.h>
+
+#include <cstdlib>
+#include <memory>
+#include <set>
+
+namespace grove::pmix_internal {
+namespace {
+
+struct FreeDeleter {
+  void operator()(char* text) const { std::free(text); }
+};
+using MallocText = std::unique_ptr<char, FreeDeleter>;
+
+// The nodes that host ranks, in node id order, each with its ranks in order.
+struct NodeRanks {
+  std::uint32_t node_id = 0;
+  std::vector<std::uint32_t> ranks;
+};
+
+std::vector<NodeRanks> ranks_by_node(const PmixJob& job) {
+  std::vector<std::vector<std::uint32_t>> per_node(job.node_hostnames.size());
+  for (const PmixProcPlacement& proc : job.procs)
+    per_node[proc.node_id].push_back(proc.rank);
+  std::vector<NodeRanks> nodes;
+  for (std::uint32_t node = 0; node < per_node.size(); ++node) {
+    if (!per_node[node].empty()) nodes.push_back(NodeRanks{node, std::move(per_node[node])});
+  }
+  return nodes;
+}
+
+Status check_node_names(const PmixJob& job) {
+  if (job.node_hostnames.empty()) return Error{"job " + job.nspace + " has no nodes"};
+  std::set<std::string> seen;
+  for (const std::string& name : job.node_hostnames) {
+    if (name.empty() || name.find_first_of(",; ") != std::string::npos) {
+      return Error{"job " + job.nspace + ": node name '" + name +
+                   "' is empty or contains ',', ';' or a space"};
+    }
+    if (!seen.insert(name).second) {
+      return Error{"job " + job.nspace + ": node name '" + name +
+                   "' appears twice; daemons sharing a host need distinct node names"};
+    }
+  }
+  if (job.this_node_id >= job.node_hostnames.size()) {
+    return Error{"job " + job.nspace + ": this_node_id " + std::to_string(job.this_node_id) +
+                 " is not a node of the job"};
+  }
+  return ok_status();
+}
+
+Status check_sizes(const PmixJob& job) {
+  if (job.nspace.empty() || job.nspace.size() > PMIX_MAX_NSLEN) {
+    return Error{"nspace '" + job.nspace + "' must have 1 to " + std::to_string(PMIX_MAX_NSLEN) +
+                 " characters"};
+  }
+  if (job.size == 0 || job.procs.size() != job.size) {
+    return Error{"job " + job.nspace + ": size " + std::to_string(job.size) + " but " +
+                 std::to_string(job.procs.size()) + " placements"};
+  }
+  if (job.universe_size != 0 && job.universe_size < job.size) {
+    return Error{"job " + job.nspace + ": universe size " + std::to_string(job.universe_size) +
+                 " is smaller than the job"};
+  }
+  return ok_status();
+}
+
+std::string join(const std::vector<std::string>& parts, char separator) {
+  std::string joined;
+  for (const std::string& part : parts) {
+    if (!joined.empty()) joined += separator;
+    joined += part;
+  }
+  return joined;
+}
+
+// PMIx_generate_regex / PMIx_generate_ppn output, loaded as PMIX_REGEX.
+Status add_maps(const PmixJob& job, const std::vector<NodeRanks>& nodes, InfoList& list) {
+  std::vector<std::string> names;
+  std::vector<std::string> rank_lists;
+  for (const NodeRanks& node : nodes) {
+    names.push_back(job.node_hostnames[node.node_id]);
+    rank_lists.push_back(join_ranks(node.ranks));
+  }
+  char* raw = nullptr;
+  pmix_status_t status = PMIx_generate_regex(join(names, ',').c_str(), &raw);
+  MallocText node_map(raw);
+  if (status != PMIX_SUCCESS) {
+    return Error{std::string("PMIx_generate_regex: ") + PMIx_Error_string(status)};
+  }
+  raw = nullptr;
+  status = PMIx_generate_ppn(join(rank_lists, ';').c_str(), &raw);
+  MallocText proc_map(raw);
+  if (status != PMIX_SUCCESS) {
+    return Error{std::string("PMIx_generate_ppn: ") + PMIx_Error_string(status)};
+  }
+  list.add_regex(PMIX_NODE_MAP, node_map.get());
+  list.add_regex(PMIX_PROC_MAP, proc_map.get());
+  return ok_status();
+}
+
+Status add_node_arrays(const PmixJob& job, const std::vector<NodeRanks>& nodes, InfoList& list) {
+  for (const NodeRanks& node : nodes) {
+    InfoList entry;
+    entry.add_u32(PMIX_NODEID, node.node_id);
+    entry.add_string(PMIX_HOSTNAME, job.node_hostnames[node.node_id]);
+    entry.add_string(PMIX_LOCAL_PEERS, join_ranks(node.ranks));
+    entry.add_u32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(node.ranks.size()));
+    entry.add_rank(PMIX_LOCALLDR, node.ranks.front());
+    Result<InfoArray> array = entry.take_array();
+    if (!array) return array.error();
+    list.add_array(PMIX_NODE_INFO_ARRAY, *array);
+  }
+  return ok_status();
+}
+
+Status add_proc_arrays(const PmixJob& job, InfoList& list) {
+  for (const PmixProcPlacement& proc : job.procs) {
+    InfoList entry;
+    entry.add_rank(PMIX_RANK, proc.rank);  // must come first
+    entry.add_rank(PMIX_GLOBAL_RANK, proc.rank);
+    entry.add_rank(PMIX_APP_RANK, proc.rank);
+    entry.add_u32(PMIX_APPNUM, 0);
+    entry.add_u16(PMIX_LOCAL_RANK, proc.local_rank);
+    entry.add_u16(PMIX_NODE_RANK, proc.node_rank);
+    entry.add_u32(PMIX_NODEID, proc.node_id);
+    entry.add_string(PMIX_HOSTNAME, job.node_hostnames[proc.node_id]);
+    Result<InfoArray> array = entry.take_array();
+    if (!array) return array.error();
+    list.add_array(PMIX_PROC_INFO_ARRAY, *array);
+  }
+  return ok_status();
+}
+
+Status add_app_array(const PmixJob& job, InfoList& list) {
+  InfoList app;
+  app.add_u32(PMIX_APPNUM, 0);
+  app.add_u32(PMIX_APP_SIZE, job.size);
+  app.add_rank(PMIX_APPLDR, 0);
+  Result<InfoArray> array = app.take_array();
+  if (!array) return array.error();
+  list.add_array(PMIX_APP_INFO_ARRAY, *array);
+  return ok_status();
+}
+
+}  // namespace
+
+std::string join_ranks(const std::vector<std::uint32_t>& ranks) {
+  std::string joined;
+  for (std::uint32_t rank : ranks) {
+    if (!joined.empty()) joined += ',';
+    joined += std::to_string(rank);
+  }
+  return joined;
+}
+
+Result<std::vector<std::uint32_t>> validate_job(const PmixJob& job, std::uint32_t daemon_vpid) {
+  if (Status sizes = check_sizes(job); !sizes) return sizes.error();
+  if (Status names = check_node_names(job); !names) return names.error();
+  std::vector<std::uint32_t> local_ranks;
+  std::set<std::uint16_t> local_indexes;
+  for (std::uint32_t index = 0; index < job.procs.size(); ++index) {
+    const PmixProcPlacement& proc = job.procs[index];
+    std::string which = "job " + job.nspace + " rank " + std::to_string(index);
+    if (proc.rank != index) return Error{which + ": placements must be in rank order"};
+    if (proc.node_id >= job.node_hostnames.size()) {
+      return Error{which + ": node id " + std::to_string(proc.node_id) + " out of range"};
+    }
+    if (proc.daemon_vpid != daemon_vpid) continue;
+    if (proc.node_id != job.this_node_id) {
+      return Error{which + ": hosted by this daemon but placed on node " +
+                   std::to_string(proc.node_id)};
+    }
+    if (!local_indexes.insert(proc.local_rank).second) {
+      return Error{which + ": local rank " + std::to_string(proc.local_rank) + " used twice"};
+    }
+    local_ranks.push_back(proc.rank);
+  }
+  return local_ranks;
+}
+
+Result<InfoArray> build_job_info(const PmixJob& job,
+                                 const std::vector<std::uint32_t>& local_ranks) {
+  std::vector<NodeRanks> nodes = ranks_by_node(job);
+  InfoList list;
+  list.add_string(PMIX_JOBID, job.nspace);
+  list.add_u32(PMIX_JOB_SIZE, job.size);
+  list.add_u32(PMIX_UNIV_SIZE, job.universe_size == 0 ? job.size : job.universe_size);
+  list.add_u32(PMIX_MAX_PROCS, job.universe_size == 0 ? job.size : job.universe_size);
+  list.add_u32(PMIX_JOB_NUM_APPS, 1);
+  list.add_u32(PMIX_NUM_NODES, static_cast<std::uint32_t>(nodes.size()));
+  list.add_u32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local_ranks.size()));
+  if (!local_ranks.empty()) {
+    list.add_string(PMIX_LOCAL_PEERS, join_ranks(local_ranks));
+    list.add_rank(PMIX_LOCALLDR, local_ranks.front());
+  }
+  if (Status maps = add_maps(job, nodes, list); !maps) return maps.error();
+  if (Status app = add_app_array(job, list); !app) return app.error();
+  if (Status node_arrays = add_node_arrays(job, nodes, list); !node_arrays) {
+    return node_arrays.error();
+  }
+  if (Status proc_arrays = add_proc_arrays(job, list); !proc_arrays) return proc_arrays.error();
+  return list.take_array();
+}
+
+}  // namespace grove::pmix_internal

@@ -1,0 +1,402 @@
+#include "daemon/pmix/server.h"
+
+#include <pmix_server.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "daemon/pmix/info_list.h"
+#include "daemon/pmix/job_info.h"
+#include "daemon/pmix/upcall.h"
+
+namespace grove {
+
+static_assert(kPmixSuccess == PMIX_SUCCESS);
+static_assert(kPmixError == PMIX_ERROR);
+static_assert(kPmixErrorTimeout == PMIX_ERR_TIMEOUT);
+static_assert(kPmixErrorUnreachable == PMIX_ERR_UNREACH);
+static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
+static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
+
+namespace {
+
+using pmix_internal::AbortUpcall;
+using pmix_internal::DirectModexUpcall;
+using pmix_internal::FenceUpcall;
+using pmix_internal::FinalizedUpcall;
+using pmix_internal::InfoList;
+using pmix_internal::LocalModexReply;
+using pmix_internal::Upcall;
+using pmix_internal::UpcallMailbox;
+
+// How long a registration may take on PMIx's progress thread.
+constexpr std::chrono::seconds kRegistrationDeadline{30};
+
+// libpmix 4.2 cannot initialize its server again in a process that has
+// finalized it: the new listener thread selects on a stale descriptor and
+// glibc aborts the process. Like the mailbox pointer, this is process-wide.
+std::atomic<bool> server_finalized_once{false};
+
+std::string describe(const char* call, pmix_status_t status) {
+  return std::string(call) + ": " + PMIx_Error_string(status);
+}
+
+std::string proc_name(const std::string& nspace, std::uint32_t rank) {
+  return nspace + "." + std::to_string(rank);
+}
+
+pmix_proc_t make_proc(const std::string& nspace, std::uint32_t rank) {
+  pmix_proc_t proc;
+  PMIX_PROC_CONSTRUCT(&proc);
+  PMIX_LOAD_PROCID(&proc, nspace.c_str(), rank);
+  return proc;
+}
+
+// A PMIx call that finishes through a pmix_op_cbfunc_t on PMIx's thread. The
+// state is shared with the callback, so a callback arriving after the
+// deadline touches nothing freed.
+struct OpState {
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  pmix_status_t status = PMIX_SUCCESS;
+};
+
+void on_op_done(pmix_status_t status, void* cbdata) {
+  std::unique_ptr<std::shared_ptr<OpState>> holder(static_cast<std::shared_ptr<OpState>*>(cbdata));
+  OpState& state = **holder;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.done = true;
+    state.status = status;
+  }
+  state.finished.notify_all();
+}
+
+using OpStart = std::function<pmix_status_t(pmix_op_cbfunc_t, void*)>;
+
+Status run_blocking(const std::string& what, const OpStart& start) {
+  auto state = std::make_shared<OpState>();
+  auto* holder = new std::shared_ptr<OpState>(state);
+  pmix_status_t started = start(on_op_done, holder);
+  if (started != PMIX_SUCCESS) {
+    delete holder;  // PMIx will not call back
+    if (started == PMIX_OPERATION_SUCCEEDED) return ok_status();
+    return Error{what + ": " + PMIx_Error_string(started)};
+  }
+  std::unique_lock<std::mutex> lock(state->mutex);
+  if (!state->finished.wait_for(lock, kRegistrationDeadline, [&] { return state->done; })) {
+    return Error{what + ": no answer from PMIx within " +
+                 std::to_string(kRegistrationDeadline.count()) + " s"};
+  }
+  if (state->status != PMIX_SUCCESS) return Error{what + ": " + PMIx_Error_string(state->status)};
+  return ok_status();
+}
+
+Status ensure_directory(const std::string& path) {
+  if (path.empty()) return Error{"the PMIx server needs a tmpdir"};
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) return ok_status();
+    return Error{"PMIx tmpdir " + path + " exists and is not a directory"};
+  }
+  if (errno != ENOENT || ::mkdir(path.c_str(), 0700) != 0) {
+    return Error{"cannot create PMIx tmpdir " + path + ": " + std::strerror(errno)};
+  }
+  return ok_status();
+}
+
+void release_bytes(void* cbdata) { delete static_cast<std::vector<std::byte>*>(cbdata); }
+
+// Hands `bytes` to a pmix_modex_cbfunc_t; PMIx frees them via release_bytes.
+void answer_modex(pmix_modex_cbfunc_t cbfunc, void* cbdata, int status,
+                  std::vector<std::byte> bytes) {
+  if (cbfunc == nullptr) return;
+  auto* held = new std::vector<std::byte>(std::move(bytes));
+  char* data = held->empty() ? nullptr : reinterpret_cast<char*>(held->data());
+  cbfunc(status, data, held->size(), cbdata, release_bytes, held);
+}
+
+}  // namespace
+
+std::string pmix_status_text(int status) { return PMIx_Error_string(status); }
+
+class PmixServer::Impl {
+ public:
+  Impl(std::uint32_t daemon_vpid, PmixHooks hooks)
+      : daemon_vpid_(daemon_vpid), hooks_(std::move(hooks)) {}
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl();
+
+  Status start(event_base* loop, const PmixServerOptions& options);
+  Status register_job(const PmixJob& job);
+  Result<std::vector<std::string>> register_client(const std::string& nspace, std::uint32_t rank,
+                                                   uid_t uid, gid_t gid);
+  Status deregister_job(const std::string& nspace);
+  Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
+  void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
+                         std::function<void(int, std::vector<std::byte>)> done);
+  Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
+
+  std::uint32_t daemon_vpid() const { return daemon_vpid_; }
+  std::size_t pending_fence_count() const { return pending_fences_.size(); }
+  std::size_t pending_direct_modex_count() const { return pending_direct_modex_.size(); }
+
+ private:
+  struct PendingModex {
+    pmix_modex_cbfunc_t cbfunc = nullptr;
+    void* cbdata = nullptr;
+  };
+  using LocalModexDone = std::function<void(int, std::vector<std::byte>)>;
+
+  void handle(Upcall& upcall);
+  void handle_fence(FenceUpcall& upcall);
+  void handle_direct_modex(DirectModexUpcall& upcall);
+  void handle_abort(AbortUpcall& upcall);
+  void handle_finalized(FinalizedUpcall& upcall);
+  void handle_local_modex(LocalModexReply& reply);
+
+  std::uint32_t daemon_vpid_;
+  PmixHooks hooks_;
+  std::unique_ptr<UpcallMailbox> mailbox_;
+  bool mailbox_installed_ = false;
+  bool pmix_initialized_ = false;
+  std::uint64_t next_handle_ = 1;
+  std::map<std::uint64_t, PendingModex> pending_fences_;
+  std::map<std::uint64_t, PendingModex> pending_direct_modex_;
+  std::map<std::uint64_t, LocalModexDone> local_modex_requests_;
+};
+
+PmixServer::Impl::~Impl() {
+  // Finalize first: it joins PMIx's progress thread, so no upcall can run
+  // once the mailbox is uninstalled and freed. PMIx releases the requests
+  // behind the pending handles itself.
+  if (pmix_initialized_) {
+    PMIx_server_finalize();
+    server_finalized_once.store(true);
+  }
+  if (mailbox_installed_) pmix_internal::clear_mailbox();
+}
+
+Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& options) {
+  if (loop == nullptr) return Error{"the PMIx server needs an event base"};
+  if (server_finalized_once.load()) {
+    return Error{"libpmix cannot start a PMIx server again in a process that finalized one"};
+  }
+  if (Status dir = ensure_directory(options.tmpdir); !dir) return dir;
+  Result<std::unique_ptr<UpcallMailbox>> mailbox =
+      UpcallMailbox::create(loop, [this](Upcall& upcall) { handle(upcall); });
+  if (!mailbox) return Error{"PMIx server mailbox: " + mailbox.error().message};
+  mailbox_ = std::move(*mailbox);
+  if (!pmix_internal::install_mailbox(mailbox_.get())) {
+    return Error{"a PMIx server already runs in this process (libpmix allows one per process)"};
+  }
+  mailbox_installed_ = true;
+
+  InfoList settings;
+  settings.add_string(PMIX_SERVER_TMPDIR, options.tmpdir);
+  settings.add_string(PMIX_SYSTEM_TMPDIR, options.tmpdir);
+  settings.add_string(PMIX_SERVER_NSPACE, options.daemon_nspace);
+  settings.add_rank(PMIX_SERVER_RANK, options.daemon_vpid);
+  Result<pmix_internal::InfoArray> info = settings.take_array();
+  if (!info) return info.error();
+  pmix_server_module_t module = pmix_internal::make_server_module();
+  pmix_status_t status = PMIx_server_init(&module, info->data(), info->size());
+  if (status != PMIX_SUCCESS) return Error{describe("PMIx_server_init", status)};
+  pmix_initialized_ = true;
+  return ok_status();
+}
+
+Status PmixServer::Impl::register_job(const PmixJob& job) {
+  Result<std::vector<std::uint32_t>> local_ranks = pmix_internal::validate_job(job, daemon_vpid_);
+  if (!local_ranks) return local_ranks.error();
+  Result<pmix_internal::InfoArray> info = pmix_internal::build_job_info(job, *local_ranks);
+  if (!info) return Error{"job " + job.nspace + ": " + info.error().message};
+  pmix_nspace_t nspace;
+  PMIX_LOAD_NSPACE(nspace, job.nspace.c_str());
+  int local_count = static_cast<int>(local_ranks->size());
+  Status registered = run_blocking(
+      "PMIx_server_register_nspace " + job.nspace, [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+        return PMIx_server_register_nspace(nspace, local_count, info->data(), info->size(), cbfunc,
+                                           cbdata);
+      });
+  if (!registered) return registered;
+  return run_blocking("PMIx_server_setup_local_support " + job.nspace,
+                      [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+                        return PMIx_server_setup_local_support(nspace, nullptr, 0, cbfunc, cbdata);
+                      });
+}
+
+Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::string& nspace,
+                                                                   std::uint32_t rank, uid_t uid,
+                                                                   gid_t gid) {
+  pmix_proc_t proc = make_proc(nspace, rank);
+  Status registered = run_blocking("PMIx_server_register_client " + proc_name(nspace, rank),
+                                   [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+                                     return PMIx_server_register_client(&proc, uid, gid, nullptr,
+                                                                        cbfunc, cbdata);
+                                   });
+  if (!registered) return registered.error();
+  char** env = nullptr;
+  pmix_status_t status = PMIx_server_setup_fork(&proc, &env);
+  std::vector<std::string> entries;
+  for (char** entry = env; entry != nullptr && *entry != nullptr; ++entry)
+    entries.emplace_back(*entry);
+  pmix_argv_free(env);
+  if (status != PMIX_SUCCESS) {
+    return Error{describe("PMIx_server_setup_fork", status) + " for " + proc_name(nspace, rank)};
+  }
+  return entries;
+}
+
+Status PmixServer::Impl::deregister_job(const std::string& nspace) {
+  pmix_nspace_t name;
+  PMIX_LOAD_NSPACE(name, nspace.c_str());
+  return run_blocking("PMIx_server_deregister_nspace " + nspace,
+                      [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+                        PMIx_server_deregister_nspace(name, cbfunc, cbdata);
+                        return PMIX_SUCCESS;
+                      });
+}
+
+Status PmixServer::Impl::complete_fence(std::uint64_t handle, int status,
+                                        std::vector<std::byte> aggregate) {
+  auto pending = pending_fences_.find(handle);
+  if (pending == pending_fences_.end()) {
+    return Error{"complete_fence: no pending fence has handle " + std::to_string(handle)};
+  }
+  PendingModex request = pending->second;
+  pending_fences_.erase(pending);
+  answer_modex(request.cbfunc, request.cbdata, status, std::move(aggregate));
+  return ok_status();
+}
+
+void PmixServer::Impl::fetch_local_modex(const std::string& nspace, std::uint32_t rank,
+                                         LocalModexDone done) {
+  std::uint64_t request = next_handle_++;
+  local_modex_requests_.emplace(request, std::move(done));
+  pmix_proc_t proc = make_proc(nspace, rank);
+  pmix_status_t status =
+      PMIx_server_dmodex_request(&proc, pmix_internal::on_local_modex_reply,
+                                 reinterpret_cast<void*>(static_cast<std::uintptr_t>(request)));
+  if (status != PMIX_SUCCESS) mailbox_->post(LocalModexReply{request, status, {}});
+}
+
+Status PmixServer::Impl::complete_direct_modex(std::uint64_t handle, int status,
+                                               std::vector<std::byte> blob) {
+  auto pending = pending_direct_modex_.find(handle);
+  if (pending == pending_direct_modex_.end()) {
+    return Error{"complete_direct_modex: no pending request has handle " +
+                 std::to_string(handle)};
+  }
+  PendingModex request = pending->second;
+  pending_direct_modex_.erase(pending);
+  answer_modex(request.cbfunc, request.cbdata, status, std::move(blob));
+  return ok_status();
+}
+
+void PmixServer::Impl::handle(Upcall& upcall) {
+  struct Visitor {
+    Impl& impl;
+    void operator()(FenceUpcall& call) { impl.handle_fence(call); }
+    void operator()(DirectModexUpcall& call) { impl.handle_direct_modex(call); }
+    void operator()(AbortUpcall& call) { impl.handle_abort(call); }
+    void operator()(FinalizedUpcall& call) { impl.handle_finalized(call); }
+    void operator()(LocalModexReply& reply) { impl.handle_local_modex(reply); }
+  };
+  std::visit(Visitor{*this}, upcall);
+}
+
+void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
+  std::uint64_t handle = next_handle_++;
+  pending_fences_.emplace(handle, PendingModex{upcall.cbfunc, upcall.cbdata});
+  if (!hooks_.on_fence) {
+    (void)complete_fence(handle, kPmixErrorNotSupported, {});
+    return;
+  }
+  hooks_.on_fence(PmixFenceCall{handle, std::move(upcall.nspace), std::move(upcall.ranks),
+                                upcall.collect_data, std::move(upcall.data)});
+}
+
+void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {
+  std::uint64_t handle = next_handle_++;
+  pending_direct_modex_.emplace(handle, PendingModex{upcall.cbfunc, upcall.cbdata});
+  if (!hooks_.on_direct_modex) {
+    (void)complete_direct_modex(handle, kPmixErrorNotSupported, {});
+    return;
+  }
+  hooks_.on_direct_modex(handle, std::move(upcall.nspace), upcall.rank);
+}
+
+void PmixServer::Impl::handle_abort(AbortUpcall& upcall) {
+  if (hooks_.on_abort) {
+    hooks_.on_abort(upcall.nspace, upcall.rank, upcall.status, std::move(upcall.message));
+  }
+  if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_SUCCESS, upcall.cbdata);
+}
+
+void PmixServer::Impl::handle_finalized(FinalizedUpcall& upcall) {
+  if (hooks_.on_finalized) hooks_.on_finalized(upcall.nspace, upcall.rank);
+  if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_SUCCESS, upcall.cbdata);
+}
+
+void PmixServer::Impl::handle_local_modex(LocalModexReply& reply) {
+  auto request = local_modex_requests_.find(reply.request);
+  if (request == local_modex_requests_.end()) return;  // cannot happen: ids are ours
+  LocalModexDone done = std::move(request->second);
+  local_modex_requests_.erase(request);
+  done(reply.status, std::move(reply.blob));
+}
+
+Result<std::unique_ptr<PmixServer>> PmixServer::create(event_base* loop, PmixServerOptions options,
+                                                       PmixHooks hooks) {
+  auto impl = std::make_unique<Impl>(options.daemon_vpid, std::move(hooks));
+  if (Status started = impl->start(loop, options); !started) return started.error();
+  return std::unique_ptr<PmixServer>(new PmixServer(std::move(impl)));
+}
+
+PmixServer::PmixServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PmixServer::~PmixServer() = default;
+
+Status PmixServer::register_job(const PmixJob& job) { return impl_->register_job(job); }
+
+Result<std::vector<std::string>> PmixServer::register_client(const std::string& nspace,
+                                                             std::uint32_t rank, uid_t uid,
+                                                             gid_t gid) {
+  return impl_->register_client(nspace, rank, uid, gid);
+}
+
+Status PmixServer::deregister_job(const std::string& nspace) {
+  return impl_->deregister_job(nspace);
+}
+
+Status PmixServer::complete_fence(std::uint64_t handle, int status,
+                                  std::vector<std::byte> aggregate) {
+  return impl_->complete_fence(handle, status, std::move(aggregate));
+}
+
+void PmixServer::fetch_local_modex(const std::string& nspace, std::uint32_t rank,
+                                   std::function<void(int, std::vector<std::byte>)> done) {
+  impl_->fetch_local_modex(nspace, rank, std::move(done));
+}
+
+Status PmixServer::complete_direct_modex(std::uint64_t handle, int status,
+                                         std::vector<std::byte> blob) {
+  return impl_->complete_direct_modex(handle, status, std::move(blob));
+}
+
+std::uint32_t PmixServer::daemon_vpid() const { return impl_->daemon_vpid(); }
+std::size_t PmixServer::pending_fence_count() const { return impl_->pending_fence_count(); }
+std::size_t PmixServer::pending_direct_modex_count() const {
+  return impl_->pending_direct_modex_count();
+}
+
+}  // namespace grove

@@ -1,0 +1,164 @@
+// The PMIx server of one grove daemon: libpmix's server library behind a
+// small C++ surface the daemon drives from its libevent loop.
+//
+// Threading. libpmix runs its own progress thread and makes its upcalls
+// (fence_nb, direct_modex, abort, client_finalized, ...) there. Those upcalls
+// only copy their arguments and post them to a mailbox on the daemon's
+// event_base (a locked queue plus an eventfd); the PmixHooks below therefore
+// always run on the loop thread, inside event_base_loop. Every PmixServer
+// method must be called on the loop thread too. Completions going back into
+// PMIx (complete_fence, complete_direct_modex) are made from the loop thread;
+// PMIx moves them onto its own thread.
+//
+// One per process, once. libpmix's server is a process-wide singleton, so
+// create() fails while another PmixServer exists, and also after one has been
+// destroyed: libpmix 4.2 aborts the process if its server is initialized again
+// after PMIx_server_finalize. Two daemons on one host are two processes, each
+// with its own tmpdir (PMIx writes its rendezvous files there).
+//
+// Blocking. register_job, register_client and deregister_job wait for PMIx's
+// progress thread to finish the registration (a few milliseconds, bounded by
+// a deadline); nothing else blocks.
+//
+// Lifetime. Destroying the server finalizes PMIx: connected clients lose
+// their server, fences and direct-modex requests still pending are dropped
+// (their handles become unknown) and queued upcalls are discarded. Do not
+// destroy the server from inside one of its hooks or `done` callbacks.
+//
+// Status values. Every `int status` here is a pmix_status_t: 0 (kPmixSuccess)
+// or a negative PMIx error code such as the constants below, which the
+// daemon passes back to PMIx to fail a fence or a direct-modex request.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+struct event_base;
+
+namespace grove {
+
+inline constexpr int kPmixSuccess = 0;
+inline constexpr int kPmixError = -1;
+inline constexpr int kPmixErrorTimeout = -24;
+inline constexpr int kPmixErrorUnreachable = -25;
+inline constexpr int kPmixErrorNotFound = -46;
+inline constexpr int kPmixErrorNotSupported = -47;
+
+// "SUCCESS", "TIMEOUT", ...: PMIx's name for a status value.
+std::string pmix_status_text(int status);
+
+// Where one rank of a job runs.
+struct PmixProcPlacement {
+  std::uint32_t rank = 0;
+  std::uint32_t daemon_vpid = 0;  // the daemon (PMIx server) hosting the rank
+  std::uint16_t local_rank = 0;   // index among the job's ranks on its node
+  std::uint16_t node_rank = 0;    // index among all jobs' ranks on its node
+  std::uint32_t node_id = 0;      // index into PmixJob::node_hostnames
+};
+
+// A job as one daemon registers it. Every daemon hosting a rank registers the
+// whole job (every rank, every node); a daemon hosting none need not.
+struct PmixJob {
+  std::string nspace;  // e.g. "grove.1234.1", at most 255 characters
+  std::uint32_t size = 0;  // total ranks; procs.size() must equal it
+  std::uint32_t universe_size = 0;
+  std::vector<PmixProcPlacement> procs;     // every rank, in rank order
+  std::vector<std::string> node_hostnames;  // node id -> node name, all distinct
+  std::uint32_t this_node_id = 0;           // the node of this daemon
+};
+
+// A fence_nb upcall, copied: every local participant has entered the fence
+// and `data` is this server's contribution. Not every fence arrives here:
+// libpmix 4.2 completes a fence whose participants are all local to this
+// server by itself, without an upcall.
+struct PmixFenceCall {
+  std::uint64_t handle = 0;  // pass back to complete_fence
+  std::string nspace;
+  std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
+  bool collect_data = false;         // the clients asked for PMIX_COLLECT_DATA
+  std::vector<std::byte> data;       // this server's blob (may be empty)
+};
+
+// The daemon's side. All run on the loop thread. A hook left empty gets a
+// default: fences and direct-modex requests fail with kPmixErrorNotSupported,
+// aborts and finalizations are acknowledged and otherwise ignored.
+struct PmixHooks {
+  // Gather `data` from every server hosting a participant, then call
+  // complete_fence(handle, status, concatenation of all their blobs).
+  std::function<void(PmixFenceCall call)> on_fence;
+  // A local client called PMIx_Abort. The client is released after the hook
+  // returns; the daemon is expected to end the job.
+  std::function<void(std::string nspace, std::uint32_t rank, int status, std::string message)>
+      on_abort;
+  // A local client called PMIx_Finalize (it is released after the hook).
+  std::function<void(std::string nspace, std::uint32_t rank)> on_finalized;
+  // A local client wants a remote rank's data: fetch it with
+  // fetch_local_modex on the daemon hosting that rank, then call
+  // complete_direct_modex(handle, status, blob) here.
+  std::function<void(std::uint64_t handle, std::string nspace, std::uint32_t rank)>
+      on_direct_modex;
+};
+
+struct PmixServerOptions {
+  std::string tmpdir;  // this daemon's own directory; created (0700) if missing
+  std::uint32_t daemon_vpid = 0;                 // the server's rank ...
+  std::string daemon_nspace = "grove.daemons";  // ... in this nspace
+};
+
+class PmixServer {
+ public:
+  // PMIx_server_init with PMIX_SERVER_TMPDIR and PMIX_SYSTEM_TMPDIR set to
+  // options.tmpdir, and PMIX_SERVER_NSPACE / PMIX_SERVER_RANK set to the
+  // daemon's identity.
+  static Result<std::unique_ptr<PmixServer>> create(event_base* loop, PmixServerOptions options,
+                                                    PmixHooks hooks);
+  ~PmixServer();  // PMIx_server_finalize
+  PmixServer(const PmixServer&) = delete;
+  PmixServer& operator=(const PmixServer&) = delete;
+
+  // PMIx_server_register_nspace (node map, proc map, sizes, local peers,
+  // per-node and per-proc data) then PMIx_server_setup_local_support. The
+  // job's ranks whose daemon_vpid is this daemon's are its local clients.
+  Status register_job(const PmixJob& job);
+  // PMIx_server_register_client then PMIx_server_setup_fork: the "NAME=value"
+  // entries to add to the child's environment (PMIX_NAMESPACE, PMIX_RANK,
+  // PMIX_SERVER_URI*, ...). Call before forking that rank.
+  Result<std::vector<std::string>> register_client(const std::string& nspace, std::uint32_t rank,
+                                                   uid_t uid, gid_t gid);
+  // PMIx_server_deregister_nspace: forgets the job and its clients.
+  Status deregister_job(const std::string& nspace);
+
+  // Completes a fence announced by on_fence. `aggregate` is the concatenation
+  // of every participating server's blob (in any order) when status is
+  // kPmixSuccess. Errors: an unknown or already completed handle.
+  Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
+
+  // On the daemon hosting (nspace, rank): that rank's modex blob from the
+  // local PMIx server (PMIx_server_dmodex_request; PMIx waits until the rank
+  // has committed). `done` runs later on the loop thread, never inside this
+  // call, unless the server is destroyed first.
+  void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
+                         std::function<void(int status, std::vector<std::byte> blob)> done);
+  // Answers an on_direct_modex request with the blob fetch_local_modex gave
+  // on the hosting daemon. Errors: an unknown or already completed handle.
+  Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
+
+  std::uint32_t daemon_vpid() const;
+  std::size_t pending_fence_count() const;
+  std::size_t pending_direct_modex_count() const;
+
+ private:
+  class Impl;
+  explicit PmixServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grove

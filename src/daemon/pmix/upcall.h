@@ -1,0 +1,86 @@
+// Internal to grove_pmix. The upcalls libpmix makes on its own progress
+// thread, copied into plain values. The C entry points in upcalls.cc do
+// nothing but build one of these and post it to the daemon loop's mailbox;
+// PmixServer (server.cc) handles it there. The cbfunc/cbdata pair is PMIx's
+// and must be called exactly once, from the loop thread, to release PMIx's
+// request.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "rml/transport/mailbox.h"
+
+namespace grove::pmix_internal {
+
+// fence_nb: every local participant has contributed.
+struct FenceUpcall {
+  std::string nspace;
+  std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
+  bool collect_data = false;
+  std::vector<std::byte> data;  // this server's contribution
+  pmix_modex_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// direct_modex: a local client asked for data of a rank this server lacks.
+struct DirectModexUpcall {
+  std::string nspace;
+  std::uint32_t rank = 0;
+  pmix_modex_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// abort: a local client called PMIx_Abort and waits for cbfunc.
+struct AbortUpcall {
+  std::string nspace;
+  std::uint32_t rank = 0;
+  int status = 0;
+  std::string message;
+  pmix_op_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// client_finalized: a local client called PMIx_Finalize and waits for cbfunc.
+struct FinalizedUpcall {
+  std::string nspace;
+  std::uint32_t rank = 0;
+  pmix_op_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// The answer to PMIx_server_dmodex_request (fetch_local_modex), copied.
+struct LocalModexReply {
+  std::uint64_t request = 0;
+  int status = 0;
+  std::vector<std::byte> blob;
+};
+
+using Upcall =
+    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, LocalModexReply>;
+using UpcallMailbox = Mailbox<Upcall>;
+
+// The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
+// client_finalized and client_connected are implemented; publish, lookup,
+// unpublish, spawn, connect and disconnect answer PMIX_ERR_NOT_SUPPORTED;
+// the rest stay null, which PMIx treats as "the host does not do this".
+pmix_server_module_t make_server_module();
+
+// Where upcalls go. PMIx's server is a process-wide singleton whose upcalls
+// carry no host context, so this is one process-wide pointer: set before
+// PMIx_server_init, cleared after PMIx_server_finalize (which joins PMIx's
+// progress thread), so no upcall can see a dangling mailbox. Returns false
+// if a mailbox is already installed (a second PmixServer in the process).
+bool install_mailbox(UpcallMailbox* mailbox);
+void clear_mailbox();
+
+// The pmix_dmodex_response_fn_t for PMIx_server_dmodex_request; cbdata is the
+// request id (not a pointer), so a reply that never comes leaks nothing.
+void on_local_modex_reply(pmix_status_t status, char* data, std::size_t size, void* cbdata);
+
+}  // namespace grove::pmix_internal

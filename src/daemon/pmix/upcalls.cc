@@ -1,0 +1,165 @@
+// The C entry points of the PMIx server module. They run on PMIx's progress
+// thread and do only this: check the arguments, copy them into an Upcall,
+// post it to the daemon loop's mailbox, and return. Nothing here touches
+// daemon state or calls back into PMIx.
+#include <pmix.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "daemon/pmix/upcall.h"
+
+namespace grove::pmix_internal {
+namespace {
+
+std::atomic<UpcallMailbox*> installed_mailbox{nullptr};
+
+std::string nspace_of(const pmix_proc_t& proc) {
+  return std::string(proc.nspace, ::strnlen(proc.nspace, PMIX_MAX_NSLEN));
+}
+
+std::vector<std::byte> copy_bytes(const char* data, std::size_t size) {
+  if (data == nullptr || size == 0) return {};
+  const auto* first = reinterpret_cast<const std::byte*>(data);
+  return std::vector<std::byte>(first, first + size);
+}
+
+// Posts the upcall; false if no server is installed (PMIx is shutting down).
+bool post(Upcall upcall) {
+  UpcallMailbox* mailbox = installed_mailbox.load(std::memory_order_acquire);
+  if (mailbox == nullptr) return false;
+  mailbox->post(std::move(upcall));
+  return true;
+}
+
+// The participants of a fence as one nspace and a rank list. A fence across
+// several nspaces cannot happen without connect, which grove does not do.
+pmix_status_t copy_participants(const pmix_proc_t procs[], std::size_t nprocs,
+                                FenceUpcall& upcall) {
+  if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+  upcall.nspace = nspace_of(procs[0]);
+  bool wildcard = false;
+  for (std::size_t i = 0; i < nprocs; ++i) {
+    if (nspace_of(procs[i]) != upcall.nspace) return PMIX_ERR_NOT_SUPPORTED;
+    if (procs[i].rank == PMIX_RANK_WILDCARD) wildcard = true;
+    if (procs[i].rank == PMIX_RANK_WILDCARD) continue;
+    upcall.ranks.push_back(procs[i].rank);
+  }
+  if (wildcard) upcall.ranks.clear();
+  std::sort(upcall.ranks.begin(), upcall.ranks.end());
+  upcall.ranks.erase(std::unique(upcall.ranks.begin(), upcall.ranks.end()), upcall.ranks.end());
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t fence_nb(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t info[],
+                       std::size_t ninfo, char* data, std::size_t ndata,
+                       pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  FenceUpcall upcall;
+  pmix_status_t status = copy_participants(procs, nprocs, upcall);
+  if (status != PMIX_SUCCESS) return status;
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA)) upcall.collect_data = PMIX_INFO_TRUE(&info[i]);
+  }
+  upcall.data = copy_bytes(data, ndata);
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t[], std::size_t,
+                           pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  DirectModexUpcall upcall{nspace_of(*proc), proc->rank, cbfunc, cbdata};
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+pmix_status_t abort_job(const pmix_proc_t* proc, void*, int status, const char message[],
+                        pmix_proc_t[], std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  AbortUpcall upcall{nspace_of(*proc), proc->rank, status,
+                     message == nullptr ? std::string() : std::string(message), cbfunc, cbdata};
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+pmix_status_t client_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc,
+                               void* cbdata) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  FinalizedUpcall upcall{nspace_of(*proc), proc->rank, cbfunc, cbdata};
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+// Every registered client is accepted at once. PMIx 4.2 may pass a null
+// cbfunc here, so "done" is said by the return value, never by the callback.
+pmix_status_t client_connected(const pmix_proc_t*, void*, pmix_op_cbfunc_t, void*) {
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t client_connected2(const pmix_proc_t*, void*, pmix_info_t[], std::size_t,
+                                pmix_op_cbfunc_t, void*) {
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t publish(const pmix_proc_t*, const pmix_info_t[], std::size_t, pmix_op_cbfunc_t,
+                      void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t lookup(const pmix_proc_t*, char**, const pmix_info_t[], std::size_t,
+                     pmix_lookup_cbfunc_t, void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t unpublish(const pmix_proc_t*, char**, const pmix_info_t[], std::size_t,
+                        pmix_op_cbfunc_t, void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t spawn(const pmix_proc_t*, const pmix_info_t[], std::size_t, const pmix_app_t[],
+                    std::size_t, pmix_spawn_cbfunc_t, void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t connect(const pmix_proc_t[], std::size_t, const pmix_info_t[], std::size_t,
+                      pmix_op_cbfunc_t, void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t disconnect(const pmix_proc_t[], std::size_t, const pmix_info_t[], std::size_t,
+                         pmix_op_cbfunc_t, void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+}  // namespace
+
+pmix_server_module_t make_server_module() {
+  pmix_server_module_t module;
+  std::memset(&module, 0, sizeof module);
+  module.client_connected = client_connected;
+  module.client_connected2 = client_connected2;
+  module.client_finalized = client_finalized;
+  module.abort = abort_job;
+  module.fence_nb = fence_nb;
+  module.direct_modex = direct_modex;
+  module.publish = publish;
+  module.lookup = lookup;
+  module.unpublish = unpublish;
+  module.spawn = spawn;
+  module.connect = connect;
+  module.disconnect = disconnect;
+  return module;
+}
+
+bool install_mailbox(UpcallMailbox* mailbox) {
+  UpcallMailbox* expected = nullptr;
+  return installed_mailbox.compare_exchange_strong(expected, mailbox, std::memory_order_acq_rel);
+}
+
+void clear_mailbox() { installed_mailbox.store(nullptr, std::memory_order_release); }
+
+void on_local_modex_reply(pmix_status_t status, char* data, std::size_t size, void* cbdata) {
+  LocalModexReply reply{reinterpret_cast<std::uintptr_t>(cbdata), status, copy_bytes(data, size)};
+  post(std::move(reply));
+}
+
+}  // namespace grove::pmix_internal

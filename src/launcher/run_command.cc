@@ -1,0 +1,237 @@
+// grove run: launch a parallel job on a DVM (or on one started for it) and
+// behave like the job: its output on our terminal, its status as ours.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "daemon/control_socket.h"
+#include "daemon/session_dir.h"
+#include "launcher/commands.h"
+#include "launcher/dvm_client.h"
+
+extern char** environ;
+
+namespace grove {
+namespace {
+
+struct RunOptions {
+  std::uint32_t np = 1;
+  std::string map_by = "slot";
+  bool tag_output = false;
+  std::uint32_t timeout_s = 0;
+  std::vector<std::string> exports;
+  std::string dvm;
+  std::uint32_t daemons = 1;
+  std::vector<std::string> command;
+};
+
+std::string self_executable() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "grove" : path.string();
+}
+
+// Runs `grove ARGS...` as a child (its stdout silenced: the job's output is
+// ours) and waits; returns its exit status.
+int run_self(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {self_executable()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> pointers;
+  for (auto& arg : argv) pointers.push_back(arg.data());
+  pointers.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDOUT_FILENO);
+    execv(pointers[0], pointers.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Result<std::vector<std::string>> exported_environment(const std::vector<std::string>& exports) {
+  std::vector<std::string> env;
+  for (const auto& item : exports) {
+    if (item.find('=') != std::string::npos) {
+      env.push_back(item);
+      continue;
+    }
+    const char* value = std::getenv(item.c_str());
+    if (value == nullptr) return Error{"-x " + item + ": no such variable in this environment"};
+    env.push_back(item + "=" + value);
+  }
+  return env;
+}
+
+// Where the output of one rank goes, with --tag-output's "[job,rank]<stream>: " prefix.
+void print_output(const nlohmann::json& event, std::uint32_t job, bool tag) {
+  const bool is_err = event.value("stream", "out") == "err";
+  std::FILE* sink = is_err ? stderr : stdout;
+  const std::string text = event.value("text", "");
+  if (!tag) {
+    std::fwrite(text.data(), 1, text.size(), sink);
+  } else {
+    std::string prefix = "[" + std::to_string(job) + "," +
+                         std::to_string(event.value("rank", 0u)) + "]<" +
+                         (is_err ? "stderr" : "stdout") + ">: ";
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size() - 1;
+      std::fputs(prefix.c_str(), sink);
+      std::fwrite(text.data() + start, 1, end - start + 1, sink);
+      start = end + 1;
+    }
+  }
+  std::fflush(sink);
+}
+
+int run_job(const RunOptions& options) {
+  if (options.command.empty()) {
+    print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
+    return 1;
+  }
+  auto env = exported_environment(options.exports);
+  if (!env) {
+    print_cli_error(env.error().message);
+    return 1;
+  }
+  // Use the DVM asked for, or the one running, or start one for this job.
+  std::string selector = options.dvm;
+  std::string started_uri;
+  if (selector.empty() && running_dvms().empty()) {
+    char pattern[] = "/tmp/grove-run-uri-XXXXXX";
+    int fd = mkstemp(pattern);
+    if (fd < 0) {
+      print_cli_error("cannot create a temporary file");
+      return 1;
+    }
+    close(fd);
+    if (run_self({"start", "--local", std::to_string(options.daemons), "--daemonize",
+                  "--report-uri", pattern}) != 0) {
+      std::remove(pattern);
+      return 1;
+    }
+    std::ifstream(pattern) >> started_uri;
+    std::remove(pattern);
+    selector = started_uri;
+  }
+  std::string socket_path;
+  if (selector.rfind("unix:", 0) == 0) {
+    socket_path = selector.substr(5);
+  } else {
+    auto dvm = select_dvm(selector);
+    if (!dvm) {
+      print_cli_error(dvm.error().message);
+      return 1;
+    }
+    socket_path = dvm->socket_path;
+  }
+  std::error_code error;
+  nlohmann::json request{{"cmd", "run"},
+                         {"argv", options.command},
+                         {"env", *env},
+                         {"cwd", std::filesystem::current_path(error).string()},
+                         {"np", options.np},
+                         {"map_by", options.map_by},
+                         {"timeout", options.timeout_s}};
+
+  // Ctrl-C kills the job (through the controller); the job's end then ends us.
+  std::atomic<std::uint32_t> job{0};
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGUSR2);  // our own "the job is over"
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread watcher([signals, &job, socket_path] {
+    int received = 0;
+    while (sigwait(&signals, &received) == 0) {
+      if (received == SIGUSR2) return;
+      if (job.load() == 0) continue;
+      (void)control_request(socket_path, {{"cmd", "kill"}, {"job", job.load()}},
+                            std::chrono::seconds(10));
+    }
+  });
+
+  auto reply = control_stream(socket_path, request, [&](const nlohmann::json& event) {
+    const std::string kind = event.value("event", "");
+    if (kind == "started") {
+      job = event.value("job", 0u);
+      if (event.value("oversubscribed", false)) {
+        std::fprintf(stderr, "grove: note: %u ranks exceed the DVM's slots (oversubscribed)\n",
+                     options.np);
+      }
+    } else if (kind == "output") {
+      print_output(event, job.load(), options.tag_output);
+    }
+  });
+  pthread_kill(watcher.native_handle(), SIGUSR2);
+  watcher.join();
+
+  int status = 1;
+  if (!reply) {
+    print_cli_error(reply.error().message);
+  } else if (!reply->value("ok", false)) {
+    print_cli_error(reply->value("error", std::string("the job could not run")));
+  } else {
+    status = reply->value("status", 1);
+    std::string message = reply->value("message", std::string());
+    if (status != 0) {
+      std::fprintf(stderr, "grove: job %u: %s\n", job.load(),
+                   message.empty() ? "failed" : message.c_str());
+    }
+  }
+  if (!started_uri.empty()) run_self({"stop", "--dvm", started_uri});
+  return status;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CliContext& context) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run", "Run a parallel job (starts a local DVM for it if none is running)");
+  add_param_options(*command, context);
+  command->add_option("-n,--np", options->np, "Number of ranks")
+      ->required()
+      ->check(CLI::Range(1u, 1u << 22));
+  command->add_option("--map-by", options->map_by, "slot (fill each daemon's cores) or node")
+      ->check(CLI::IsMember({"slot", "core", "node"}))
+      ->capture_default_str();
+  command->add_flag("--tag-output", options->tag_output,
+                    "Prefix every line with [job,rank]<stdout|stderr>:");
+  command->add_option("--timeout", options->timeout_s, "Kill the job after S seconds")
+      ->type_name("S");
+  command->add_option("-x", options->exports,
+                      "Export VAR (or VAR=value) to every rank (repeatable)")
+      ->type_name("VAR");
+  add_dvm_option(*command, options->dvm);
+  command->add_option("--daemons", options->daemons,
+                      "Daemons of the DVM started for this job when none is running")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  // Everything from the program on belongs to the program, options included.
+  command->prefix_command();
+  command->footer("Usage: grove run -n NP [options] PROGRAM [ARGS...]");
+  context.actions[command] = [options, command] {
+    options->command = command->remaining();
+    return run_job(*options);
+  };
+}
+
+}  // namespace grove
