@@ -219,7 +219,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->type_name("S");
   command->add_option("-x", options->exports,
                       "Export VAR (or VAR=value) to every rank (repeatable)")
-      ->type_name("VAR");
+      ->type_name("VAR")
+      ->allow_extra_args(false);
   add_dvm_option(*command, options->dvm);
   command->add_option("--daemons", options->daemons,
                       "Daemons of the DVM started for this job when none is running")

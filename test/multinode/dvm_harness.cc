@@ -42,11 +42,12 @@ Dvm::~Dvm() {
 }
 
 RunResult Dvm::grove(std::vector<std::string> args, std::chrono::milliseconds timeout) {
-  args.insert(args.begin(), grove_binary());
-  if (controller_->pid() > 0) {
-    args.push_back("--dvm");
-    args.push_back(std::to_string(controller_->pid()));
+  // --dvm goes right after the subcommand: for `grove run` anything after
+  // the program belongs to the program.
+  if (controller_->pid() > 0 && !args.empty()) {
+    args.insert(args.begin() + 1, {"--dvm", std::to_string(controller_->pid())});
   }
+  args.insert(args.begin(), grove_binary());
   RunOptions options;
   options.extra_env = {tmpdir_->env()};
   options.timeout = timeout;

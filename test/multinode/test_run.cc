@@ -1,0 +1,130 @@
+// grove run as a user runs it: output, status, errors, timeouts, a lost daemon.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <set>
+#include <thread>
+
+#include "dvm_harness.h"
+
+using namespace grove::test;
+
+namespace {
+
+RunResult run_on(Dvm& dvm, std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  return dvm.grove(args, std::chrono::seconds(60));
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("grove run forwards every rank's output and exits with the job's status", "[run]") {
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  SECTION("output, line by line, tagged") {
+    auto result = run_on(dvm, {"-n", "8", "--map-by", "node", "--tag-output", "sh", "-c",
+                               "echo out-line; echo err-line >&2; echo second"});
+    CHECK(result.exit_code == 0);
+    for (int rank = 0; rank < 8; ++rank) {
+      std::string tag = "[1," + std::to_string(rank) + "]";
+      CHECK_THAT(result.out, Catch::Contains(tag + "<stdout>: out-line\n"));
+      CHECK_THAT(result.out, Catch::Contains(tag + "<stdout>: second\n"));
+      CHECK_THAT(result.err, Catch::Contains(tag + "<stderr>: err-line\n"));
+    }
+    CHECK(count(result.out, "out-line") == 8);
+  }
+  SECTION("untagged output, a partial last line, exported variables") {
+    auto result = dvm.grove({"run", "-n", "2", "-x", "GROVE_TEST_VALUE=forty-two", "sh", "-c",
+                             "printf \"value=$GROVE_TEST_VALUE\""});
+    CHECK(result.exit_code == 0);
+    CHECK(count(result.out, "value=forty-two\n") == 2);
+  }
+  SECTION("the first non-zero exit is the job's status") {
+    auto result = run_on(dvm, {"-n", "4", "sh", "-c", "exit 7"});
+    CHECK(result.exit_code == 7);
+    CHECK_THAT(result.err, Catch::Contains("exited with status 7"));
+  }
+  SECTION("a signal is named") {
+    auto result = run_on(dvm, {"-n", "2", "sh", "-c", "kill -SEGV $$"});
+    CHECK(result.exit_code == 128 + SIGSEGV);
+    CHECK_THAT(result.err, Catch::Contains("killed by signal 11"));
+    CHECK_THAT(result.err, Catch::Contains("Segmentation fault"));
+  }
+  SECTION("a program that cannot start is a clear error") {
+    auto missing = run_on(dvm, {"-n", "3", "/no/such/program"});
+    CHECK(missing.exit_code == 127);
+    CHECK_THAT(missing.err, Catch::Contains("never started"));
+    CHECK_THAT(missing.err, Catch::Contains("cannot execute '/no/such/program'"));
+    auto not_executable = run_on(dvm, {"-n", "1", "/tmp"});
+    CHECK(not_executable.exit_code == 127);
+    CHECK_THAT(not_executable.err, Catch::Contains("Permission denied"));
+  }
+  SECTION("--timeout kills a job that runs too long") {
+    auto started = std::chrono::steady_clock::now();
+    auto result = run_on(dvm, {"-n", "4", "--timeout", "1", "sleep", "30"});
+    CHECK(result.exit_code == 124);
+    CHECK_THAT(result.err, Catch::Contains("ran out of time"));
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  }
+  // Whatever happened, the DVM runs the next job.
+  auto next = run_on(dvm, {"-n", "4", "true"});
+  CHECK(next.exit_code == 0);
+}
+
+TEST_CASE("ranks are placed by slot or by node", "[run]") {
+  Dvm dvm(3);
+  REQUIRE(dvm.ready());
+  auto by_node = run_on(dvm, {"-n", "6", "--map-by", "node", "--tag-output", "sh", "-c",
+                              "echo $PPID"});
+  REQUIRE(by_node.exit_code == 0);
+  // Each rank's parent is the daemon that started it: three daemons, two ranks each.
+  std::map<std::string, int> per_parent;
+  std::istringstream lines(by_node.out);
+  for (std::string line; std::getline(lines, line);) {
+    per_parent[line.substr(line.find(": ") + 2)]++;
+  }
+  CHECK(per_parent.size() == 3);
+  for (const auto& [parent, ranks] : per_parent) CHECK(ranks == 2);
+}
+
+TEST_CASE("without a running DVM grove run starts one for the job and stops it", "[run]") {
+  PrivateTmpdir tmpdir;
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  options.timeout = std::chrono::seconds(60);
+  auto result = run_program({grove_binary(), "run", "-n", "3", "--daemons", "2", "--tag-output",
+                             "echo", "standalone"},
+                            options);
+  CHECK(result.exit_code == 0);
+  CHECK(count(result.out, "<stdout>: standalone\n") == 3);
+  CHECK_THAT(result.out, !Catch::Contains("DVM ready"));
+  auto after = run_program({grove_binary(), "status"}, options);
+  CHECK(after.exit_code != 0);
+  CHECK_THAT(after.err, Catch::Contains("no running DVM"));
+}
+
+TEST_CASE("a job loses a daemon: it ends naming the daemon; the DVM runs the next", "[run]") {
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  int victim = status["daemons"][2]["pid"].get<int>();
+  std::thread killer([victim] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    kill(victim, SIGKILL);
+  });
+  auto result = run_on(dvm, {"-n", "4", "--map-by", "node", "sleep", "20"});
+  killer.join();
+  CHECK(result.exit_code != 0);
+  CHECK_THAT(result.err, Catch::Contains("daemon 2"));
+  CHECK_THAT(result.err, Catch::Contains("was lost"));
+  auto next = run_on(dvm, {"-n", "3", "--map-by", "node", "--tag-output", "echo", "after"});
+  CHECK(next.exit_code == 0);
+  CHECK(count(next.out, "<stdout>: after") == 3);
+}
