@@ -135,6 +135,15 @@ void DaemonRuntime::drain(Outbox& out) {
                      status.error().message.c_str());
       }
     } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
+      if (is_release_tag(deliver->tag) && log_.enabled("grpcomm", 1)) {
+        // Every daemon logs what it was released with, so a test (or a user)
+        // can check that all of them got identical bytes.
+        log_.verbose("grpcomm", 1, "%s %s op %llu: %zu bytes, digest %016llx",
+                     std::string(tag_name(deliver->tag)).c_str(),
+                     std::string(topology_name(deliver->topology)).c_str(),
+                     static_cast<unsigned long long>(deliver->op_id), deliver->payload->size(),
+                     static_cast<unsigned long long>(fnv1a64(*deliver->payload)));
+      }
       if (hooks_.on_deliver) hooks_.on_deliver(*deliver);
     } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
       if (hooks_.on_fence_done) hooks_.on_fence_done(*fence);

@@ -8,6 +8,15 @@ Bytes to_bytes(std::string_view text) {
   return out;
 }
 
+std::uint64_t fnv1a64(std::span<const std::byte> bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (std::byte byte : bytes) {
+    hash ^= std::to_integer<std::uint64_t>(byte);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
 std::string to_string(std::span<const std::byte> bytes) {
   std::string out(bytes.size(), '\0');
   for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = static_cast<char>(bytes[i]);

@@ -16,6 +16,8 @@ namespace grove {
 using Bytes = std::vector<std::byte>;
 
 Bytes to_bytes(std::string_view text);
+// FNV-1a, 64 bits: a cheap digest for comparing payloads across processes.
+std::uint64_t fnv1a64(std::span<const std::byte> bytes);
 std::string to_string(std::span<const std::byte> bytes);
 
 class ByteWriter {

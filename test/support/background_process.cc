@@ -103,6 +103,17 @@ bool BackgroundProcess::wait_for(const std::string& needle, std::chrono::millise
   }
 }
 
+bool BackgroundProcess::wait_for_match(const std::regex& pattern,
+                                       std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (std::regex_search(err_, pattern)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (out_fd_ < 0 && err_fd_ < 0) return false;
+    pump(20);
+  }
+}
+
 int BackgroundProcess::wait_exit(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (running()) {

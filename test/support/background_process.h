@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ class BackgroundProcess {
   // Reads what is available; waits until `needle` appears in stdout or stderr,
   // or the deadline passes, or the process exits. Returns whether it appeared.
   bool wait_for(const std::string& needle, std::chrono::milliseconds timeout);
+  // The same for a regular expression searched in stderr.
+  bool wait_for_match(const std::regex& pattern, std::chrono::milliseconds timeout);
   // Waits for the process to exit; returns its exit code, or -1 on timeout/signal.
   int wait_exit(std::chrono::milliseconds timeout);
   bool running();
