@@ -15,7 +15,9 @@ InfoArray& InfoArray::operator=(InfoArray&& other) noexcept {
   return *this;
 }
 
-InfoArray::~InfoArray() { reset(); }
+InfoArray::~InfoArray() {
+  reset();
+}
 
 void InfoArray::reset() {
   if (array_.array != nullptr) PMIx_Data_array_destruct(&array_);
@@ -34,25 +36,34 @@ void InfoList::add(const char* key, const void* value, pmix_data_type_t type) {
   if (!first_error_.empty()) return;
   pmix_status_t status = PMIx_Info_list_add(list_, key, value, type);
   if (status == PMIX_SUCCESS) return;
-  first_error_ = std::string("cannot add ") + key + " to an info list: " + PMIx_Error_string(status);
+  first_error_ =
+      std::string("cannot add ") + key + " to an info list: " + PMIx_Error_string(status);
 }
 
 void InfoList::add_string(const char* key, const std::string& value) {
   add(key, value.c_str(), PMIX_STRING);
 }
 
-void InfoList::add_regex(const char* key, const char* regex) { add(key, regex, PMIX_REGEX); }
+void InfoList::add_regex(const char* key, const char* regex) {
+  add(key, regex, PMIX_REGEX);
+}
 
-void InfoList::add_u32(const char* key, std::uint32_t value) { add(key, &value, PMIX_UINT32); }
+void InfoList::add_u32(const char* key, std::uint32_t value) {
+  add(key, &value, PMIX_UINT32);
+}
 
-void InfoList::add_u16(const char* key, std::uint16_t value) { add(key, &value, PMIX_UINT16); }
+void InfoList::add_u16(const char* key, std::uint16_t value) {
+  add(key, &value, PMIX_UINT16);
+}
 
 void InfoList::add_rank(const char* key, std::uint32_t rank) {
   pmix_rank_t value = rank;
   add(key, &value, PMIX_PROC_RANK);
 }
 
-void InfoList::add_bool(const char* key, bool value) { add(key, &value, PMIX_BOOL); }
+void InfoList::add_bool(const char* key, bool value) {
+  add(key, &value, PMIX_BOOL);
+}
 
 void InfoList::add_array(const char* key, InfoArray& nested) {
   add(key, nested.raw(), PMIX_DATA_ARRAY);

@@ -113,7 +113,9 @@ Status ensure_directory(const std::string& path) {
   return ok_status();
 }
 
-void release_bytes(void* cbdata) { delete static_cast<std::vector<std::byte>*>(cbdata); }
+void release_bytes(void* cbdata) {
+  delete static_cast<std::vector<std::byte>*>(cbdata);
+}
 
 // Hands `bytes` to a pmix_modex_cbfunc_t; PMIx frees them via release_bytes.
 void answer_modex(pmix_modex_cbfunc_t cbfunc, void* cbdata, int status,
@@ -126,7 +128,9 @@ void answer_modex(pmix_modex_cbfunc_t cbfunc, void* cbdata, int status,
 
 }  // namespace
 
-std::string pmix_status_text(int status) { return PMIx_Error_string(status); }
+std::string pmix_status_text(int status) {
+  return PMIx_Error_string(status);
+}
 
 class PmixServer::Impl {
  public:
@@ -239,11 +243,11 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
                                                                    std::uint32_t rank, uid_t uid,
                                                                    gid_t gid) {
   pmix_proc_t proc = make_proc(nspace, rank);
-  Status registered = run_blocking("PMIx_server_register_client " + proc_name(nspace, rank),
-                                   [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-                                     return PMIx_server_register_client(&proc, uid, gid, nullptr,
-                                                                        cbfunc, cbdata);
-                                   });
+  Status registered =
+      run_blocking("PMIx_server_register_client " + proc_name(nspace, rank),
+                   [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+                     return PMIx_server_register_client(&proc, uid, gid, nullptr, cbfunc, cbdata);
+                   });
   if (!registered) return registered.error();
   char** env = nullptr;
   pmix_status_t status = PMIx_server_setup_fork(&proc, &env);
@@ -294,8 +298,7 @@ Status PmixServer::Impl::complete_direct_modex(std::uint64_t handle, int status,
                                                std::vector<std::byte> blob) {
   auto pending = pending_direct_modex_.find(handle);
   if (pending == pending_direct_modex_.end()) {
-    return Error{"complete_direct_modex: no pending request has handle " +
-                 std::to_string(handle)};
+    return Error{"complete_direct_modex: no pending request has handle " + std::to_string(handle)};
   }
   PendingModex request = pending->second;
   pending_direct_modex_.erase(pending);
@@ -366,7 +369,9 @@ Result<std::unique_ptr<PmixServer>> PmixServer::create(event_base* loop, PmixSer
 PmixServer::PmixServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PmixServer::~PmixServer() = default;
 
-Status PmixServer::register_job(const PmixJob& job) { return impl_->register_job(job); }
+Status PmixServer::register_job(const PmixJob& job) {
+  return impl_->register_job(job);
+}
 
 Result<std::vector<std::string>> PmixServer::register_client(const std::string& nspace,
                                                              std::uint32_t rank, uid_t uid,
@@ -393,8 +398,12 @@ Status PmixServer::complete_direct_modex(std::uint64_t handle, int status,
   return impl_->complete_direct_modex(handle, status, std::move(blob));
 }
 
-std::uint32_t PmixServer::daemon_vpid() const { return impl_->daemon_vpid(); }
-std::size_t PmixServer::pending_fence_count() const { return impl_->pending_fence_count(); }
+std::uint32_t PmixServer::daemon_vpid() const {
+  return impl_->daemon_vpid();
+}
+std::size_t PmixServer::pending_fence_count() const {
+  return impl_->pending_fence_count();
+}
 std::size_t PmixServer::pending_direct_modex_count() const {
   return impl_->pending_direct_modex_count();
 }

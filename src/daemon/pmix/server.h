@@ -67,7 +67,7 @@ struct PmixProcPlacement {
 // A job as one daemon registers it. Every daemon hosting a rank registers the
 // whole job (every rank, every node); a daemon hosting none need not.
 struct PmixJob {
-  std::string nspace;  // e.g. "grove.1234.1", at most 255 characters
+  std::string nspace;      // e.g. "grove.1234.1", at most 255 characters
   std::uint32_t size = 0;  // total ranks; procs.size() must equal it
   std::uint32_t universe_size = 0;
   std::vector<PmixProcPlacement> procs;     // every rank, in rank order
@@ -103,13 +103,12 @@ struct PmixHooks {
   // A local client wants a remote rank's data: fetch it with
   // fetch_local_modex on the daemon hosting that rank, then call
   // complete_direct_modex(handle, status, blob) here.
-  std::function<void(std::uint64_t handle, std::string nspace, std::uint32_t rank)>
-      on_direct_modex;
+  std::function<void(std::uint64_t handle, std::string nspace, std::uint32_t rank)> on_direct_modex;
 };
 
 struct PmixServerOptions {
-  std::string tmpdir;  // this daemon's own directory; created (0700) if missing
-  std::uint32_t daemon_vpid = 0;                 // the server's rank ...
+  std::string tmpdir;             // this daemon's own directory; created (0700) if missing
+  std::uint32_t daemon_vpid = 0;  // the server's rank ...
   std::string daemon_nspace = "grove.daemons";  // ... in this nspace
 };
 

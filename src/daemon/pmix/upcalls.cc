@@ -53,8 +53,8 @@ pmix_status_t copy_participants(const pmix_proc_t procs[], std::size_t nprocs,
 }
 
 pmix_status_t fence_nb(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t info[],
-                       std::size_t ninfo, char* data, std::size_t ndata,
-                       pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+                       std::size_t ninfo, char* data, std::size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                       void* cbdata) {
   FenceUpcall upcall;
   pmix_status_t status = copy_participants(procs, nprocs, upcall);
   if (status != PMIX_SUCCESS) return status;
@@ -77,8 +77,13 @@ pmix_status_t direct_modex(const pmix_proc_t* proc, const pmix_info_t[], std::si
 pmix_status_t abort_job(const pmix_proc_t* proc, void*, int status, const char message[],
                         pmix_proc_t[], std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
   if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
-  AbortUpcall upcall{nspace_of(*proc), proc->rank, status,
-                     message == nullptr ? std::string() : std::string(message), cbfunc, cbdata};
+  AbortUpcall upcall;
+  upcall.nspace = nspace_of(*proc);
+  upcall.rank = proc->rank;
+  upcall.status = status;
+  if (message != nullptr) upcall.message = message;
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
@@ -155,7 +160,9 @@ bool install_mailbox(UpcallMailbox* mailbox) {
   return installed_mailbox.compare_exchange_strong(expected, mailbox, std::memory_order_acq_rel);
 }
 
-void clear_mailbox() { installed_mailbox.store(nullptr, std::memory_order_release); }
+void clear_mailbox() {
+  installed_mailbox.store(nullptr, std::memory_order_release);
+}
 
 void on_local_modex_reply(pmix_status_t status, char* data, std::size_t size, void* cbdata) {
   LocalModexReply reply{reinterpret_cast<std::uintptr_t>(cbdata), status, copy_bytes(data, size)};

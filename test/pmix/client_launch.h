@@ -1,0 +1,74 @@
+// Test-only process and loop helpers shared by the in-process PMIx tests and
+// the two-daemon test node: fork/exec with extra environment, reap without
+// blocking, kill by PID, and run an event base until a condition or deadline.
+#pragma once
+
+#include <event2/event.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace grove::pmix_test {
+
+struct ChildProcess {
+  int pid = -1;
+  bool exited = false;
+  int exit_code = -1;  // valid when exited and signal == 0
+  int signal = 0;
+};
+
+// Forks and execs argv[0] with this process's environment plus `extra_env`
+// ("NAME=value" entries replace variables of the same name). The child's
+// stdout and stderr are dup'ed from out_fd and err_fd.
+Result<ChildProcess> spawn_child(const std::vector<std::string>& argv,
+                                 const std::vector<std::string>& extra_env, int out_fd, int err_fd);
+
+// Reaps the child if it has exited; never blocks. True once it has exited.
+bool poll_child(ChildProcess& child);
+
+// SIGKILL by PID, then reap. A no-op for a child already reaped.
+void kill_child(ChildProcess& child);
+
+// Kills (by PID) every child still running when it goes out of scope.
+class ChildGuard {
+ public:
+  explicit ChildGuard(std::vector<ChildProcess>& children) : children_(children) {}
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+  ~ChildGuard() {
+    for (ChildProcess& child : children_)
+      kill_child(child);
+  }
+
+ private:
+  std::vector<ChildProcess>& children_;
+};
+
+// Runs `base` until done() holds (checked at least every 5 ms) or the
+// deadline passes. Returns done().
+bool run_loop_until(event_base* base, const std::function<bool()>& done,
+                    std::chrono::milliseconds deadline);
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string read_text_file(const std::string& path);
+
+// The lines of `text` that start with `prefix`.
+std::vector<std::string> lines_starting_with(const std::string& text, const std::string& prefix);
+
+}  // namespace grove::pmix_test

@@ -1,0 +1,181 @@
+#include "one_daemon.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+
+namespace grove::pmix_test {
+
+std::optional<ClientSummary> parse_summary(const std::string& text) {
+  static const std::regex pattern(
+      R"(rank (\d+)/(\d+): (\d+) rounds ok, modex (\d+) bytes, digest ([0-9a-f]{16}), )"
+      R"(local (\d+)/(\d+) on (\S+))");
+  std::smatch match;
+  if (!std::regex_search(text, match, pattern)) return std::nullopt;
+  ClientSummary summary;
+  summary.rank = static_cast<std::uint32_t>(std::stoul(match[1]));
+  summary.size = static_cast<std::uint32_t>(std::stoul(match[2]));
+  summary.rounds = std::stoi(match[3]);
+  summary.modex_bytes = std::stoull(match[4]);
+  summary.digest = match[5];
+  summary.local_rank = static_cast<std::uint32_t>(std::stoul(match[6]));
+  summary.local_size = static_cast<std::uint32_t>(std::stoul(match[7]));
+  summary.node = match[8];
+  return summary;
+}
+
+std::string fence_client_path() {
+  const char* path = std::getenv("GROVE_PMIX_FENCE_CLIENT");
+  return path == nullptr ? std::string() : std::string(path);
+}
+
+OneDaemon::OneDaemon() : base_(event_base_new()) {}
+
+OneDaemon::~OneDaemon() {
+  server_.reset();  // PMIx_server_finalize before the base goes away
+}
+
+PmixHooks OneDaemon::make_hooks() {
+  PmixHooks hooks;
+  hooks.on_fence = [this](PmixFenceCall call) {
+    fences.push_back(FenceSeen{call.nspace, call.ranks, call.collect_data, call.data.size()});
+    // One server hosts every participant: its blob is the whole aggregate.
+    Status completed = server_->complete_fence(call.handle, kPmixSuccess, std::move(call.data));
+    if (!completed) std::fprintf(stderr, "harness: %s\n", completed.error().message.c_str());
+  };
+  hooks.on_abort = [this](std::string nspace, std::uint32_t rank, int status, std::string message) {
+    aborts.push_back(AbortSeen{std::move(nspace), rank, status, std::move(message)});
+  };
+  hooks.on_finalized = [this](std::string nspace, std::uint32_t rank) {
+    finalized.emplace_back(std::move(nspace), rank);
+  };
+  hooks.on_direct_modex = [this](std::uint64_t handle, std::string, std::uint32_t) {
+    // Every rank is local here, so PMIx should never ask; fail it if it does.
+    ++direct_modex_requests;
+    (void)server_->complete_direct_modex(handle, kPmixErrorNotFound, {});
+  };
+  return hooks;
+}
+
+Status OneDaemon::start() {
+  if (!base_) return Error{"event_base_new failed"};
+  if (dir_.path().empty()) return Error{"cannot create a temporary directory"};
+  PmixServerOptions options;
+  options.tmpdir = dir_.path() + "/pmix";
+  options.daemon_vpid = 0;
+  Result<std::unique_ptr<PmixServer>> server =
+      PmixServer::create(base_.get(), options, make_hooks());
+  if (!server) return server.error();
+  server_ = std::move(*server);
+  return ok_status();
+}
+
+PmixJob OneDaemon::local_job(const std::string& nspace, std::uint32_t ranks) {
+  PmixJob job;
+  job.nspace = nspace;
+  job.size = ranks;
+  job.universe_size = ranks;
+  job.node_hostnames = {"node0"};
+  job.this_node_id = 0;
+  for (std::uint32_t rank = 0; rank < ranks; ++rank) {
+    PmixProcPlacement proc;
+    proc.rank = rank;
+    proc.daemon_vpid = 0;
+    proc.local_rank = static_cast<std::uint16_t>(rank);
+    proc.node_rank = static_cast<std::uint16_t>(rank);
+    proc.node_id = 0;
+    job.procs.push_back(proc);
+  }
+  return job;
+}
+
+void OneDaemon::clear_records() {
+  fences.clear();
+  aborts.clear();
+  finalized.clear();
+  direct_modex_requests = 0;
+}
+
+namespace {
+
+std::unique_ptr<OneDaemon> shared;
+Status shared_status = ok_status();
+
+}  // namespace
+
+OneDaemon& shared_daemon() {
+  if (!shared) {
+    shared = std::make_unique<OneDaemon>();
+    shared_status = shared->start();
+  }
+  return *shared;
+}
+
+const Status& shared_daemon_status() {
+  shared_daemon();
+  return shared_status;
+}
+
+void destroy_shared_daemon() {
+  shared.reset();
+}
+
+namespace {
+
+int open_output(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+}
+
+}  // namespace
+
+Result<std::vector<ClientRun>> OneDaemon::run_clients(const PmixJob& job,
+                                                      const std::vector<std::string>& args,
+                                                      std::chrono::milliseconds deadline) {
+  std::string client = fence_client_path();
+  if (client.empty()) return Error{"GROVE_PMIX_FENCE_CLIENT is not set"};
+  std::vector<ChildProcess> children;
+  ChildGuard guard(children);
+  std::vector<ClientRun> runs;
+  for (const PmixProcPlacement& proc : job.procs) {
+    Result<std::vector<std::string>> env =
+        server_->register_client(job.nspace, proc.rank, ::getuid(), ::getgid());
+    if (!env) return env.error();
+    std::vector<std::string> argv = {client};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ClientRun run;
+    run.rank = proc.rank;
+    run.out = dir_.path() + "/out-" + job.nspace + "-" + std::to_string(proc.rank);
+    run.err = dir_.path() + "/err-" + job.nspace + "-" + std::to_string(proc.rank);
+    int out_fd = open_output(run.out);
+    int err_fd = open_output(run.err);
+    Result<ChildProcess> child = spawn_child(argv, *env, out_fd, err_fd);
+    ::close(out_fd);
+    ::close(err_fd);
+    if (!child) return child.error();
+    children.push_back(*child);
+    runs.push_back(run);
+  }
+  run_loop_until(
+      base_.get(),
+      [&] {
+        bool all = true;
+        for (ChildProcess& child : children)
+          all = poll_child(child) && all;
+        return all;
+      },
+      deadline);
+  for (ChildProcess& child : children)
+    kill_child(child);  // only those still running at the deadline
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    runs[i].process = children[i];
+    runs[i].out = read_text_file(runs[i].out);
+    runs[i].err = read_text_file(runs[i].err);
+  }
+  return runs;
+}
+
+}  // namespace grove::pmix_test
