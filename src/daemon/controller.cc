@@ -33,6 +33,7 @@ Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
 Controller::~Controller() {
   job_manager_.reset();
   job_host_.reset();
+  pmix_.reset();
   control_.reset();
   startup_timer_.reset();
   heartbeat_timer_.reset();
@@ -119,8 +120,16 @@ Status Controller::start() {
   JobHostHooks host_hooks;
   host_hooks.on_output = [this](const JobOutput& output) { job_manager_->on_output(output); };
   host_hooks.on_exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
+  host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
+    return pmix_->rank_env(spec, rank);
+  };
+  host_hooks.on_forget = [this](std::uint32_t job) { pmix_->forget_job(job); };
   job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
                                         std::move(host_hooks));
+  auto pmix = PmixBridge::create(base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
+                                 [this](std::uint32_t job) { return job_host_->job_directory(job); });
+  if (!pmix) return pmix.error();
+  pmix_ = std::move(*pmix);
   JobManagerHooks manager_hooks;
   manager_hooks.living_daemons = [this] {
     std::vector<MapDaemon> living;
@@ -184,6 +193,7 @@ Status Controller::start() {
 
 void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
   if (from < daemons_.size()) daemons_[from].last_seen_ns = runtime_->now();
+  if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
   switch (header.tag) {
     case daemon_tags::report: {
       auto report = decode_daemon_report(payload);
@@ -292,6 +302,7 @@ void Controller::on_broadcast_done(const BroadcastDone& done) {
 }
 
 void Controller::on_fence_done(const FenceDone& done) {
+  if (pmix_) pmix_->on_fence_done(done);
   log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", done.key.signature.c_str(),
                static_cast<unsigned long long>(done.key.generation),
                std::string(fence_status_name(done.status)).c_str());

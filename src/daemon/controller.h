@@ -21,6 +21,7 @@
 #include "daemon/daemon_runtime.h"
 #include "daemon/job_host.h"
 #include "daemon/job_manager.h"
+#include "daemon/pmix_bridge.h"
 #include "daemon/session_dir.h"
 #include "util/log.h"
 #include "util/param_registry.h"
@@ -101,6 +102,7 @@ class Controller {
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<JobHost> job_host_;
   std::unique_ptr<JobManager> job_manager_;
+  std::unique_ptr<PmixBridge> pmix_;
   DvmInfo dvm_;
   std::vector<DaemonRecord> daemons_;
   std::vector<std::byte> secret_;

@@ -13,6 +13,7 @@ DaemonNode::DaemonNode(const ParamRegistry& params, Log& log, NodeOptions option
 
 DaemonNode::~DaemonNode() {
   job_host_.reset();
+  pmix_.reset();
   heartbeat_.reset();
   sigchld_.reset();
   sigterm_.reset();
@@ -35,6 +36,9 @@ int DaemonNode::run() {
     runtime_->send_control(kControllerVpid, daemon_tags::help, encode(help));
   };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
+  hooks.on_fence_done = [this](const FenceDone& done) {
+    if (pmix_) pmix_->on_fence_done(done);
+  };
   RuntimeOptions runtime_options{options_.vpid, options_.dvm_size, options_.secret,
                                  options_.bind_host};
   auto runtime = DaemonRuntime::create(base_.get(), params_, log_, runtime_options, hooks);
@@ -74,15 +78,27 @@ int DaemonNode::run() {
   host_hooks.on_exit = [this](const RankExit& exit) {
     runtime_->send_control(kControllerVpid, job_tags::exited, encode(exit));
   };
+  host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
+    return pmix_->rank_env(spec, rank);
+  };
+  host_hooks.on_forget = [this](std::uint32_t job) { pmix_->forget_job(job); };
   job_host_ = std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
                                         std::move(host_hooks));
+  auto pmix = PmixBridge::create(base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
+                                 [this](std::uint32_t job) { return job_host_->job_directory(job); });
+  if (!pmix) {
+    log_.error("cannot start: %s", pmix.error().message.c_str());
+    return 1;
+  }
+  pmix_ = std::move(*pmix);
   sigchld_.reset(evsignal_new(base_.get(), SIGCHLD, &DaemonNode::on_sigchld, this));
   event_add(sigchld_.get(), nullptr);
   event_base_dispatch(base_.get());
   return exit_code_;
 }
 
-void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes&) {
+void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
+  if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
   log_.verbose("daemon", 2, "unexpected control %s from %u",
                std::string(daemon_tag_name(header.tag)).c_str(), from);
 }

@@ -10,6 +10,7 @@
 
 #include "daemon/daemon_runtime.h"
 #include "daemon/job_host.h"
+#include "daemon/pmix_bridge.h"
 #include "rml/transport/endpoint.h"
 #include "util/log.h"
 #include "util/param_registry.h"
@@ -50,6 +51,7 @@ class DaemonNode {
   EventPtr sigterm_;
   EventPtr sigchld_;
   std::unique_ptr<JobHost> job_host_;
+  std::unique_ptr<PmixBridge> pmix_;
   bool stopping_ = false;
   int exit_code_ = 0;
 };

@@ -310,6 +310,7 @@ void JobHost::forget(std::uint32_t job) {
 }
 
 void JobHost::erase_job(std::uint32_t job) {
+  if (hooks_.on_forget) hooks_.on_forget(job);
   for (auto it = ranks_.begin(); it != ranks_.end();) {
     if (it->first.first == job && it->second->reported) {
       it = ranks_.erase(it);

@@ -24,6 +24,7 @@ struct JobHostHooks {
   std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
   std::function<void(const JobOutput&)> on_output;
   std::function<void(const RankExit&)> on_exit;
+  std::function<void(std::uint32_t job)> on_forget;  // the job is over here
 };
 
 class JobHost {

@@ -1,0 +1,211 @@
+#include "daemon/pmix_bridge.h"
+
+#include <unistd.h>
+
+#include <set>
+
+namespace grove {
+
+std::string pmix_fence_signature(const std::string& nspace,
+                                 const std::vector<std::uint32_t>& ranks) {
+  if (ranks.empty()) return "pmix:" + nspace + ":*";
+  std::string signature = "pmix:" + nspace + ":";
+  VpidSet set = VpidSet::from_list(ranks);
+  bool first = true;
+  for (const VpidRange& range : set.ranges()) {
+    if (!first) signature += ",";
+    first = false;
+    signature += std::to_string(range.first);
+    if (range.last != range.first) signature += "-" + std::to_string(range.last);
+  }
+  return signature;
+}
+
+PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log,
+                       std::function<std::string(std::uint32_t)> job_dir)
+    : runtime_(runtime), log_(log), job_dir_(std::move(job_dir)) {}
+
+PmixBridge::~PmixBridge() = default;
+
+Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
+    event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
+    std::function<std::string(std::uint32_t)> job_dir) {
+  std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(job_dir)));
+  PmixBridge* self = bridge.get();
+  PmixHooks hooks;
+  hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
+  hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status,
+                          std::string message) { self->on_abort(nspace, rank, status, message); };
+  hooks.on_direct_modex = [self](std::uint64_t handle, std::string nspace, std::uint32_t rank) {
+    self->on_direct_modex(handle, nspace, rank);
+  };
+  PmixServerOptions options;
+  options.tmpdir = tmpdir;
+  options.daemon_vpid = runtime.self();
+  auto server = PmixServer::create(base, options, std::move(hooks));
+  if (!server) return Error{"PMIx server: " + server.error().message};
+  bridge->server_ = std::move(*server);
+  return bridge;
+}
+
+const JobSpec* PmixBridge::job_by_nspace(const std::string& nspace) const {
+  auto found = by_nspace_.find(nspace);
+  if (found == by_nspace_.end()) return nullptr;
+  return &jobs_.at(found->second);
+}
+
+Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::uint32_t rank) {
+  if (jobs_.count(spec.job) == 0) {
+    PmixJob job;
+    job.nspace = spec.nspace;
+    job.size = static_cast<std::uint32_t>(spec.ranks.size());
+    job.universe_size = job.size;
+    // PMIx needs distinct node names; daemons sharing a host get a suffix.
+    std::multiset<std::string> seen(spec.hostnames.begin(), spec.hostnames.end());
+    for (std::size_t node = 0; node < spec.hostnames.size(); ++node) {
+      const std::string& host = spec.hostnames[node];
+      job.node_hostnames.push_back(seen.count(host) > 1 ? host + ".n" + std::to_string(node)
+                                                        : host);
+    }
+    for (const RankPlacement& placement : spec.ranks) {
+      job.procs.push_back(PmixProcPlacement{placement.rank, placement.daemon,
+                                            placement.local_rank, placement.node_rank,
+                                            placement.node_id});
+      if (placement.daemon == runtime_.self()) job.this_node_id = placement.node_id;
+    }
+    if (auto status = server_->register_job(job); !status) {
+      return Error{"registering job " + spec.nspace + " with PMIx: " + status.error().message};
+    }
+    jobs_[spec.job] = spec;
+    by_nspace_[spec.nspace] = spec.job;
+  }
+  auto env = server_->register_client(spec.nspace, rank, getuid(), getgid());
+  if (!env) {
+    return Error{"registering rank " + std::to_string(rank) + " with PMIx: " +
+                 env.error().message};
+  }
+  // Open MPI 4.1 under a PMIx server it did not start: it must be told this
+  // is a direct launch, and its shared-memory segments must not collide
+  // between daemons that share a host.
+  env->push_back("OMPI_MCA_schizo=^orte");
+  env->push_back("OMPI_MCA_btl_vader_backing_directory=" + job_dir_(spec.job));
+  env->push_back("GROVE_JOB=" + std::to_string(spec.job));
+  return env;
+}
+
+void PmixBridge::on_fence(PmixFenceCall call) {
+  const JobSpec* job = job_by_nspace(call.nspace);
+  if (job == nullptr) {
+    (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
+    return;
+  }
+  std::vector<Vpid> hosts;
+  if (call.ranks.empty()) {
+    for (const RankPlacement& placement : job->ranks) hosts.push_back(placement.daemon);
+  } else {
+    for (std::uint32_t rank : call.ranks) {
+      if (rank < job->ranks.size()) hosts.push_back(job->ranks[rank].daemon);
+    }
+  }
+  std::string signature = pmix_fence_signature(call.nspace, call.ranks);
+  fences_[signature].push_back(call.handle);
+  log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), call.data.size());
+  runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts),
+                                   Bytes(call.data.begin(), call.data.end())});
+}
+
+void PmixBridge::on_fence_done(const FenceDone& done) {
+  auto found = fences_.find(done.key.signature);
+  if (found == fences_.end() || found->second.empty()) return;  // not a PMIx fence
+  std::uint64_t handle = found->second.front();
+  found->second.pop_front();
+  if (found->second.empty()) fences_.erase(found);
+  if (done.status != FenceStatus::ok) {
+    log_.error("fence %s round %llu ended: %s (daemon %u)", done.key.signature.c_str(),
+               static_cast<unsigned long long>(done.key.generation),
+               std::string(fence_status_name(done.status)).c_str(), done.lost);
+    (void)server_->complete_fence(handle, kPmixErrorUnreachable, {});
+    return;
+  }
+  auto release = decode_fence_release(*done.release);
+  if (!release) {
+    (void)server_->complete_fence(handle, kPmixError, {});
+    return;
+  }
+  Bytes aggregate;
+  for (const auto& [vpid, blob] : release->contributions) {
+    aggregate.insert(aggregate.end(), blob.begin(), blob.end());
+  }
+  if (auto status = server_->complete_fence(handle, kPmixSuccess, std::move(aggregate)); !status) {
+    log_.error("completing PMIx fence %s: %s", done.key.signature.c_str(),
+               status.error().message.c_str());
+  }
+}
+
+void PmixBridge::on_direct_modex(std::uint64_t handle, const std::string& nspace,
+                                 std::uint32_t rank) {
+  const JobSpec* job = job_by_nspace(nspace);
+  if (job == nullptr || rank >= job->ranks.size()) {
+    (void)server_->complete_direct_modex(handle, kPmixErrorNotFound, {});
+    return;
+  }
+  Vpid host = job->ranks[rank].daemon;
+  if (host == runtime_.self()) {
+    server_->fetch_local_modex(nspace, rank, [this, handle](int status, std::vector<std::byte> blob) {
+      (void)server_->complete_direct_modex(handle, status, std::move(blob));
+    });
+    return;
+  }
+  ByteWriter writer;
+  writer.u64(handle).text(nspace).u32(rank);
+  runtime_.send_control(host, pmix_tags::modex_request, writer.take());
+}
+
+bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) {
+  if (tag == pmix_tags::modex_request) {
+    ByteReader reader(payload);
+    auto handle = reader.u64();
+    auto nspace = reader.text();
+    auto rank = reader.u32();
+    if (!handle || !nspace || !rank || !reader.done()) return true;
+    std::uint64_t requester_handle = *handle;
+    server_->fetch_local_modex(*nspace, *rank,
+                               [this, from, requester_handle](int status,
+                                                              std::vector<std::byte> blob) {
+                                 ByteWriter reply;
+                                 reply.u64(requester_handle).u32(static_cast<std::uint32_t>(status));
+                                 reply.blob(blob);
+                                 runtime_.send_control(from, pmix_tags::modex_reply, reply.take());
+                               });
+    return true;
+  }
+  if (tag == pmix_tags::modex_reply) {
+    ByteReader reader(payload);
+    auto handle = reader.u64();
+    auto status = reader.u32();
+    auto blob = reader.blob();
+    if (!handle || !status || !blob || !reader.done()) return true;
+    (void)server_->complete_direct_modex(*handle, static_cast<int>(*status),
+                                         std::vector<std::byte>(blob->begin(), blob->end()));
+    return true;
+  }
+  return false;
+}
+
+void PmixBridge::on_abort(const std::string& nspace, std::uint32_t rank, int status,
+                          const std::string& message) {
+  auto found = by_nspace_.find(nspace);
+  if (found == by_nspace_.end()) return;
+  runtime_.send_control(kControllerVpid, job_tags::aborted,
+                        encode(JobAbort{found->second, rank, status, message}));
+}
+
+void PmixBridge::forget_job(std::uint32_t job) {
+  auto found = jobs_.find(job);
+  if (found == jobs_.end()) return;
+  (void)server_->deregister_job(found->second.nspace);
+  by_nspace_.erase(found->second.nspace);
+  jobs_.erase(found);
+}
+
+}  // namespace grove

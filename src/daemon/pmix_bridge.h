@@ -1,0 +1,66 @@
+// The glue between a daemon's PMIx server and the rest of the daemon: jobs
+// are registered with PMIx before their ranks are forked; a PMIx fence
+// becomes an engine fence over the daemons hosting its participants and its
+// release goes back to PMIx as the concatenation of every daemon's blob;
+// direct-modex requests travel to the daemon hosting the rank; aborts go to
+// the controller. Controller and groved both use it.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "daemon/daemon_runtime.h"
+#include "daemon/job_messages.h"
+#include "daemon/pmix/server.h"
+
+namespace grove {
+
+namespace pmix_tags {
+inline constexpr std::uint16_t modex_request = tags::first_daemon_tag + 24;  // control
+inline constexpr std::uint16_t modex_reply = tags::first_daemon_tag + 25;    // control
+}  // namespace pmix_tags
+
+class PmixBridge {
+ public:
+  // `job_dir(job)`: the directory this daemon keeps for a job (Open MPI's
+  // shared-memory segments go there).
+  static Result<std::unique_ptr<PmixBridge>> create(
+      event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
+      std::function<std::string(std::uint32_t job)> job_dir);
+  ~PmixBridge();
+
+  // For JobHost: the PMIx (and Open MPI) environment of one local rank; the
+  // job is registered with PMIx on its first rank.
+  Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank);
+  void on_fence_done(const FenceDone& done);
+  // Control frames with pmix_tags; returns false for other tags.
+  bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
+  // The job ended: PMIx forgets it.
+  void forget_job(std::uint32_t job);
+
+ private:
+  PmixBridge(DaemonRuntime& runtime, const Log& log,
+             std::function<std::string(std::uint32_t)> job_dir);
+  void on_fence(PmixFenceCall call);
+  void on_direct_modex(std::uint64_t handle, const std::string& nspace, std::uint32_t rank);
+  void on_abort(const std::string& nspace, std::uint32_t rank, int status,
+                const std::string& message);
+  const JobSpec* job_by_nspace(const std::string& nspace) const;
+
+  DaemonRuntime& runtime_;
+  const Log& log_;
+  std::function<std::string(std::uint32_t)> job_dir_;
+  std::unique_ptr<PmixServer> server_;
+  std::map<std::uint32_t, JobSpec> jobs_;       // jobs registered here
+  std::map<std::string, std::uint32_t> by_nspace_;
+  std::map<std::string, std::deque<std::uint64_t>> fences_;  // signature -> PMIx handles
+};
+
+// The engine's name for a PMIx fence: the namespace and its participating
+// ranks ("*" for all), identical on every daemon.
+std::string pmix_fence_signature(const std::string& nspace,
+                                 const std::vector<std::uint32_t>& ranks);
+
+}  // namespace grove
