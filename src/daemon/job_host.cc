@@ -262,8 +262,38 @@ void JobHost::reap() {
   }
   for (const auto& key : exited) {
     auto found = ranks_.find(key);
-    if (found != ranks_.end()) maybe_report(*found->second);
+    if (found == ranks_.end()) continue;
+    maybe_report(*found->second);
+    if (!found->second->reported) close_pipes_later(key);
   }
+}
+
+void JobHost::close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key) {
+  // A rank's own children may keep its stdout open after it exited; its exit
+  // must not wait for them forever. Whatever they write after this is lost.
+  struct Close {
+    JobHost* host;
+    std::weak_ptr<bool> alive;
+    std::pair<std::uint32_t, std::uint32_t> key;
+  };
+  timeval grace{2, 0};
+  event_base_once(
+      base_, -1, EV_TIMEOUT,
+      [](evutil_socket_t, short, void* arg) {
+        std::unique_ptr<Close> close(static_cast<Close*>(arg));
+        if (close->alive.expired()) return;
+        auto found = close->host->ranks_.find(close->key);
+        if (found == close->host->ranks_.end()) return;
+        Rank& rank = *found->second;
+        for (int which = 0; which < 2; ++which) {
+          if (rank.closed[which]) continue;
+          rank.events[which].reset();
+          rank.pipes[which].reset();
+          rank.closed[which] = true;
+        }
+        close->host->maybe_report(rank);
+      },
+      new Close{this, alive_, key}, &grace);
 }
 
 void JobHost::kill_job(std::uint32_t job, int grace_ms) {
@@ -311,6 +341,10 @@ void JobHost::forget(std::uint32_t job) {
 
 void JobHost::erase_job(std::uint32_t job) {
   if (hooks_.on_forget) hooks_.on_forget(job);
+  // Whatever the ranks left behind in their process groups ends with the job.
+  for (auto& [key, rank] : ranks_) {
+    if (key.first == job && rank->pid > 0) kill(-rank->pid, SIGKILL);
+  }
   for (auto it = ranks_.begin(); it != ranks_.end();) {
     if (it->first.first == job && it->second->reported) {
       it = ranks_.erase(it);

@@ -52,6 +52,7 @@ class JobHost {
   void on_readable(Rank& rank, int which);
   void maybe_report(Rank& rank);
   void erase_job(std::uint32_t job);
+  void close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key);
   static void on_pipe(evutil_socket_t fd, short, void* arg);
   static void on_kill_timer(evutil_socket_t, short, void* arg);
 

@@ -66,6 +66,16 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
     CHECK(not_executable.exit_code == 127);
     CHECK_THAT(not_executable.err, Catch::Contains("Permission denied"));
   }
+  SECTION("a rank's leftover child neither holds the job nor outlives it") {
+    auto started = std::chrono::steady_clock::now();
+    auto result = run_on(dvm, {"-n", "2", "sh", "-c", "sleep 97.25 & echo started"});
+    CHECK(result.exit_code == 0);
+    CHECK(count(result.out, "started\n") == 2);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto leftovers = run_program({"/usr/bin/pgrep", "-f", "sleep 97.25"});
+    CHECK(leftovers.out.empty());
+  }
   SECTION("--timeout kills a job that runs too long") {
     auto started = std::chrono::steady_clock::now();
     auto result = run_on(dvm, {"-n", "4", "--timeout", "1", "sleep", "30"});
