@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -264,4 +265,45 @@ TEST_CASE("daemons that never report end the start with an error naming them", "
   auto no_dvm = run_program({grove_binary(), "status"}, options);
   CHECK(no_dvm.exit_code != 0);
   CHECK_THAT(no_dvm.err, Catch::Contains("no running DVM"));
+}
+
+TEST_CASE("a hung daemon misses its heartbeats and is declared lost", "[dvm]") {
+  Dvm dvm(4, {"--mca", "daemon_heartbeat_ms", "100", "--mca", "daemon_heartbeat_misses", "5"});
+  REQUIRE(dvm.ready());
+  int victim = dvm.status()["daemons"][1]["pid"].get<int>();
+  REQUIRE(kill(victim, SIGSTOP) == 0);
+  REQUIRE(dvm.controller().wait_for("missed 5 heartbeats", std::chrono::seconds(20)));
+  // A daemon declared lost is really gone: the controller ended it.
+  CHECK(wait_until([&] { return process_gone(victim); }, std::chrono::seconds(10)));
+  auto after = dvm.status();
+  CHECK(after["failed"] == nlohmann::json::array({1}));
+  CHECK_THAT(after["daemons"][1]["failure"].get<std::string>(), Catch::Contains("heartbeats"));
+  CHECK(dvm.bench("barrier", "0", 2)["spans_us"].size() == 2);
+}
+
+TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm]") {
+  PrivateTmpdir tmpdir;
+  const std::string uri_file = tmpdir.path() + "/dvm.uri";
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  options.timeout = std::chrono::seconds(60);
+  auto started = run_program({grove_binary(), "start", "--local", "3", "--daemonize",
+                              "--report-uri", uri_file},
+                             options);
+  REQUIRE(started.exit_code == 0);
+  CHECK_THAT(started.out, Catch::Contains("DVM ready: 3 daemons"));
+  std::ifstream file(uri_file);
+  std::string uri;
+  file >> uri;
+  REQUIRE(uri.rfind("unix:", 0) == 0);
+  auto status = run_program({grove_binary(), "status", "--json", "--dvm", uri}, options);
+  REQUIRE(status.exit_code == 0);
+  auto json = nlohmann::json::parse(status.out);
+  CHECK(json["size"] == 3);
+  auto pids = daemon_pids(json);
+  std::string session = json["session"];
+  auto stopped = run_program({grove_binary(), "stop", "--dvm", uri}, options);
+  CHECK(stopped.exit_code == 0);
+  for (int pid : pids) CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(10)));
+  CHECK_FALSE(std::filesystem::exists(session));
 }
