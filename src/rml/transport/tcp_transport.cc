@@ -131,7 +131,7 @@ class TcpTransport::Impl {
     if (!id) return id.error();
     log_send(path, peer, key, frame.size());
     counters_.sent.count_frame(frame);
-    loops_[connections_.at(*id).loop]->submit(SendFrame{*id, std::move(frame)});
+    loops_[connections_.at(*id).loop]->submit(WriteFrame{*id, std::move(frame)});
     return ok_status();
   }
 

@@ -86,7 +86,7 @@ void TransportLoop::handle_task(OpenConnection& task) {
   connections_.emplace(task.id, std::move(*connection));
 }
 
-void TransportLoop::handle_task(SendFrame& task) {
+void TransportLoop::handle_task(WriteFrame& task) {
   auto found = connections_.find(task.id);
   if (found == connections_.end()) {
     // Closed meanwhile; the main thread hears of it (or already has).

@@ -66,7 +66,7 @@ struct OpenConnection {
   Endpoint endpoint;
   SocketAddress address;
 };
-struct SendFrame {
+struct WriteFrame {
   ConnectionId id = 0;
   std::vector<std::byte> bytes;
 };
@@ -74,7 +74,7 @@ struct CloseConnection {
   ConnectionId id = 0;
 };
 struct StopLoop {};
-using LoopTask = std::variant<AdoptSocket, OpenConnection, SendFrame, CloseConnection, StopLoop>;
+using LoopTask = std::variant<AdoptSocket, OpenConnection, WriteFrame, CloseConnection, StopLoop>;
 
 // What every connection of a transport shares; immutable after creation.
 struct LoopSettings {
@@ -127,7 +127,7 @@ class TransportLoop {
   void handle(LoopTask& task);
   void handle_task(AdoptSocket& task);
   void handle_task(OpenConnection& task);
-  void handle_task(SendFrame& task);
+  void handle_task(WriteFrame& task);
   void handle_task(CloseConnection& task);
   void handle_task(StopLoop& task);
 
