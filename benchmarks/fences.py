@@ -60,9 +60,11 @@ def main():
                   f"{row['mean_us']:8.1f} us")
     finally:
         subprocess.run([grove, "stop", "--dvm", dvm], env=env, capture_output=True)
-    medians = [row["median_us"] for row in rows["barrier"] if row["fences"] >= 10]
+    # The first fences of a job pay for opening the daemons' connections (they
+    # open on first use), so flatness is judged from 100 fences on.
+    medians = [row["median_us"] for row in rows["barrier"] if row["fences"] >= 100]
     flatness = max(medians) / min(medians)
-    print(f"barrier median spread over 10..10000 fences: {flatness:.2f}x (flat is ~1)")
+    print(f"barrier median spread over 100..10000 fences: {flatness:.2f}x (flat is ~1)")
     with open(out, "w") as handle:
         json.dump({"benchmark": "sequential_fences", "daemons": 8, "ranks": 8,
                    "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
