@@ -60,8 +60,8 @@ def main():
                   f"{row['mean_us']:8.1f} us")
     finally:
         subprocess.run([grove, "stop", "--dvm", dvm], env=env, capture_output=True)
-    # The first fences of a job pay for opening the daemons' connections (they
-    # open on first use), so flatness is judged from 100 fences on.
+    # The first fence of a job also waits for its last rank to start (launch
+    # skew), so flatness is judged from 100 fences on.
     medians = [row["median_us"] for row in rows["barrier"] if row["fences"] >= 100]
     flatness = max(medians) / min(medians)
     print(f"barrier median spread over 100..10000 fences: {flatness:.2f}x (flat is ~1)")
