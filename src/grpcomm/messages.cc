@@ -161,19 +161,17 @@ Result<FenceRelease> decode_fence_release_header(std::span<const std::byte> payl
 }
 
 Result<FenceRelease> decode_fence_release(std::span<const std::byte> payload) {
+  auto release = decode_fence_release_header(payload);
+  if (!release) return release;
+  // Skip what the header parse read: signature, generation, status, lost.
   ByteReader reader(payload);
-  FenceRelease release;
-  auto signature = reader.text();
-  auto generation = reader.u64();
-  if (!signature || !generation || !get_status(reader, release.status)) {
+  (void)reader.text();
+  (void)reader.u64();
+  (void)reader.u8();
+  (void)reader.u32();
+  if (!get_contributions(reader, release->contributions) || !reader.done()) {
     return malformed<FenceRelease>("fence release");
   }
-  auto lost = reader.u32();
-  if (!lost || !get_contributions(reader, release.contributions) || !reader.done()) {
-    return malformed<FenceRelease>("fence release");
-  }
-  release.key = FenceKey{*signature, *generation};
-  release.lost = *lost;
   return release;
 }
 
