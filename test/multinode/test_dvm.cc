@@ -307,3 +307,20 @@ TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm
   for (int pid : pids) CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(10)));
   CHECK_FALSE(std::filesystem::exists(session));
 }
+
+TEST_CASE("grpcomm_enable_timing prints the census of every broadcast", "[dvm]") {
+  Dvm dvm(3, {"--mca", "grpcomm_enable_timing", "true"});
+  REQUIRE(dvm.ready());
+  dvm.bench("release", "10KB", 2);
+  dvm.bench("release", "33", 1);
+  std::regex census(R"(grpcomm: timing bench-release (\w+) op (\d+): (\d+) bytes on the wire, started \d+ ns, completed \d+ ns, span [\d.]+ us)");
+  std::vector<std::string> sizes;
+  const std::string& log = dvm.controller().err();
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), census);
+       it != std::sregex_iterator(); ++it) {
+    CHECK((*it)[1] == "release");
+    sizes.push_back((*it)[3]);
+  }
+  // Each release is recorded with its own size: never averaged together.
+  CHECK(sizes == std::vector<std::string>{"10000", "10000", "33"});
+}
