@@ -46,7 +46,6 @@ NetworkModel network_of(const CostConstants& constants) {
   return network;
 }
 
-
 // One fence. A run that breaks an invariant is reported and ends the
 // benchmark, since its span would mean nothing.
 Measured measure(std::uint32_t daemons, std::uint64_t payload_bytes, bool low_radix_release,

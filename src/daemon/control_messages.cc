@@ -94,7 +94,8 @@ Result<DaemonReport> decode_daemon_report(std::span<const std::byte> payload) {
 Bytes encode(const EndpointTable& table) {
   ByteWriter writer;
   writer.u32(static_cast<std::uint32_t>(table.daemons.size()));
-  for (const auto& report : table.daemons) put_report(writer, report);
+  for (const auto& report : table.daemons)
+    put_report(writer, report);
   return writer.take();
 }
 
@@ -143,7 +144,8 @@ Result<CountersReply> decode_counters_reply(std::span<const std::byte> payload) 
 Bytes encode(const ShowHelpTopic& help) {
   ByteWriter writer;
   writer.text(help.file).text(help.topic).u32(static_cast<std::uint32_t>(help.args.size()));
-  for (const auto& arg : help.args) writer.text(arg);
+  for (const auto& arg : help.args)
+    writer.text(arg);
   return writer.take();
 }
 
@@ -166,7 +168,8 @@ Result<ShowHelpTopic> decode_help(std::span<const std::byte> payload) {
 Bytes encode(const BenchBarrier& bench) {
   ByteWriter writer;
   writer.text(bench.signature).u32(static_cast<std::uint32_t>(bench.participants.ranges().size()));
-  for (const VpidRange& range : bench.participants.ranges()) writer.u32(range.first).u32(range.last);
+  for (const VpidRange& range : bench.participants.ranges())
+    writer.u32(range.first).u32(range.last);
   return writer.take();
 }
 

@@ -20,10 +20,10 @@
 namespace grove {
 
 namespace daemon_tags {
-inline constexpr std::uint16_t report = tags::first_daemon_tag + 0;          // control
-inline constexpr std::uint16_t endpoint_table = tags::first_daemon_tag + 1;  // broadcast
-inline constexpr std::uint16_t heartbeat = tags::first_daemon_tag + 2;       // control
-inline constexpr std::uint16_t shutdown = tags::first_daemon_tag + 3;        // broadcast
+inline constexpr std::uint16_t report = tags::first_daemon_tag + 0;            // control
+inline constexpr std::uint16_t endpoint_table = tags::first_daemon_tag + 1;    // broadcast
+inline constexpr std::uint16_t heartbeat = tags::first_daemon_tag + 2;         // control
+inline constexpr std::uint16_t shutdown = tags::first_daemon_tag + 3;          // broadcast
 inline constexpr std::uint16_t counters_request = tags::first_daemon_tag + 4;  // broadcast
 inline constexpr std::uint16_t counters_reply = tags::first_daemon_tag + 5;    // control
 inline constexpr std::uint16_t help = tags::first_daemon_tag + 6;              // control
@@ -52,7 +52,7 @@ struct CountersReply {
   Vpid vpid = 0;
   std::uint64_t epoch = 0;
   std::uint64_t tree_version = 0;
-  Accounting engine;       // frames the engine emitted
+  Accounting engine;  // frames the engine emitted
   Accounting transport_sent;
   Accounting transport_received;
 };

@@ -39,9 +39,8 @@ Result<std::unique_ptr<ControlServer>> ControlServer::create(event_base* base,
   std::unique_ptr<ControlServer> server(new ControlServer(path, std::move(handler)));
   server->base_ = base;
   server->listener_.reset(evconnlistener_new_bind(
-      base, &ControlServer::on_accept, server.get(),
-      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 16,
-      reinterpret_cast<sockaddr*>(&address), sizeof address));
+      base, &ControlServer::on_accept, server.get(), LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+      16, reinterpret_cast<sockaddr*>(&address), sizeof address));
   if (!server->listener_) {
     return Error{"cannot listen on " + path + ": " + std::strerror(errno)};
   }
@@ -90,14 +89,15 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
     std::string out = answer.dump() + "\n";
     bufferevent_write(found->second->bev.get(), out.data(), out.size());
     // Close once written: the write callback fires when the output drains.
-    bufferevent_setcb(found->second->bev.get(), nullptr,
-                      [](bufferevent* done, void* client_arg) {
-                        auto* c = static_cast<Client*>(client_arg);
-                        if (evbuffer_get_length(bufferevent_get_output(done)) == 0) {
-                          c->server->drop(c->id);
-                        }
-                      },
-                      &ControlServer::on_event, found->second.get());
+    bufferevent_setcb(
+        found->second->bev.get(), nullptr,
+        [](bufferevent* done, void* client_arg) {
+          auto* c = static_cast<Client*>(client_arg);
+          if (evbuffer_get_length(bufferevent_get_output(done)) == 0) {
+            c->server->drop(c->id);
+          }
+        },
+        &ControlServer::on_event, found->second.get());
   };
   ReplyFn partial = [server, id, alive](const nlohmann::json& message) {
     if (alive.expired() || !*alive.lock()) return;
@@ -121,7 +121,9 @@ void ControlServer::on_event(bufferevent*, short events, void* arg) {
   if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) client->server->drop(client->id);
 }
 
-void ControlServer::drop(std::uint64_t id) { clients_.erase(id); }
+void ControlServer::drop(std::uint64_t id) {
+  clients_.erase(id);
+}
 
 namespace {
 
@@ -133,8 +135,7 @@ Result<Fd> connect_control(const std::string& socket_path) {
   Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return Error{std::string("socket: ") + std::strerror(errno)};
   if (connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    return Error{"cannot reach the DVM controller at " + socket_path + ": " +
-                 std::strerror(errno)};
+    return Error{"cannot reach the DVM controller at " + socket_path + ": " + std::strerror(errno)};
   }
   return fd;
 }
@@ -193,9 +194,9 @@ Result<nlohmann::json> control_request(const std::string& socket_path,
   return read_replies(fd->get(), timeout, nullptr);
 }
 
-Result<nlohmann::json> control_stream(const std::string& socket_path,
-                                      const nlohmann::json& request,
-                                      const std::function<void(const nlohmann::json&)>& on_partial) {
+Result<nlohmann::json> control_stream(
+    const std::string& socket_path, const nlohmann::json& request,
+    const std::function<void(const nlohmann::json&)>& on_partial) {
   auto fd = connect_control(socket_path);
   if (!fd) return fd.error();
   if (auto status = write_all(fd->get(), request.dump() + "\n"); !status) return status.error();

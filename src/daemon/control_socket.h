@@ -55,8 +55,7 @@ Result<nlohmann::json> control_request(const std::string& socket_path,
                                        std::chrono::milliseconds timeout);
 // The same for a streaming request: every partial line goes to `on_partial`
 // as it arrives; waits for the final reply as long as the controller lives.
-Result<nlohmann::json> control_stream(const std::string& socket_path,
-                                      const nlohmann::json& request,
+Result<nlohmann::json> control_stream(const std::string& socket_path, const nlohmann::json& request,
                                       const std::function<void(const nlohmann::json&)>& on_partial);
 
 }  // namespace grove

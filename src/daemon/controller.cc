@@ -53,8 +53,8 @@ void Controller::on_timer_event(evutil_socket_t, short, void* arg) {
 
 EventPtr Controller::make_timer(std::function<void()> fire) {
   timer_functions_.push_back(std::make_unique<std::function<void()>>(std::move(fire)));
-  return EventPtr(event_new(base_.get(), -1, 0, &Controller::on_timer_event,
-                            timer_functions_.back().get()));
+  return EventPtr(
+      event_new(base_.get(), -1, 0, &Controller::on_timer_event, timer_functions_.back().get()));
 }
 
 void Controller::arm(EventPtr& timer, std::int64_t delay_ms, bool persist) {
@@ -95,21 +95,20 @@ Status Controller::start() {
   hooks.on_fence_done = [this](const FenceDone& done) { on_fence_done(done); };
   hooks.on_help = [this](const ShowHelpTopic& help) { on_help(help); };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
-  auto runtime = DaemonRuntime::create(base_.get(), params_, log_,
-                                       RuntimeOptions{kControllerVpid, options_.daemons, secret_,
-                                                      "127.0.0.1"},
-                                       hooks);
+  auto runtime = DaemonRuntime::create(
+      base_.get(), params_, log_,
+      RuntimeOptions{kControllerVpid, options_.daemons, secret_, "127.0.0.1"}, hooks);
   if (!runtime) return runtime.error();
   runtime_ = std::move(*runtime);
   auto endpoint = runtime_->listen();
   if (!endpoint) return endpoint.error();
   endpoint_ = endpoint->to_string();
 
-  auto control = ControlServer::create(
-      base_.get(), dvm_.socket_path,
-      [this](const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
-        handle_request(request, reply, partial);
-      });
+  auto control =
+      ControlServer::create(base_.get(), dvm_.socket_path,
+                            [this](const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
+                              handle_request(request, reply, partial);
+                            });
   if (!control) return control.error();
   control_ = std::move(*control);
 
@@ -126,8 +125,9 @@ Status Controller::start() {
   host_hooks.on_forget = [this](std::uint32_t job) { pmix_->forget_job(job); };
   job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
                                         std::move(host_hooks));
-  auto pmix = PmixBridge::create(base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
-                                 [this](std::uint32_t job) { return job_host_->job_directory(job); });
+  auto pmix =
+      PmixBridge::create(base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
+                         [this](std::uint32_t job) { return job_host_->job_directory(job); });
   if (!pmix) return pmix.error();
   pmix_ = std::move(*pmix);
   JobManagerHooks manager_hooks;
@@ -146,9 +146,8 @@ Status Controller::start() {
   manager_hooks.broadcast = [this](std::uint16_t tag, const Bytes& payload) {
     if (runtime_) runtime_->broadcast(tag, payload);
   };
-  job_manager_ = std::make_unique<JobManager>(base_.get(), log_,
-                                              "grove." + std::to_string(getpid()),
-                                              std::move(manager_hooks));
+  job_manager_ = std::make_unique<JobManager>(
+      base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
 
   sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
                              timer_functions_
@@ -157,33 +156,33 @@ Status Controller::start() {
                                  .get()));
   sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &Controller::on_timer_event,
                               event_get_callback_arg(sigint_.get())));
-  sigchld_.reset(evsignal_new(base_.get(), SIGCHLD, &Controller::on_timer_event,
-                              timer_functions_
-                                  .emplace_back(std::make_unique<std::function<void()>>(
-                                      [this] { reap_children(); }))
-                                  .get()));
+  sigchld_.reset(evsignal_new(
+      base_.get(), SIGCHLD, &Controller::on_timer_event,
+      timer_functions_
+          .emplace_back(std::make_unique<std::function<void()>>([this] { reap_children(); }))
+          .get()));
   event_add(sigint_.get(), nullptr);
   event_add(sigterm_.get(), nullptr);
   event_add(sigchld_.get(), nullptr);
 
   daemons_.resize(options_.daemons);
-  daemons_[0] = DaemonRecord{kControllerVpid, static_cast<int>(getpid()), local_hostname(),
-                             local_core_count(), endpoint_, DaemonStateKind::up,
-                             runtime_->now(), ""};
+  daemons_[0] = DaemonRecord{
+      kControllerVpid, static_cast<int>(getpid()), local_hostname(), local_core_count(),
+      endpoint_,       DaemonStateKind::up,        runtime_->now(),  ""};
   const std::vector<std::string> param_arguments = params_.child_arguments();
   const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
   for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
     auto directory = create_daemon_directory(dvm_.directory, vpid);
     if (!directory) return directory.error();
-    LaunchRequest request{groved,   vpid,    options_.daemons, endpoint_, *directory,
+    LaunchRequest request{groved,          vpid,   options_.daemons, endpoint_, *directory,
                           param_arguments, secret_};
     auto pid = launch_local_daemon(request);
     if (!pid) return pid.error();
     daemons_[vpid].vpid = vpid;
     daemons_[vpid].pid = *pid;
   }
-  log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s",
-               options_.daemons - 1, groved.c_str(), endpoint_.c_str());
+  log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
+               groved.c_str(), endpoint_.c_str());
 
   startup_timer_ = make_timer([this] { on_startup_timeout(); });
   arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));
@@ -237,7 +236,8 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
 
 std::size_t Controller::living_daemons() const {
   std::size_t living = 0;
-  for (const auto& daemon : daemons_) living += daemon.state == DaemonStateKind::up ? 1 : 0;
+  for (const auto& daemon : daemons_)
+    living += daemon.state == DaemonStateKind::up ? 1 : 0;
   return living;
 }
 
@@ -264,7 +264,8 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   record.state = DaemonStateKind::up;
   record.last_seen_ns = runtime_->now();
   std::size_t reported = 0;
-  for (const auto& daemon : daemons_) reported += daemon.state == DaemonStateKind::up ? 1 : 0;
+  for (const auto& daemon : daemons_)
+    reported += daemon.state == DaemonStateKind::up ? 1 : 0;
   if (options_.daemons > 32 && (reported % 32 == 0 || reported == options_.daemons)) {
     std::fprintf(stderr, "grove: %zu/%u daemons reported\n", reported, options_.daemons);
   }
@@ -310,8 +311,8 @@ void Controller::on_fence_done(const FenceDone& done) {
     // The round ends here for the controller; the next starts only once every
     // daemon has the release (its BroadcastDone), or a daemon that has not yet
     // seen it would take the next round's start for this one.
-    bench_->spans_us.push_back(
-        static_cast<double>(runtime_->now() - bench_->round_start_ns) / 1000.0);
+    bench_->spans_us.push_back(static_cast<double>(runtime_->now() - bench_->round_start_ns) /
+                               1000.0);
   }
 }
 
@@ -328,13 +329,12 @@ void Controller::become_ready() {
     heartbeat_timer_ = make_timer([this] { check_heartbeats(); });
     arm(heartbeat_timer_, heartbeat_ms, /*persist=*/true);
   }
-  std::ofstream(dvm_.directory + "/dvm.json")
-      << nlohmann::json{{"pid", getpid()},
-                        {"daemons", options_.daemons},
-                        {"socket", dvm_.socket_path},
-                        {"endpoint", endpoint_}}
-             .dump()
-      << "\n";
+  std::ofstream(dvm_.directory + "/dvm.json") << nlohmann::json{{"pid", getpid()},
+                                                                {"daemons", options_.daemons},
+                                                                {"socket", dvm_.socket_path},
+                                                                {"endpoint", endpoint_}}
+                                                     .dump()
+                                              << "\n";
   if (!options_.report_uri.empty()) {
     std::ofstream(options_.report_uri) << "unix:" << dvm_.socket_path << "\n";
   }
@@ -376,8 +376,8 @@ void Controller::on_startup_timeout() {
     }
   }
   fail_startup("daemons never reported within daemon_report_timeout_ms (" +
-               std::to_string(params_.get_int("daemon_report_timeout_ms")) +
-               " ms): vpid " + missing);
+               std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): vpid " +
+               missing);
 }
 
 void Controller::on_peer_lost(Vpid peer) {
@@ -411,9 +411,9 @@ void Controller::check_heartbeats() {
   for (auto& daemon : daemons_) {
     if (daemon.vpid == 0 || daemon.state != DaemonStateKind::up) continue;
     if (now - daemon.last_seen_ns > limit_ns) {
-      daemon_lost(daemon.vpid, "missed " +
-                                   std::to_string(params_.get_int("daemon_heartbeat_misses")) +
-                                   " heartbeats");
+      daemon_lost(
+          daemon.vpid,
+          "missed " + std::to_string(params_.get_int("daemon_heartbeat_misses")) + " heartbeats");
     }
   }
 }

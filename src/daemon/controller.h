@@ -84,9 +84,9 @@ class Controller {
   void bench_next();
   void finish_bench();
   void begin_stop(ReplyFn reply, const std::string& reason);
-  void finish_stop();       // the shutdown notice reached everyone (or timed out)
-  void close_and_reap();    // drop every connection, wait for the processes
-  void complete_stop();     // everything ended: clean up, answer, leave
+  void finish_stop();     // the shutdown notice reached everyone (or timed out)
+  void close_and_reap();  // drop every connection, wait for the processes
+  void complete_stop();   // everything ended: clean up, answer, leave
   nlohmann::json status_json() const;
 
   static void on_timer_event(evutil_socket_t, short, void* arg);

@@ -72,7 +72,8 @@ nlohmann::json Controller::status_json() const {
   out["radix2"] = params_.get_int("rml_base_radix2");
   out["low_radix_release"] = params_.get_bool("grpcomm_low_radix_release");
   nlohmann::json params = nlohmann::json::object();
-  for (const auto& [name, value] : params_.non_defaults()) params[name] = value;
+  for (const auto& [name, value] : params_.non_defaults())
+    params[name] = value;
   out["params"] = params;
   nlohmann::json daemons = nlohmann::json::array();
   for (const DaemonRecord& daemon : daemons_) {
@@ -96,11 +97,13 @@ void Controller::request_status(ReplyFn reply) {
   status_ = StatusRequest{next_request_++, {reply}, {}};
   // The controller's own counters, then everyone else's over the routing tree.
   const Engine& engine = runtime_->engine();
-  status_->counters[kControllerVpid] =
-      CountersReply{status_->id,        kControllerVpid,
-                    engine.membership().epoch(), engine.membership().tree_version(),
-                    engine.accounting(), runtime_->transport().counters().sent,
-                    runtime_->transport().counters().received};
+  status_->counters[kControllerVpid] = CountersReply{status_->id,
+                                                     kControllerVpid,
+                                                     engine.membership().epoch(),
+                                                     engine.membership().tree_version(),
+                                                     engine.accounting(),
+                                                     runtime_->transport().counters().sent,
+                                                     runtime_->transport().counters().received};
   runtime_->broadcast(daemon_tags::counters_request, encode_u64(status_->id));
   if (!status_) return;  // every daemon already answered
   status_timer_ = make_timer([this] { finish_status(); });
@@ -134,7 +137,8 @@ void Controller::finish_status() {
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);
   out["answered"] = request.counters.size();
-  for (const ReplyFn& reply : request.replies) reply(out);
+  for (const ReplyFn& reply : request.replies)
+    reply(out);
 }
 
 void Controller::request_run(const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
@@ -205,7 +209,8 @@ void Controller::bench_next() {
   if (bench_->kind == "release") {
     Bytes payload(bench_->size);
     std::mt19937_64 random(bench_->spans_us.size() + 1);
-    for (auto& byte : payload) byte = static_cast<std::byte>(random() & 0xFF);
+    for (auto& byte : payload)
+      byte = static_cast<std::byte>(random() & 0xFF);
     bench_->op = runtime_->broadcast(tags::bench_release, payload);
     return;
   }
@@ -225,7 +230,8 @@ void Controller::finish_bench() {
   std::vector<double> sorted = run.spans_us;
   std::sort(sorted.begin(), sorted.end());
   double sum = 0;
-  for (double span : sorted) sum += span;
+  for (double span : sorted)
+    sum += span;
   nlohmann::json out{{"ok", true},
                      {"kind", run.kind},
                      {"size", run.size},
@@ -319,11 +325,13 @@ void Controller::complete_stop() {
   stop_timer_.reset();
   auto removed = remove_tree(dvm_.directory);
   std::size_t stopped = 0;
-  for (const auto& daemon : daemons_) stopped += daemon.vpid != 0 ? 1 : 0;
+  for (const auto& daemon : daemons_)
+    stopped += daemon.vpid != 0 ? 1 : 0;
   nlohmann::json out{{"ok", removed.ok()}, {"stopped", stopped}, {"reason", stop_reason_}};
   if (!removed) out["error"] = removed.error().message;
   // The control server is gone; answer the waiting clients on their sockets.
-  for (const ReplyFn& reply : stop_replies_) reply(out);
+  for (const ReplyFn& reply : stop_replies_)
+    reply(out);
   stop_replies_.clear();
   log_.verbose("daemon", 1, "DVM stopped (%s)", stop_reason_.c_str());
   timeval linger{0, 100'000};

@@ -84,8 +84,9 @@ int DaemonNode::run() {
   host_hooks.on_forget = [this](std::uint32_t job) { pmix_->forget_job(job); };
   job_host_ = std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
                                         std::move(host_hooks));
-  auto pmix = PmixBridge::create(base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
-                                 [this](std::uint32_t job) { return job_host_->job_directory(job); });
+  auto pmix =
+      PmixBridge::create(base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
+                         [this](std::uint32_t job) { return job_host_->job_directory(job); });
   if (!pmix) {
     log_.error("cannot start: %s", pmix.error().message.c_str());
     return 1;

@@ -30,11 +30,11 @@ DaemonRuntime::~DaemonRuntime() {
 
 Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
                                                              const ParamRegistry& params,
-                                                             const Log& log,
-                                                             RuntimeOptions options,
+                                                             const Log& log, RuntimeOptions options,
                                                              RuntimeHooks hooks) {
   std::vector<Vpid> daemons(options.dvm_size);
-  for (Vpid i = 0; i < options.dvm_size; ++i) daemons[i] = i;
+  for (Vpid i = 0; i < options.dvm_size; ++i)
+    daemons[i] = i;
   auto membership = Membership::create(daemons);
   if (!membership) return membership.error();
   if (options.self >= options.dvm_size) {
@@ -66,13 +66,17 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   return runtime;
 }
 
-Result<Endpoint> DaemonRuntime::listen() { return transport_->listen(options_.bind_host, 0); }
+Result<Endpoint> DaemonRuntime::listen() {
+  return transport_->listen(options_.bind_host, 0);
+}
 
 Status DaemonRuntime::add_peer(Vpid vpid, const Endpoint& endpoint) {
   return transport_->add_peer(vpid, endpoint);
 }
 
-TimeNs DaemonRuntime::now() const { return monotonic_now_ns(); }
+TimeNs DaemonRuntime::now() const {
+  return monotonic_now_ns();
+}
 
 void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
   auto header = decode_frame_header(frame, max_payload_);
@@ -173,8 +177,7 @@ void DaemonRuntime::drain(Outbox& out) {
     } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
       log_.verbose("grpcomm", 1, "adopted epoch %llu, tree version %llu, %zu failed",
                    static_cast<unsigned long long>(changed->epoch),
-                   static_cast<unsigned long long>(changed->tree_version),
-                   changed->failed.size());
+                   static_cast<unsigned long long>(changed->tree_version), changed->failed.size());
       if (hooks_.on_membership) hooks_.on_membership(*changed);
     }
   }

@@ -43,9 +43,8 @@ EngineConfig engine_config_from(const ParamRegistry& params, Vpid self);
 class DaemonRuntime {
  public:
   static Result<std::unique_ptr<DaemonRuntime>> create(event_base* base,
-                                                       const ParamRegistry& params,
-                                                       const Log& log, RuntimeOptions options,
-                                                       RuntimeHooks hooks);
+                                                       const ParamRegistry& params, const Log& log,
+                                                       RuntimeOptions options, RuntimeHooks hooks);
   ~DaemonRuntime();
 
   Result<Endpoint> listen();

@@ -43,7 +43,10 @@ std::string signal_name(int signal) {
 
 JobHost::JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir,
                  JobHostHooks hooks)
-    : base_(base), self_(self), log_(log), session_dir_(std::move(session_dir)),
+    : base_(base),
+      self_(self),
+      log_(log),
+      session_dir_(std::move(session_dir)),
       hooks_(std::move(hooks)) {}
 
 JobHost::~JobHost() {
@@ -61,7 +64,8 @@ std::string JobHost::job_directory(std::uint32_t job) const {
 
 std::size_t JobHost::running() const {
   std::size_t count = 0;
-  for (const auto& [key, rank] : ranks_) count += rank->reported ? 0 : 1;
+  for (const auto& [key, rank] : ranks_)
+    count += rank->reported ? 0 : 1;
   return count;
 }
 
@@ -111,7 +115,8 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     maybe_report(r);
   };
   std::vector<std::string> env;
-  for (char** entry = environ; *entry != nullptr; ++entry) env.emplace_back(*entry);
+  for (char** entry = environ; *entry != nullptr; ++entry)
+    env.emplace_back(*entry);
   auto add_env = [&env](const std::string& entry) {
     std::string name = entry.substr(0, entry.find('='));
     std::erase_if(env, [&](const std::string& existing) {
@@ -119,14 +124,16 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     });
     env.push_back(entry);
   };
-  for (const auto& entry : spec.env) add_env(entry);
+  for (const auto& entry : spec.env)
+    add_env(entry);
   if (hooks_.rank_env) {
     auto extra = hooks_.rank_env(spec, placement.rank);
     if (!extra) {
       fail(extra.error().message);
       return;
     }
-    for (const auto& entry : *extra) add_env(entry);
+    for (const auto& entry : *extra)
+      add_env(entry);
   }
   int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
@@ -136,9 +143,11 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   }
   std::vector<std::string> args = spec.argv;
   std::vector<char*> argv, envp;
-  for (auto& arg : args) argv.push_back(arg.data());
+  for (auto& arg : args)
+    argv.push_back(arg.data());
   argv.push_back(nullptr);
-  for (auto& entry : env) envp.push_back(entry.data());
+  for (auto& entry : env)
+    envp.push_back(entry.data());
   envp.push_back(nullptr);
   const std::string cwd = spec.cwd;
   pid_t pid = fork();

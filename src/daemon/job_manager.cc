@@ -40,7 +40,8 @@ void JobManager::submit(const RunRequest& request, JobEventFn events) {
   spec.env = request.env;
   spec.cwd = request.cwd;
   spec.ranks = map->ranks;
-  for (Vpid vpid : map->daemons) spec.hostnames.push_back(hooks_.hostname(vpid));
+  for (Vpid vpid : map->daemons)
+    spec.hostnames.push_back(hooks_.hostname(vpid));
   job->events({{"ok", true},
                {"event", "started"},
                {"job", job->id},
@@ -49,8 +50,8 @@ void JobManager::submit(const RunRequest& request, JobEventFn events) {
                {"daemons", map->daemons},
                {"oversubscribed", map->oversubscribed}},
               false);
-  log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons", job->id,
-               spec.nspace.c_str(), request.np, map->daemons.size());
+  log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons", job->id, spec.nspace.c_str(),
+               request.np, map->daemons.size());
   if (request.timeout_s > 0) {
     job->timer.reset(event_new(base_, -1, 0, &JobManager::on_timeout, job.get()));
     timeval delay{static_cast<time_t>(request.timeout_s), 0};
@@ -63,8 +64,7 @@ void JobManager::submit(const RunRequest& request, JobEventFn events) {
 
 void JobManager::on_timeout(evutil_socket_t, short, void* arg) {
   auto* job = static_cast<Job*>(arg);
-  job->manager->fail(*job, 124,
-                     "the job ran out of time (--timeout) and was killed");
+  job->manager->fail(*job, 124, "the job ran out of time (--timeout) and was killed");
 }
 
 void JobManager::fail(Job& job, int status, const std::string& message) {
@@ -86,7 +86,8 @@ bool JobManager::kill(std::uint32_t id, const std::string& reason) {
 }
 
 void JobManager::end_all(const std::string& reason) {
-  for (auto& [id, job] : jobs_) fail(*job, 1, reason);
+  for (auto& [id, job] : jobs_)
+    fail(*job, 1, reason);
 }
 
 void JobManager::on_output(const JobOutput& output) {
@@ -147,7 +148,8 @@ void JobManager::on_daemon_lost(Vpid vpid) {
              "), which hosted ranks of this job, was lost");
     touched.push_back(id);
   }
-  for (std::uint32_t id : touched) maybe_finish(id);
+  for (std::uint32_t id : touched)
+    maybe_finish(id);
 }
 
 void JobManager::maybe_finish(std::uint32_t id) {

@@ -16,19 +16,22 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
   if (np == 0) return Error{"-n must be at least 1"};
   if (daemons.empty()) return Error{"no living daemon to run on"};
   std::uint64_t slots = 0;
-  for (const auto& daemon : daemons) slots += std::max<std::uint32_t>(1, daemon.slots);
+  for (const auto& daemon : daemons)
+    slots += std::max<std::uint32_t>(1, daemon.slots);
   JobMap map;
   map.oversubscribed = np > slots;
   std::vector<Vpid> owner(np);
   if (policy == MapPolicy::node) {
-    for (std::uint32_t rank = 0; rank < np; ++rank) owner[rank] = daemons[rank % daemons.size()].vpid;
+    for (std::uint32_t rank = 0; rank < np; ++rank)
+      owner[rank] = daemons[rank % daemons.size()].vpid;
   } else {
     // Fill every daemon's slots in vpid order; ranks beyond the slots go one
     // per daemon in turn. Each daemon's ranks are contiguous.
     std::vector<std::uint32_t> counts(daemons.size(), 0);
     std::uint32_t placed = 0;
     for (std::size_t i = 0; i < daemons.size() && placed < np; ++i) {
-      counts[i] = std::min<std::uint32_t>(std::max<std::uint32_t>(1, daemons[i].slots), np - placed);
+      counts[i] =
+          std::min<std::uint32_t>(std::max<std::uint32_t>(1, daemons[i].slots), np - placed);
       placed += counts[i];
     }
     for (std::size_t i = 0; placed < np; i = (i + 1) % daemons.size()) {
@@ -37,7 +40,8 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     }
     std::uint32_t rank = 0;
     for (std::size_t i = 0; i < daemons.size(); ++i) {
-      for (std::uint32_t n = 0; n < counts[i]; ++n) owner[rank++] = daemons[i].vpid;
+      for (std::uint32_t n = 0; n < counts[i]; ++n)
+        owner[rank++] = daemons[i].vpid;
     }
   }
   std::map<Vpid, std::uint16_t> local_count;

@@ -39,7 +39,6 @@ struct JobMap {
 Result<MapPolicy> parse_map_policy(const std::string& text);
 // Maps `np` ranks onto living daemons. With more ranks than slots the
 // mapping wraps around (oversubscribing) and says so.
-Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons,
-                         MapPolicy policy);
+Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapPolicy policy);
 
 }  // namespace grove

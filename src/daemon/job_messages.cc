@@ -7,7 +7,8 @@ constexpr std::uint32_t kMaxEntries = 1u << 22;
 
 void put_strings(ByteWriter& writer, const std::vector<std::string>& list) {
   writer.u32(static_cast<std::uint32_t>(list.size()));
-  for (const auto& item : list) writer.text(item);
+  for (const auto& item : list)
+    writer.text(item);
 }
 
 bool get_strings(ByteReader& reader, std::vector<std::string>& list) {

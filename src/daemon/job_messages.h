@@ -16,7 +16,7 @@
 namespace grove {
 
 namespace job_tags {
-inline constexpr std::uint16_t launch = tags::launch;                 // broadcast
+inline constexpr std::uint16_t launch = tags::launch;                  // broadcast
 inline constexpr std::uint16_t kill = tags::first_daemon_tag + 16;     // broadcast
 inline constexpr std::uint16_t cleanup = tags::first_daemon_tag + 17;  // broadcast
 inline constexpr std::uint16_t output = tags::first_daemon_tag + 18;   // control

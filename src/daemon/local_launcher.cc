@@ -47,7 +47,8 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
                                    request.session_dir};
   args.insert(args.end(), request.param_arguments.begin(), request.param_arguments.end());
   std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
+  for (auto& arg : args)
+    argv.push_back(arg.data());
   argv.push_back(nullptr);
   const pid_t parent = getpid();
   pid_t pid = fork();

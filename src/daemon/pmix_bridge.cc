@@ -34,8 +34,9 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   PmixBridge* self = bridge.get();
   PmixHooks hooks;
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
-  hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status,
-                          std::string message) { self->on_abort(nspace, rank, status, message); };
+  hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status, std::string message) {
+    self->on_abort(nspace, rank, status, message);
+  };
   hooks.on_direct_modex = [self](std::uint64_t handle, std::string nspace, std::uint32_t rank) {
     self->on_direct_modex(handle, nspace, rank);
   };
@@ -68,9 +69,8 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
                                                         : host);
     }
     for (const RankPlacement& placement : spec.ranks) {
-      job.procs.push_back(PmixProcPlacement{placement.rank, placement.daemon,
-                                            placement.local_rank, placement.node_rank,
-                                            placement.node_id});
+      job.procs.push_back(PmixProcPlacement{placement.rank, placement.daemon, placement.local_rank,
+                                            placement.node_rank, placement.node_id});
       if (placement.daemon == runtime_.self()) job.this_node_id = placement.node_id;
     }
     if (auto status = server_->register_job(job); !status) {
@@ -81,8 +81,7 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
   }
   auto env = server_->register_client(spec.nspace, rank, getuid(), getgid());
   if (!env) {
-    return Error{"registering rank " + std::to_string(rank) + " with PMIx: " +
-                 env.error().message};
+    return Error{"registering rank " + std::to_string(rank) + " with PMIx: " + env.error().message};
   }
   // Open MPI 4.1 under a PMIx server it did not start: it must be told this
   // is a direct launch, and its shared-memory segments must not collide
@@ -101,7 +100,8 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   }
   std::vector<Vpid> hosts;
   if (call.ranks.empty()) {
-    for (const RankPlacement& placement : job->ranks) hosts.push_back(placement.daemon);
+    for (const RankPlacement& placement : job->ranks)
+      hosts.push_back(placement.daemon);
   } else {
     for (std::uint32_t rank : call.ranks) {
       if (rank < job->ranks.size()) hosts.push_back(job->ranks[rank].daemon);
@@ -151,9 +151,10 @@ void PmixBridge::on_direct_modex(std::uint64_t handle, const std::string& nspace
   }
   Vpid host = job->ranks[rank].daemon;
   if (host == runtime_.self()) {
-    server_->fetch_local_modex(nspace, rank, [this, handle](int status, std::vector<std::byte> blob) {
-      (void)server_->complete_direct_modex(handle, status, std::move(blob));
-    });
+    server_->fetch_local_modex(
+        nspace, rank, [this, handle](int status, std::vector<std::byte> blob) {
+          (void)server_->complete_direct_modex(handle, status, std::move(blob));
+        });
     return;
   }
   ByteWriter writer;
@@ -169,14 +170,13 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
     auto rank = reader.u32();
     if (!handle || !nspace || !rank || !reader.done()) return true;
     std::uint64_t requester_handle = *handle;
-    server_->fetch_local_modex(*nspace, *rank,
-                               [this, from, requester_handle](int status,
-                                                              std::vector<std::byte> blob) {
-                                 ByteWriter reply;
-                                 reply.u64(requester_handle).u32(static_cast<std::uint32_t>(status));
-                                 reply.blob(blob);
-                                 runtime_.send_control(from, pmix_tags::modex_reply, reply.take());
-                               });
+    server_->fetch_local_modex(
+        *nspace, *rank, [this, from, requester_handle](int status, std::vector<std::byte> blob) {
+          ByteWriter reply;
+          reply.u64(requester_handle).u32(static_cast<std::uint32_t>(status));
+          reply.blob(blob);
+          runtime_.send_control(from, pmix_tags::modex_reply, reply.take());
+        });
     return true;
   }
   if (tag == pmix_tags::modex_reply) {

@@ -53,7 +53,7 @@ class PmixBridge {
   const Log& log_;
   std::function<std::string(std::uint32_t)> job_dir_;
   std::unique_ptr<PmixServer> server_;
-  std::map<std::uint32_t, JobSpec> jobs_;       // jobs registered here
+  std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
   std::map<std::string, std::uint32_t> by_nspace_;
   std::map<std::string, std::deque<std::uint64_t>> fences_;  // signature -> PMIx handles
 };

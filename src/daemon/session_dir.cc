@@ -30,7 +30,9 @@ Status make_private_dir(const std::string& path) {
   return ok_status();
 }
 
-bool process_alive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+bool process_alive(int pid) {
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
 
 }  // namespace
 
@@ -86,7 +88,8 @@ std::vector<DvmInfo> running_dvms() {
     DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock"};
     if (process_alive(pid) && std::filesystem::exists(info.socket_path)) out.push_back(info);
   }
-  std::sort(out.begin(), out.end(), [](const DvmInfo& a, const DvmInfo& b) { return a.pid < b.pid; });
+  std::sort(out.begin(), out.end(),
+            [](const DvmInfo& a, const DvmInfo& b) { return a.pid < b.pid; });
   return out;
 }
 
@@ -100,8 +103,8 @@ Result<DvmInfo> select_dvm(const std::string& selector) {
   }
   if (running.empty()) return Error{"no running DVM (start one with 'grove start')"};
   if (running.size() > 1) {
-    std::string message = std::to_string(running.size()) +
-                          " DVMs are running; pick one with --dvm PID:";
+    std::string message =
+        std::to_string(running.size()) + " DVMs are running; pick one with --dvm PID:";
     for (const DvmInfo& info : running) {
       message += " " + std::to_string(info.pid) + " (" + info.directory + ")";
     }

@@ -99,7 +99,7 @@ void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out
 void Engine::relay_routed(const FrameHeader& header, const WireFrame& frame, Outbox& out) {
   const Tree& routing = topology(TopologyKind::routing).tree;
   auto next = routing.next_hop(config_.self, header.destination);
-  if (!next) return;  // the destination is gone; its report no longer matters
+  if (!next) return;       // the destination is gone; its report no longer matters
   WireFrame copy = frame;  // the payload is shared, only the header is rewritten
   set_frame_sender(copy.header, config_.self);
   accounting_.count(TrafficKey{header.type, header.tag, header.topology}, copy.size());
@@ -128,8 +128,8 @@ bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
   }
   if (!membership_.adopt(notice->epoch, notice->failed)) return false;
   rederive_trees();
-  out.push(MembershipChanged{membership_.epoch(), membership_.tree_version(),
-                             membership_.failed()});
+  out.push(
+      MembershipChanged{membership_.epoch(), membership_.tree_version(), membership_.failed()});
   return true;
 }
 
@@ -147,16 +147,15 @@ bool Engine::topology_matches(const FrameHeader& header) const {
 void Engine::refuse_mismatch(const FrameHeader& header, Outbox& out) {
   ++stats_.mismatches;
   TopologyKind expected = topology_for_tag(header.tag, config_.low_radix_release);
-  out.push(ShowHelpTopic{"help-grpcomm.txt",
-                         "release-topology-mismatch",
-                         {"vpid " + std::to_string(config_.self),
-                          "vpid " + std::to_string(header.sender),
-                          std::string(topology_name(header.topology)),
-                          std::to_string(header.radix), std::string(topology_name(expected)),
-                          std::to_string(radix_of(expected, config_.radices))}});
+  out.push(ShowHelpTopic{
+      "help-grpcomm.txt",
+      "release-topology-mismatch",
+      {"vpid " + std::to_string(config_.self), "vpid " + std::to_string(header.sender),
+       std::string(topology_name(header.topology)), std::to_string(header.radix),
+       std::string(topology_name(expected)), std::to_string(radix_of(expected, config_.radices))}});
   if (is_controller()) return;
-  OpReport report{header.topology, header.op_id, config_.self, header.tag, header.topology,
-                  header.radix};
+  OpReport report{header.topology, header.op_id,    config_.self,
+                  header.tag,      header.topology, header.radix};
   const Tree& routing = topology(TopologyKind::routing).tree;
   auto next = routing.next_hop(config_.self, kControllerVpid);
   if (!next) return;
@@ -176,8 +175,9 @@ void Engine::on_op_report(TimeNs now, const FrameHeader& /*header*/, const Bytes
   TopologyState& state = topology(report->topology);
   auto found = state.ops.find(report->op_id);
   if (found == state.ops.end()) return;  // already complete or aborted
-  OpAbort abort{report->topology, report->op_id, found->second.tag,
-                FenceStatus::topology_mismatch, false, FenceKey{}};
+  OpAbort abort{
+      report->topology, report->op_id, found->second.tag, FenceStatus::topology_mismatch, false,
+      FenceKey{}};
   if (found->second.tag == tags::fence_release) {
     auto plain = (found->second.flags & kFrameCompressed)
                      ? decompress_payload(*found->second.wire, config_.max_payload)

@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "rml/traffic.h"
 #include "grpcomm/effects.h"
 #include "grpcomm/messages.h"
 #include "rml/frame.h"
 #include "rml/membership.h"
 #include "rml/topology.h"
+#include "rml/traffic.h"
 #include "rml/tree.h"
 #include "rml/tree_cache.h"
 #include "rml/vpid_set.h"
@@ -46,9 +46,9 @@ struct EngineConfig {
 };
 
 struct FenceRequest {
-  std::string signature;            // names the participant set; equal on every daemon
-  VpidSet participants;             // daemons hosting participants
-  Bytes data;                       // this daemon's contribution (empty for a barrier)
+  std::string signature;  // names the participant set; equal on every daemon
+  VpidSet participants;   // daemons hosting participants
+  Bytes data;             // this daemon's contribution (empty for a barrier)
 };
 
 struct EngineStats {
@@ -107,19 +107,19 @@ class Engine {
   struct XcastOp {
     std::uint16_t tag = 0;
     std::uint16_t flags = 0;
-    SharedBytes wire;             // payload as on the wire, held for replay
+    SharedBytes wire;  // payload as on the wire, held for replay
     // Children this op was forwarded to, with the slot each held then: a child
     // that has since died or moved no longer vouches for the subtree it acked.
     std::map<Vpid, std::uint32_t> sent_to;
-    std::set<Vpid> acked;         // children whose subtree has it
-    std::set<Vpid> requesters;    // everyone who sent us the data
-    std::set<Vpid> answered;      // requesters already acknowledged
+    std::set<Vpid> acked;            // children whose subtree has it
+    std::set<Vpid> requesters;       // everyone who sent us the data
+    std::set<Vpid> answered;         // requesters already acknowledged
     std::uint64_t parked_until = 0;  // tree version to wait for (0: not parked)
     bool delivered = false;
-    bool holding = false;         // release delay armed, not yet forwarded
-    bool forwarded = false;       // the first forwarding pass has run
+    bool holding = false;    // release delay armed, not yet forwarded
+    bool forwarded = false;  // the first forwarding pass has run
     bool complete = false;
-    TimeNs started_ns = 0;        // originator only
+    TimeNs started_ns = 0;  // originator only
   };
 
   struct TopologyState {
@@ -151,8 +151,8 @@ class Engine {
   void rederive_trees();
   void send(Vpid target, SendPath path, const FrameHeader& header, SharedBytes payload,
             Outbox& out);
-  FrameHeader header_for(FrameType type, std::uint16_t tag, TopologyKind kind,
-                         std::uint64_t op_id, Vpid destination) const;
+  FrameHeader header_for(FrameType type, std::uint16_t tag, TopologyKind kind, std::uint64_t op_id,
+                         Vpid destination) const;
   // Adopts a notice; returns whether the failed set changed (trees re-derived).
   bool adopt_notice(const Bytes& payload, Outbox& out);
   // After a change of the failed set: every op and fence catches up.
@@ -169,17 +169,15 @@ class Engine {
   void deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out);
   void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
   void repair_ops(TimeNs now, TopologyState& state, Outbox& out);
-  void finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
-                        bool ok, Outbox& out);
+  void finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, bool ok,
+                        Outbox& out);
   void learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out);
   bool should_hold(std::uint16_t tag) const;
-  void on_local_delivery(std::uint16_t tag, const SharedBytes& payload,
-                         Outbox& out);
+  void on_local_delivery(std::uint16_t tag, const SharedBytes& payload, Outbox& out);
   void apply_op_abort(const OpAbort& abort, Outbox& out);
 
   // fence.cc: contributions up the routing tree, the release down.
-  void on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload,
-                       Outbox& out);
+  void on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker, Outbox& out);
   void repair_fences(TimeNs now, Outbox& out);
   void end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,

@@ -43,8 +43,7 @@ void Engine::on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes&
   fence_progress(now, rollup->key, tracker, out);
 }
 
-void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker,
-                            Outbox& out) {
+void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker, Outbox& out) {
   if (is_controller()) {
     // A participant that died before its contribution arrived can never
     // contribute: end the round everywhere, naming it.
@@ -62,7 +61,8 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
     }
     if (tracker.contributions.size() < tracker.participants.size()) return;
     FenceRelease release{key, FenceStatus::ok, 0, {}};
-    for (auto& [vpid, data] : tracker.contributions) release.contributions.emplace_back(vpid, data);
+    for (auto& [vpid, data] : tracker.contributions)
+      release.contributions.emplace_back(vpid, data);
     release_bcast(now, tags::fence_release, encode(release), out);  // ends the tracker
     return;
   }
@@ -82,11 +82,13 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   auto parent = routing.parent(config_.self);
   if (!parent) return;
   std::vector<Vpid> keys;
-  for (const auto& [vpid, data] : tracker.contributions) keys.push_back(vpid);
+  for (const auto& [vpid, data] : tracker.contributions)
+    keys.push_back(vpid);
   if (tracker.sent_parent == parent && tracker.sent_keys == keys) return;
   if (tracker.sent_parent) ++stats_.rollup_resends;
   FenceRollup rollup{key, tracker.participants, {}};
-  for (const auto& [vpid, data] : tracker.contributions) rollup.contributions.emplace_back(vpid, data);
+  for (const auto& [vpid, data] : tracker.contributions)
+    rollup.contributions.emplace_back(vpid, data);
   FrameHeader header = header_for(FrameType::fence_rollup, tags::fence_rollup,
                                   TopologyKind::routing, key.generation, *parent);
   send(*parent, SendPath::routed, header, share_bytes(encode(rollup)), out);
@@ -112,7 +114,8 @@ void Engine::end_fence(const FenceKey& key, FenceStatus status, Vpid lost, Share
 
 void Engine::repair_fences(TimeNs now, Outbox& out) {
   std::vector<FenceKey> keys;
-  for (const auto& [key, tracker] : fences_) keys.push_back(key);
+  for (const auto& [key, tracker] : fences_)
+    keys.push_back(key);
   for (const FenceKey& key : keys) {
     auto found = fences_.find(key);
     if (found != fences_.end()) fence_progress(now, key, found->second, out);

@@ -12,7 +12,8 @@ constexpr std::uint32_t kMaxListEntries = 1u << 24;
 
 void put_contributions(ByteWriter& writer, const std::vector<std::pair<Vpid, Bytes>>& list) {
   writer.u32(static_cast<std::uint32_t>(list.size()));
-  for (const auto& [vpid, data] : list) writer.u32(vpid).blob(data);
+  for (const auto& [vpid, data] : list)
+    writer.u32(vpid).blob(data);
 }
 
 bool get_contributions(ByteReader& reader, std::vector<std::pair<Vpid, Bytes>>& list) {
@@ -44,7 +45,8 @@ bool get_vpids(ByteReader& reader, std::vector<Vpid>& list) {
 
 void put_vpids(ByteWriter& writer, const std::vector<Vpid>& list) {
   writer.u32(static_cast<std::uint32_t>(list.size()));
-  for (Vpid vpid : list) writer.u32(vpid);
+  for (Vpid vpid : list)
+    writer.u32(vpid);
 }
 
 bool get_topology(ByteReader& reader, TopologyKind& out) {
@@ -63,7 +65,8 @@ bool get_status(ByteReader& reader, FenceStatus& out) {
 
 void put_vpid_set(ByteWriter& writer, const VpidSet& set) {
   writer.u32(static_cast<std::uint32_t>(set.ranges().size()));
-  for (const VpidRange& range : set.ranges()) writer.u32(range.first).u32(range.last);
+  for (const VpidRange& range : set.ranges())
+    writer.u32(range.first).u32(range.last);
 }
 
 bool get_vpid_set(ByteReader& reader, VpidSet& set) {
@@ -264,9 +267,9 @@ Result<Bytes> decompress_payload(std::span<const std::byte> wire, std::uint64_t 
   Bytes out(*length);
   uLongf produced = static_cast<uLongf>(*length);
   auto rest = reader.rest();
-  int status = uncompress(reinterpret_cast<Bytef*>(out.data()), &produced,
-                          reinterpret_cast<const Bytef*>(rest.data()),
-                          static_cast<uLong>(rest.size()));
+  int status =
+      uncompress(reinterpret_cast<Bytef*>(out.data()), &produced,
+                 reinterpret_cast<const Bytef*>(rest.data()), static_cast<uLong>(rest.size()));
   if (status != Z_OK || produced != *length) return Error{"corrupt compressed payload"};
   return out;
 }

@@ -9,9 +9,9 @@
 namespace grove {
 
 struct CostConstants {
-  double alpha_us = 100.0;              // a hop's latency
-  double copy_us = 25.0;                // c: software cost of one forwarded copy
-  std::uint32_t threads = 8;            // t: worker threads sharing the copies
+  double alpha_us = 100.0;                // a hop's latency
+  double copy_us = 25.0;                  // c: software cost of one forwarded copy
+  std::uint32_t threads = 8;              // t: worker threads sharing the copies
   double bandwidth_bytes_per_s = 1.25e9;  // B: one link (10 GbE)
 };
 

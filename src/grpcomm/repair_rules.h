@@ -49,8 +49,8 @@ inline std::vector<Vpid> forward_targets(const std::vector<Vpid>& children,
 // seen more departures and returns than this daemon, and it is not this
 // daemon's parent (concrete evidence that the two views disagree). Ordinary
 // traffic comes from the parent and is never parked.
-inline bool must_park(std::uint64_t sender_tree_version, std::uint64_t my_tree_version,
-                      Vpid sender, std::optional<Vpid> my_parent) {
+inline bool must_park(std::uint64_t sender_tree_version, std::uint64_t my_tree_version, Vpid sender,
+                      std::optional<Vpid> my_parent) {
   return sender_tree_version > my_tree_version && my_parent != sender;
 }
 

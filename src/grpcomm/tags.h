@@ -19,7 +19,8 @@ inline constexpr std::uint16_t group_release = 4;  // a group collective's relea
 inline constexpr std::uint16_t op_report = 5;      // daemon -> controller: an op went wrong
 inline constexpr std::uint16_t op_abort = 6;       // controller -> all: an op ended in error
 inline constexpr std::uint16_t launch = 7;         // job launch messages
-inline constexpr std::uint16_t bench_release = 8;  // `grove bench release`: a release without a fence
+inline constexpr std::uint16_t bench_release =
+    8;  // `grove bench release`: a release without a fence
 inline constexpr std::uint16_t first_daemon_tag = 64;  // tags >= this belong to the daemon
 }  // namespace tags
 

@@ -24,10 +24,10 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   if (tag == tags::fence_release && config_.low_radix_release &&
       config_.radices.release == config_.radices.routing && !radix_noop_shown_) {
     radix_noop_shown_ = true;
-    out.push(ShowHelpTopic{"help-grpcomm.txt",
-                           "release-radix-noop",
-                           {std::to_string(config_.radices.routing),
-                            std::to_string(config_.radices.release)}});
+    out.push(ShowHelpTopic{
+        "help-grpcomm.txt",
+        "release-radix-noop",
+        {std::to_string(config_.radices.routing), std::to_string(config_.radices.release)}});
   }
   TopologyState& state = topology(kind);
   const std::uint64_t id = state.next_id++;
@@ -58,8 +58,7 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   return id;
 }
 
-void Engine::deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op,
-                     Outbox& out) {
+void Engine::deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out) {
   if (op.delivered) return;
   op.delivered = true;
   SharedBytes plain = op.wire;
@@ -78,8 +77,7 @@ void Engine::deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op,
   on_local_delivery(tag, plain, out);
 }
 
-void Engine::on_local_delivery(std::uint16_t tag, const SharedBytes& payload,
-                               Outbox& out) {
+void Engine::on_local_delivery(std::uint16_t tag, const SharedBytes& payload, Outbox& out) {
   if (tag == tags::fence_release) {
     auto release = decode_fence_release_header(*payload);
     if (!release) {
@@ -170,7 +168,8 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
   const bool first_pass = !op.forwarded;
   op.forwarded = true;
   std::set<Vpid> reached;
-  for (const auto& [child, slot] : op.sent_to) reached.insert(child);
+  for (const auto& [child, slot] : op.sent_to)
+    reached.insert(child);
   for (Vpid child : forward_targets(children, reached)) {
     op.sent_to[child] = *state.tree.slot(child);
     if (!first_pass) ++stats_.replays;
@@ -181,7 +180,8 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
     send(child, path, header, op.wire, out);
   }
   bool pending = false;
-  for (Vpid child : children) pending = pending || op.acked.count(child) == 0;
+  for (Vpid child : children)
+    pending = pending || op.acked.count(child) == 0;
   if (pending) {
     op.complete = false;
     return;
@@ -202,8 +202,8 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
   }
 }
 
-void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id,
-                              XcastOp& op, bool ok, Outbox& out) {
+void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
+                              bool ok, Outbox& out) {
   BroadcastDone done{op.tag, state.kind, op_id, op.wire->size(), op.started_ns, now, ok};
   if (op.holding) out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op_id}});
   if (config_.timing) census_.push_back(done);
@@ -226,7 +226,8 @@ void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outb
 
 void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
   std::vector<std::uint64_t> ids;
-  for (const auto& [id, op] : state.ops) ids.push_back(id);
+  for (const auto& [id, op] : state.ops)
+    ids.push_back(id);
   for (std::uint64_t id : ids) {
     auto found = state.ops.find(id);
     if (found == state.ops.end()) continue;
@@ -238,9 +239,8 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
     // A child that died, or moved to another slot since we sent to it, no
     // longer vouches for the subtree it acked: forget it, so the current
     // occupant is (re)sent to.
-    std::erase_if(op.sent_to, [&](const auto& entry) {
-      return state.tree.slot(entry.first) != entry.second;
-    });
+    std::erase_if(op.sent_to,
+                  [&](const auto& entry) { return state.tree.slot(entry.first) != entry.second; });
     std::erase_if(op.acked, [&](Vpid child) { return op.sent_to.count(child) == 0; });
     advance(now, state, id, op, out);
   }

@@ -22,7 +22,8 @@ void add_param_options(CLI::App& app, CliContext& context) {
   app.add_option(
          "--param-file",
          [&context](const CLI::results_t& results) {
-           for (const auto& path : results) context.param_files.push_back(path);
+           for (const auto& path : results)
+             context.param_files.push_back(path);
            return true;
          },
          "Read parameters from FILE ('name = value' lines)")

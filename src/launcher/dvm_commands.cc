@@ -28,16 +28,15 @@ struct StartOptions {
 // Runs the controller in this process; `ready_fd` (if >= 0) receives one line
 // when the DVM is ready ("ready ...") or could not start ("error ...").
 int run_controller(CliContext& context, const StartOptions& options, int ready_fd) {
-  Log log("grove controller " + local_hostname() + ":" + std::to_string(getpid()),
-          context.params);
+  Log log("grove controller " + local_hostname() + ":" + std::to_string(getpid()), context.params);
   ControllerOptions controller_options;
   controller_options.daemons = options.local == 0 ? 2 : options.local;
   controller_options.report_uri = options.report_uri;
   const std::uint32_t daemons = controller_options.daemons;
   controller_options.on_ready = [ready_fd, daemons](const std::string& error) {
-    std::string line = error.empty() ? "ready " + std::to_string(daemons) + " " +
-                                           std::to_string(getpid()) + "\n"
-                                     : "error " + error + "\n";
+    std::string line =
+        error.empty() ? "ready " + std::to_string(daemons) + " " + std::to_string(getpid()) + "\n"
+                      : "error " + error + "\n";
     if (ready_fd >= 0) {
       ssize_t ignored = write(ready_fd, line.data(), line.size());
       (void)ignored;
@@ -84,7 +83,8 @@ int start_dvm(CliContext& context, const StartOptions& options) {
   std::string line;
   char buffer[4096];
   ssize_t got = 0;
-  while ((got = read(fds[0], buffer, sizeof buffer)) > 0) line.append(buffer, got);
+  while ((got = read(fds[0], buffer, sizeof buffer)) > 0)
+    line.append(buffer, got);
   close(fds[0]);
   if (line.rfind("ready", 0) == 0) {
     std::printf("grove: DVM ready: %u daemons, controller pid %d\n",
@@ -117,7 +117,8 @@ void print_status(const nlohmann::json& status) {
               static_cast<unsigned long long>(status["epoch"].get<std::uint64_t>()),
               static_cast<unsigned long long>(status["tree_version"].get<std::uint64_t>()));
   if (status["failed"].empty()) std::printf(" none");
-  for (const auto& vpid : status["failed"]) std::printf(" %u", vpid.get<unsigned>());
+  for (const auto& vpid : status["failed"])
+    std::printf(" %u", vpid.get<unsigned>());
   std::printf("\nrouting radix %d, release radix %d, low-radix release %s\n",
               status["radix"].get<int>(), status["radix2"].get<int>(),
               status["low_radix_release"].get<bool>() ? "on" : "off");
@@ -129,17 +130,22 @@ void print_status(const nlohmann::json& status) {
     std::printf("\n");
   }
   std::map<unsigned, nlohmann::json> counters;
-  for (const auto& entry : status["counters"]) counters[entry["vpid"].get<unsigned>()] = entry;
-  std::printf("%5s  %-20s %8s  %-8s %14s %14s\n", "vpid", "host", "pid", "state",
-              "sent frames", "sent bytes");
+  for (const auto& entry : status["counters"])
+    counters[entry["vpid"].get<unsigned>()] = entry;
+  std::printf("%5s  %-20s %8s  %-8s %14s %14s\n", "vpid", "host", "pid", "state", "sent frames",
+              "sent bytes");
   for (const auto& daemon : status["daemons"]) {
     unsigned vpid = daemon["vpid"].get<unsigned>();
     auto found = counters.find(vpid);
-    std::string frames = found == counters.end() ? "-" : std::to_string(found->second["sent_frames"].get<std::uint64_t>());
-    std::string bytes = found == counters.end() ? "-" : std::to_string(found->second["sent_bytes"].get<std::uint64_t>());
-    std::printf("%5u  %-20s %8d  %-8s %14s %14s\n", vpid,
-                daemon["host"].get<std::string>().c_str(), daemon["pid"].get<int>(),
-                daemon["state"].get<std::string>().c_str(), frames.c_str(), bytes.c_str());
+    std::string frames = found == counters.end()
+                             ? "-"
+                             : std::to_string(found->second["sent_frames"].get<std::uint64_t>());
+    std::string bytes = found == counters.end()
+                            ? "-"
+                            : std::to_string(found->second["sent_bytes"].get<std::uint64_t>());
+    std::printf("%5u  %-20s %8d  %-8s %14s %14s\n", vpid, daemon["host"].get<std::string>().c_str(),
+                daemon["pid"].get<int>(), daemon["state"].get<std::string>().c_str(),
+                frames.c_str(), bytes.c_str());
   }
 }
 
@@ -164,9 +170,9 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
     print_cli_error("--size '" + size_text + "': expected a byte count such as 33, 10KB or 1M");
     return 1;
   }
-  auto reply = ask_dvm(selector,
-                       {{"cmd", "bench"}, {"kind", kind}, {"size", *size}, {"count", count}},
-                       std::chrono::seconds(3600));
+  auto reply =
+      ask_dvm(selector, {{"cmd", "bench"}, {"kind", kind}, {"size", *size}, {"count", count}},
+              std::chrono::seconds(3600));
   if (!reply) {
     print_cli_error(reply.error().message);
     return 1;
@@ -175,17 +181,17 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
     std::cout << reply->dump(2) << "\n";
     return 0;
   }
-  std::string what = kind == "release"
-                         ? "release of " + format_bytes(static_cast<double>(*size))
-                         : std::string("barrier");
-  std::printf("%s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n",
-              what.c_str(), static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
+  std::string what = kind == "release" ? "release of " + format_bytes(static_cast<double>(*size))
+                                       : std::string("barrier");
+  std::printf("%s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n", what.c_str(),
+              static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
               (*reply)["radix"].get<int>(), (*reply)["radix2"].get<int>(),
               (*reply)["low_radix_release"].get<bool>() ? "on" : "off");
-  std::printf("started-to-completed on the controller's clock: min %.1f us, median %.1f us, "
-              "mean %.1f us\n",
-              (*reply)["min_us"].get<double>(), (*reply)["median_us"].get<double>(),
-              (*reply)["mean_us"].get<double>());
+  std::printf(
+      "started-to-completed on the controller's clock: min %.1f us, median %.1f us, "
+      "mean %.1f us\n",
+      (*reply)["min_us"].get<double>(), (*reply)["median_us"].get<double>(),
+      (*reply)["mean_us"].get<double>());
   return 0;
 }
 
@@ -230,8 +236,8 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
     bool json = false;
   };
   auto bench = std::make_shared<BenchOptions>();
-  CLI::App* bench_command = app.add_subcommand(
-      "bench", "Time releases or barriers among the daemons of a running DVM");
+  CLI::App* bench_command =
+      app.add_subcommand("bench", "Time releases or barriers among the daemons of a running DVM");
   add_param_options(*bench_command, context);
   add_dvm_option(*bench_command, bench->selector);
   bench_command->add_option("kind", bench->kind, "release or barrier")

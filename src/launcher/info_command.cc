@@ -51,11 +51,13 @@ int run_info(const CliContext& context, const InfoOptions& options) {
   }
   if (options.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const ParamEntry* entry : selected) list.push_back(entry_json(*entry));
+    for (const ParamEntry* entry : selected)
+      list.push_back(entry_json(*entry));
     std::cout << list.dump(2) << "\n";
     return 0;
   }
-  for (const ParamEntry* entry : selected) print_entry_text(*entry);
+  for (const ParamEntry* entry : selected)
+    print_entry_text(*entry);
   return 0;
 }
 

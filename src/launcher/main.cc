@@ -13,9 +13,10 @@ int main(int argc, char** argv) {
   grove::CliContext context;
   grove::register_standard_params(context.params);
 
-  CLI::App app{"grove: a distributed virtual machine that launches parallel jobs and runs\n"
-               "their collectives over a high-radix rollup tree and a low-radix release tree.",
-               "grove"};
+  CLI::App app{
+      "grove: a distributed virtual machine that launches parallel jobs and runs\n"
+      "their collectives over a high-radix rollup tree and a low-radix release tree.",
+      "grove"};
   app.set_version_flag("--version", std::string("grove ") + GROVE_VERSION);
   app.require_subcommand(1);
   grove::add_param_options(app, context);

@@ -29,7 +29,10 @@ struct ModelOptions {
 
 // The seed's table: a barrier's 33-byte release, then 10 KB to 256 MB.
 std::vector<PayloadRow> default_payloads() {
-  return {{"barrier (33 B)", 33}, {"10 KB", 10e3}, {"100 KB", 100e3}, {"10 MB", 10e6},
+  return {{"barrier (33 B)", 33},
+          {"10 KB", 10e3},
+          {"100 KB", 100e3},
+          {"10 MB", 10e6},
           {"256 MB", 256e6}};
 }
 
@@ -114,7 +117,8 @@ int run_model(const ModelOptions& options) {
     return 0;
   }
 
-  std::printf("T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B), minimised over r in [2, N-1]\n");
+  std::printf(
+      "T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B), minimised over r in [2, N-1]\n");
   std::printf("alpha %g us, c %g us, t %u, B %g Gbit/s (%.4g bytes/s)\n", constants.alpha_us,
               constants.copy_us, constants.threads, options.bandwidth_gbit,
               constants.bandwidth_bytes_per_s);
@@ -150,26 +154,28 @@ int run_model(const ModelOptions& options) {
 
 void add_model_command(CLI::App& app, CliContext& context) {
   auto options = std::make_shared<ModelOptions>();
-  CLI::App* command = app.add_subcommand(
-      "model", "Evaluate the release cost model and the optimal release radix");
+  CLI::App* command =
+      app.add_subcommand("model", "Evaluate the release cost model and the optimal release radix");
   add_param_options(*command, context);
   command->add_option("-N,--daemons", options->daemons, "Daemon counts (repeatable)")
       ->type_name("N");
-  command->add_option("-M,--payload", options->payloads,
-                      "Payload sizes on the wire (repeatable; 33, 10KB, 16M)")
+  command
+      ->add_option("-M,--payload", options->payloads,
+                   "Payload sizes on the wire (repeatable; 33, 10KB, 16M)")
       ->type_name("BYTES");
   command->add_option("--alpha", options->alpha_us, "Hop latency alpha in microseconds")
       ->capture_default_str();
-  command->add_option("-c,--copy-cost", options->copy_us,
-                      "Software cost c of one forwarded copy in microseconds")
+  command
+      ->add_option("-c,--copy-cost", options->copy_us,
+                   "Software cost c of one forwarded copy in microseconds")
       ->capture_default_str();
   command->add_option("-t,--threads", options->threads, "Worker threads t sharing the copies")
       ->capture_default_str();
-  command->add_option("-B,--bandwidth", options->bandwidth_gbit,
-                      "Link bandwidth B in Gbit/s")
+  command->add_option("-B,--bandwidth", options->bandwidth_gbit, "Link bandwidth B in Gbit/s")
       ->capture_default_str();
-  command->add_option("--compare-radix", options->compare_radix,
-                      "Radix whose cost is compared with the optimum")
+  command
+      ->add_option("--compare-radix", options->compare_radix,
+                   "Radix whose cost is compared with the optimum")
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON instead of the table");
   context.actions[command] = [options] { return run_model(*options); };

@@ -47,7 +47,8 @@ int run_self(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {self_executable()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> pointers;
-  for (auto& arg : argv) pointers.push_back(arg.data());
+  for (auto& arg : argv)
+    pointers.push_back(arg.data());
   pointers.push_back(nullptr);
   pid_t pid = fork();
   if (pid < 0) return -1;
@@ -85,9 +86,8 @@ void print_output(const nlohmann::json& event, std::uint32_t job, bool tag) {
   if (!tag) {
     std::fwrite(text.data(), 1, text.size(), sink);
   } else {
-    std::string prefix = "[" + std::to_string(job) + "," +
-                         std::to_string(event.value("rank", 0u)) + "]<" +
-                         (is_err ? "stderr" : "stdout") + ">: ";
+    std::string prefix = "[" + std::to_string(job) + "," + std::to_string(event.value("rank", 0u)) +
+                         "]<" + (is_err ? "stderr" : "stdout") + ">: ";
     std::size_t start = 0;
     while (start < text.size()) {
       std::size_t end = text.find('\n', start);
@@ -217,13 +217,14 @@ void add_run_command(CLI::App& app, CliContext& context) {
                     "Prefix every line with [job,rank]<stdout|stderr>:");
   command->add_option("--timeout", options->timeout_s, "Kill the job after S seconds")
       ->type_name("S");
-  command->add_option("-x", options->exports,
-                      "Export VAR (or VAR=value) to every rank (repeatable)")
+  command
+      ->add_option("-x", options->exports, "Export VAR (or VAR=value) to every rank (repeatable)")
       ->type_name("VAR")
       ->allow_extra_args(false);
   add_dvm_option(*command, options->dvm);
-  command->add_option("--daemons", options->daemons,
-                      "Daemons of the DVM started for this job when none is running")
+  command
+      ->add_option("--daemons", options->daemons,
+                   "Daemons of the DVM started for this job when none is running")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
   // Everything from the program on belongs to the program, options included.

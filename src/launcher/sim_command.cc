@@ -69,7 +69,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   if (!cli.low_radix_release.empty()) {
     auto value = parse_bool(cli.low_radix_release);
     if (!value) {
-      print_cli_error("--low-radix-release '" + cli.low_radix_release + "': expected true or false");
+      print_cli_error("--low-radix-release '" + cli.low_radix_release +
+                      "': expected true or false");
       return 1;
     }
     options.low_radix_release = *value;
@@ -85,7 +86,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   options.validate_trees = cli.validate_trees;
   options.compress_threshold = context.params.get_size("grpcomm_compress_threshold");
   if (cli.faults >= cli.daemons) {
-    print_cli_error("--faults " + std::to_string(cli.faults) + " leaves no daemon but the controller");
+    print_cli_error("--faults " + std::to_string(cli.faults) +
+                    " leaves no daemon but the controller");
     return 1;
   }
 
@@ -120,7 +122,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   }
   auto mean = [](const std::vector<double>& values) {
     double sum = 0;
-    for (double v : values) sum += v;
+    for (double v : values)
+      sum += v;
     return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
   };
   auto max = [](const std::vector<double>& values) {
@@ -163,18 +166,19 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
     return failures.empty() ? 0 : 2;
   }
 
-  std::printf("grove sim: %u daemons, %s released per round, routing radix %u, release radix %u "
-              "(low-radix release %s)\n",
-              options.daemons, format_bytes(static_cast<double>(options.payload_bytes)).c_str(),
-              options.radices.routing, options.radices.release,
-              options.low_radix_release ? "on" : "off");
+  std::printf(
+      "grove sim: %u daemons, %s released per round, routing radix %u, release radix %u "
+      "(low-radix release %s)\n",
+      options.daemons, format_bytes(static_cast<double>(options.payload_bytes)).c_str(),
+      options.radices.routing, options.radices.release, options.low_radix_release ? "on" : "off");
   std::printf("%u run(s) from seed %llu, %u round(s) each, %u fault(s) per run, %llu events\n",
               cli.runs, static_cast<unsigned long long>(cli.seed), cli.rounds, cli.faults,
               static_cast<unsigned long long>(events));
-  std::printf("fence (first contribution to last release, virtual): p50 %.1f us  p90 %.1f us  "
-              "p99 %.1f us  max %.1f us\n",
-              percentile(fence_ns, 0.5), percentile(fence_ns, 0.9), percentile(fence_ns, 0.99),
-              percentile(fence_ns, 1.0));
+  std::printf(
+      "fence (first contribution to last release, virtual): p50 %.1f us  p90 %.1f us  "
+      "p99 %.1f us  max %.1f us\n",
+      percentile(fence_ns, 0.5), percentile(fence_ns, 0.9), percentile(fence_ns, 0.99),
+      percentile(fence_ns, 1.0));
   std::printf("release span at the originator: p50 %.1f us  p90 %.1f us  max %.1f us\n",
               percentile(release_ns, 0.5), percentile(release_ns, 0.9),
               percentile(release_ns, 1.0));
@@ -182,16 +186,16 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
               max(frames_per_daemon), format_bytes(mean(bytes_per_daemon)).c_str(),
               format_bytes(max(bytes_per_daemon)).c_str());
   if (cli.faults > 0) {
-    std::printf("repairs: %llu killed, %llu parked, %llu replays, %llu rollup re-sends, "
-                "%llu rounds ended in error\n",
-                static_cast<unsigned long long>(killed), static_cast<unsigned long long>(parked),
-                static_cast<unsigned long long>(replays), static_cast<unsigned long long>(resends),
-                static_cast<unsigned long long>(failed_rounds));
+    std::printf(
+        "repairs: %llu killed, %llu parked, %llu replays, %llu rollup re-sends, "
+        "%llu rounds ended in error\n",
+        static_cast<unsigned long long>(killed), static_cast<unsigned long long>(parked),
+        static_cast<unsigned long long>(replays), static_cast<unsigned long long>(resends),
+        static_cast<unsigned long long>(failed_rounds));
   }
   std::printf("%-14s %-14s %-9s %12s %14s\n", "frame", "tag", "topology", "frames", "bytes");
   for (const auto& [key, count] : traffic.by_key()) {
-    std::printf("%-14s %-14s %-9s %12llu %14llu\n",
-                std::string(frame_type_name(key.type)).c_str(),
+    std::printf("%-14s %-14s %-9s %12llu %14llu\n", std::string(frame_type_name(key.type)).c_str(),
                 std::string(tag_name(key.tag)).c_str(),
                 std::string(topology_name(key.topology)).c_str(),
                 static_cast<unsigned long long>(count.frames),
@@ -205,7 +209,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
     std::printf("\nVIOLATION (seed %llu): %s\n",
                 static_cast<unsigned long long>(failure["seed"].get<std::uint64_t>()),
                 failure["violation"].get<std::string>().c_str());
-    for (const auto& line : failure["trace"]) std::printf("  %s\n", line.get<std::string>().c_str());
+    for (const auto& line : failure["trace"])
+      std::printf("  %s\n", line.get<std::string>().c_str());
     std::printf("replay with: %s\n", failure["replay"].get<std::string>().c_str());
   }
   return 2;
@@ -221,8 +226,9 @@ void add_sim_command(CLI::App& app, CliContext& context) {
   command->add_option("-n,--daemons", options->daemons, "Daemon count")
       ->check(CLI::Range(2u, 1000000u))
       ->capture_default_str();
-  command->add_option("--payload", options->payload,
-                      "Bytes released per fence (split among participants)")
+  command
+      ->add_option("--payload", options->payload,
+                   "Bytes released per fence (split among participants)")
       ->capture_default_str();
   command->add_option("--radix", options->radix, "Routing radix (default: rml_base_radix)")
       ->check(CLI::Range(2, 65535));
@@ -239,15 +245,18 @@ void add_sim_command(CLI::App& app, CliContext& context) {
   command->add_option("--rounds", options->rounds, "Back-to-back fences per run")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
-  command->add_option("--release-delay-us", options->release_delay_us,
-                      "Hold each release this long at every daemon (fault window)")
+  command
+      ->add_option("--release-delay-us", options->release_delay_us,
+                   "Hold each release this long at every daemon (fault window)")
       ->capture_default_str();
-  command->add_option("--release-delay-target", options->release_delay_target,
-                      "Vpid that holds releases; -1 every daemon, -2 the first fault's victim")
+  command
+      ->add_option("--release-delay-target", options->release_delay_target,
+                   "Vpid that holds releases; -1 every daemon, -2 the first fault's victim")
       ->check(CLI::Range(std::int64_t{-2}, std::int64_t{0xFFFFFFF}))
       ->capture_default_str();
-  command->add_option("--participants", options->participants,
-                      "Fraction of daemons hosting fence participants")
+  command
+      ->add_option("--participants", options->participants,
+                   "Fraction of daemons hosting fence participants")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command->add_option("--alpha", options->alpha_us, "Hop latency in microseconds")
@@ -260,8 +269,9 @@ void add_sim_command(CLI::App& app, CliContext& context) {
   command->add_option("-B,--bandwidth", options->bandwidth_gbit, "NIC bandwidth in Gbit/s")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command->add_option("--jitter", options->jitter,
-                      "Random extra latency per frame, as a fraction of alpha")
+  command
+      ->add_option("--jitter", options->jitter,
+                   "Random extra latency per frame, as a fraction of alpha")
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   command->add_flag("--validate-trees", options->validate_trees,

@@ -28,23 +28,24 @@ Result<std::vector<Vpid>> parse_vpid_list(const std::string& text, const char* f
     auto range = split(item, '-');
     auto first = parse_int(range[0]);
     auto last = range.size() == 2 ? parse_int(range[1]) : first;
-    if (range.size() > 2 || !first || !last || *first < 0 || *last < *first ||
-        *last > 0xFFFFFFF) {
-      return Error{std::string(flag) + ": '" + item +
-                   "' is not a vpid or range (e.g. 3,5-7)"};
+    if (range.size() > 2 || !first || !last || *first < 0 || *last < *first || *last > 0xFFFFFFF) {
+      return Error{std::string(flag) + ": '" + item + "' is not a vpid or range (e.g. 3,5-7)"};
     }
-    for (std::int64_t v = *first; v <= *last; ++v) out.push_back(static_cast<Vpid>(v));
+    for (std::int64_t v = *first; v <= *last; ++v)
+      out.push_back(static_cast<Vpid>(v));
   }
   return out;
 }
 
 void print_text(const Tree& tree, const Membership& membership, TopologyKind kind) {
-  std::printf("%s tree: radix %u, %zu daemons, %zu living", std::string(topology_name(kind)).c_str(),
-              tree.radix(), membership.size(), tree.member_count());
+  std::printf("%s tree: radix %u, %zu daemons, %zu living",
+              std::string(topology_name(kind)).c_str(), tree.radix(), membership.size(),
+              tree.member_count());
   auto failed = membership.failed();
   if (!failed.empty()) {
     std::printf(", failed:");
-    for (Vpid vpid : failed) std::printf(" %u", vpid);
+    for (Vpid vpid : failed)
+      std::printf(" %u", vpid);
   }
   std::printf("\n");
   // Depth-first, children in slot order; '*' marks a daemon promoted into a dead slot.
@@ -75,7 +76,8 @@ void print_dot(const Tree& tree, const Membership& membership, TopologyKind kind
     }
   }
   for (Vpid vpid : tree.members()) {
-    for (Vpid child : tree.children(vpid)) std::printf("  d%u -> d%u;\n", vpid, child);
+    for (Vpid child : tree.children(vpid))
+      std::printf("  d%u -> d%u;\n", vpid, child);
   }
   std::printf("}\n");
 }
@@ -90,7 +92,8 @@ int run_topo(const CliContext& context, const TopoOptions& options) {
     }
     daemons = *parsed;
   } else if (options.daemons > 0) {
-    for (Vpid v = 0; v < options.daemons; ++v) daemons.push_back(v);
+    for (Vpid v = 0; v < options.daemons; ++v)
+      daemons.push_back(v);
   } else {
     print_cli_error("give the daemon set: --daemons N or --vpids LIST");
     return 1;
@@ -147,11 +150,9 @@ void add_topo_command(CLI::App& app, CliContext& context) {
   command->add_option("--vpids", options->vpids,
                       "Explicit daemon set with holes, e.g. 0-3,7,9-12 (must include 0)");
   command->add_option("--failed", options->failed, "Failed daemons, e.g. 1,4-5");
-  command->add_option("--radix", options->radix,
-                      "Routing-tree radix (default: rml_base_radix)")
+  command->add_option("--radix", options->radix, "Routing-tree radix (default: rml_base_radix)")
       ->check(CLI::Range(2, 65535));
-  command->add_option("--radix2", options->radix2,
-                      "Release-tree radix (default: rml_base_radix2)")
+  command->add_option("--radix2", options->radix2, "Release-tree radix (default: rml_base_radix2)")
       ->check(CLI::Range(2, 65535));
   command->add_option("--tree", options->tree, "Which tree to draw")
       ->check(CLI::IsMember({"routing", "release", "both"}))

@@ -59,7 +59,9 @@ std::string_view frame_type_name(FrameType type) {
   return "unknown";
 }
 
-SharedBytes share_bytes(Bytes bytes) { return std::make_shared<const Bytes>(std::move(bytes)); }
+SharedBytes share_bytes(Bytes bytes) {
+  return std::make_shared<const Bytes>(std::move(bytes));
+}
 
 SharedBytes share_bytes(std::span<const std::byte> bytes) {
   return std::make_shared<const Bytes>(bytes.begin(), bytes.end());
@@ -110,8 +112,7 @@ WireFrame wire_frame_from_bytes(std::span<const std::byte> bytes) {
   return frame;
 }
 
-std::vector<std::byte> encode_frame(const FrameHeader& header,
-                                    std::span<const std::byte> payload) {
+std::vector<std::byte> encode_frame(const FrameHeader& header, std::span<const std::byte> payload) {
   FrameHeaderBytes head = encode_frame_header(header, payload.size());
   std::vector<std::byte> out(kFrameHeaderSize + payload.size());
   std::copy(head.begin(), head.end(), out.begin());
@@ -187,8 +188,7 @@ Result<FrameView> decode_frame(std::span<const std::byte> bytes, std::uint64_t m
   if (!header) return header.error();
   if (bytes.size() != kFrameHeaderSize + header->payload_length) {
     return Error{"inconsistent frame: header says " + std::to_string(header->payload_length) +
-                 " payload bytes, frame holds " +
-                 std::to_string(bytes.size() - kFrameHeaderSize)};
+                 " payload bytes, frame holds " + std::to_string(bytes.size() - kFrameHeaderSize)};
   }
   return FrameView{*header, bytes.subspan(kFrameHeaderSize)};
 }

@@ -48,14 +48,14 @@ struct FrameHeader {
   std::uint16_t flags = 0;
   std::uint16_t tag = 0;
   TopologyKind topology = TopologyKind::routing;
-  std::uint16_t radix = 0;        // the radix of `topology` at the sender
+  std::uint16_t radix = 0;  // the radix of `topology` at the sender
   std::uint64_t op_id = 0;
-  Vpid origin = 0;                // who started it
-  Vpid destination = 0;           // final target of a routed frame
-  Vpid sender = 0;                // the hop that sent these bytes
-  std::uint64_t tree_version = 0; // sender's tree version
-  std::uint64_t epoch = 0;        // sender's recovery epoch
-  std::uint64_t watermark = 0;    // ops of this topology below this id are complete
+  Vpid origin = 0;                 // who started it
+  Vpid destination = 0;            // final target of a routed frame
+  Vpid sender = 0;                 // the hop that sent these bytes
+  std::uint64_t tree_version = 0;  // sender's tree version
+  std::uint64_t epoch = 0;         // sender's recovery epoch
+  std::uint64_t watermark = 0;     // ops of this topology below this id are complete
   std::uint32_t payload_length = 0;
 };
 
@@ -90,8 +90,7 @@ WireFrame make_wire_frame(const FrameHeader& header, SharedBytes payload);
 // bytes must hold at least a header; no validation happens here.
 WireFrame wire_frame_from_bytes(std::span<const std::byte> bytes);
 
-std::vector<std::byte> encode_frame(const FrameHeader& header,
-                                    std::span<const std::byte> payload);
+std::vector<std::byte> encode_frame(const FrameHeader& header, std::span<const std::byte> payload);
 // Rewrites the sender field of an encoded header in place (relays forward bytes
 // untouched otherwise).
 void set_frame_sender(std::span<std::byte> frame, Vpid sender);

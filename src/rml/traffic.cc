@@ -4,7 +4,8 @@ namespace grove {
 
 TrafficCount Accounting::total() const {
   TrafficCount sum;
-  for (const auto& [key, count] : by_key_) sum += count;
+  for (const auto& [key, count] : by_key_)
+    sum += count;
   return sum;
 }
 
@@ -30,7 +31,8 @@ TrafficCount Accounting::of(std::uint16_t tag, TopologyKind topology) const {
 }
 
 Accounting& Accounting::operator+=(const Accounting& other) {
-  for (const auto& [key, count] : other.by_key_) by_key_[key] += count;
+  for (const auto& [key, count] : other.by_key_)
+    by_key_[key] += count;
   return *this;
 }
 

@@ -9,8 +9,8 @@ namespace {
 
 // The subtree of a slot, as one [first, last] range of slots per level.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> subtree_levels(std::uint64_t slot,
-                                                                     std::uint64_t radix,
-                                                                     std::uint64_t size) {
+                                                                    std::uint64_t radix,
+                                                                    std::uint64_t size) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> levels;
   std::uint64_t first = slot;
   std::uint64_t last = slot;
@@ -75,7 +75,9 @@ std::optional<std::uint32_t> Tree::slot_of_vpid(Vpid vpid) const {
   return slot;
 }
 
-bool Tree::contains(Vpid vpid) const { return slot_of_vpid(vpid).has_value(); }
+bool Tree::contains(Vpid vpid) const {
+  return slot_of_vpid(vpid).has_value();
+}
 
 std::optional<Vpid> Tree::parent(Vpid vpid) const {
   auto slot = slot_of_vpid(vpid);
@@ -102,7 +104,8 @@ std::optional<std::uint32_t> Tree::depth(Vpid vpid) const {
   auto slot = slot_of_vpid(vpid);
   if (!slot) return std::nullopt;
   std::uint32_t hops = 0;
-  for (std::uint32_t s = *slot; s != 0; s = parent_slot(s)) ++hops;
+  for (std::uint32_t s = *slot; s != 0; s = parent_slot(s))
+    ++hops;
   return hops;
 }
 

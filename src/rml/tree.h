@@ -61,8 +61,8 @@ class Tree {
   struct Layout {
     std::uint32_t radix = 2;
     std::shared_ptr<const std::vector<Vpid>> daemons;  // sorted; index = home slot
-    std::vector<std::uint32_t> slot_of;   // daemon index -> slot it occupies, or kNone
-    std::vector<std::uint32_t> occupant;  // slot -> daemon index, or kNone
+    std::vector<std::uint32_t> slot_of;                // daemon index -> slot it occupies, or kNone
+    std::vector<std::uint32_t> occupant;               // slot -> daemon index, or kNone
     std::size_t member_count = 0;
   };
 

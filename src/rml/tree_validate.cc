@@ -17,22 +17,22 @@ Status validate_tree(const Tree& tree, const Membership& membership) {
   for (Vpid vpid : daemons) {
     bool alive = !membership.is_failed(vpid);
     if (alive != tree.contains(vpid)) {
-      return fail("daemon " + std::to_string(vpid) + (alive ? " is alive but in no tree"
-                                                            : " is failed but in the tree"));
+      return fail("daemon " + std::to_string(vpid) +
+                  (alive ? " is alive but in no tree" : " is failed but in the tree"));
     }
     if (!alive) continue;
     ++living;
     for (Vpid child : tree.children(vpid)) {
       if (tree.parent(child) != vpid) {
-        return fail("daemon " + std::to_string(child) + " is a child of " +
-                    std::to_string(vpid) + " but names another parent");
+        return fail("daemon " + std::to_string(child) + " is a child of " + std::to_string(vpid) +
+                    " but names another parent");
       }
     }
     if (auto parent = tree.parent(vpid)) {
       auto siblings = tree.children(*parent);
       if (std::find(siblings.begin(), siblings.end(), vpid) == siblings.end()) {
-        return fail("daemon " + std::to_string(vpid) + " names parent " +
-                    std::to_string(*parent) + " which does not list it as a child");
+        return fail("daemon " + std::to_string(vpid) + " names parent " + std::to_string(*parent) +
+                    " which does not list it as a child");
       }
     } else if (vpid != kControllerVpid) {
       return fail("living daemon " + std::to_string(vpid) + " has no parent");
@@ -49,7 +49,8 @@ Status validate_tree(const Tree& tree, const Membership& membership) {
     if (seen[index]) return fail("daemon " + std::to_string(next) + " is reached twice");
     seen[index] = true;
     ++reached;
-    for (Vpid child : tree.children(next)) frontier.push_back(child);
+    for (Vpid child : tree.children(next))
+      frontier.push_back(child);
   }
   if (reached != living || tree.member_count() != living) {
     return fail("the tree covers " + std::to_string(reached) + " daemons, expected " +

@@ -43,10 +43,9 @@ bool VpidSet::assign_ranges(std::vector<VpidRange> ranges) {
 }
 
 bool VpidSet::contains(Vpid vpid) const {
-  auto found = std::upper_bound(ranges_.begin(), ranges_.end(), vpid,
-                                [](Vpid value, const VpidRange& range) {
-                                  return value < range.first;
-                                });
+  auto found =
+      std::upper_bound(ranges_.begin(), ranges_.end(), vpid,
+                       [](Vpid value, const VpidRange& range) { return value < range.first; });
   if (found == ranges_.begin()) return false;
   return vpid <= std::prev(found)->last;
 }

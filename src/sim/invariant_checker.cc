@@ -67,8 +67,8 @@ Status InvariantChecker::on_fence_done(Vpid daemon, const FenceDone& done) {
     outcome.lost = done.lost;
     outcome.release = done.release;
   }
-  std::string name = "fence '" + done.key.signature + "' round " +
-                     std::to_string(done.key.generation);
+  std::string name =
+      "fence '" + done.key.signature + "' round " + std::to_string(done.key.generation);
   if (!outcome.finished.insert(daemon).second) {
     return Error{"daemon " + std::to_string(daemon) + " finished " + name + " twice"};
   }

@@ -13,10 +13,10 @@
 namespace grove {
 
 struct NetworkModel {
-  TimeNs alpha_ns = 100'000;             // a hop's latency
-  TimeNs copy_ns = 25'000;               // c: software cost of one forwarded copy
-  std::uint32_t threads = 8;             // t: lanes sharing the copies
-  double bandwidth_bytes_per_s = 1.25e9; // B: one NIC (10 GbE)
+  TimeNs alpha_ns = 100'000;              // a hop's latency
+  TimeNs copy_ns = 25'000;                // c: software cost of one forwarded copy
+  std::uint32_t threads = 8;              // t: lanes sharing the copies
+  double bandwidth_bytes_per_s = 1.25e9;  // B: one NIC (10 GbE)
   // Each frame's latency is alpha plus a seeded random extra of up to this
   // fraction of alpha, so notices and replays race as they do in life.
   double jitter = 0.5;

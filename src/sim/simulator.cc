@@ -102,7 +102,8 @@ class Simulation {
 Simulation::Simulation(const SimOptions& options)
     : options_(options), rng_(options.seed), checker_(options.daemons) {
   std::vector<Vpid> daemons(options.daemons);
-  for (Vpid i = 0; i < options.daemons; ++i) daemons[i] = i;
+  for (Vpid i = 0; i < options.daemons; ++i)
+    daemons[i] = i;
   Membership membership = *Membership::create(daemons);
   EngineConfig config;
   config.radices = options.radices;
@@ -152,14 +153,14 @@ void Simulation::plan_faults() {
     CostConstants model{static_cast<double>(options_.network.alpha_ns) / 1000.0,
                         static_cast<double>(options_.network.copy_ns) / 1000.0,
                         options_.network.threads, options_.network.bandwidth_bytes_per_s};
-    double round_us =
-        release_time_us(options_.daemons, options_.radices.routing, 64, model) +
-        release_time_us(options_.daemons, options_.radices.release,
-                        static_cast<double>(options_.payload_bytes), model) +
-        static_cast<double>(options_.release_delay_ns) / 1000.0 * 4;
+    double round_us = release_time_us(options_.daemons, options_.radices.routing, 64, model) +
+                      release_time_us(options_.daemons, options_.radices.release,
+                                      static_cast<double>(options_.payload_bytes), model) +
+                      static_cast<double>(options_.release_delay_ns) / 1000.0 * 4;
     auto horizon = static_cast<TimeNs>(round_us * 1000.0 * options_.rounds * 1.5) + 1;
     std::vector<Vpid> candidates;
-    for (Vpid i = 1; i < options_.daemons; ++i) candidates.push_back(i);
+    for (Vpid i = 1; i < options_.daemons; ++i)
+      candidates.push_back(i);
     std::shuffle(candidates.begin(), candidates.end(), rng_);
     std::uint32_t count = std::min<std::uint32_t>(options_.random_faults,
                                                   static_cast<std::uint32_t>(candidates.size()));
@@ -174,7 +175,8 @@ void Simulation::plan_faults() {
     }
   }
   if (options_.release_delay_target == -2 && !faults_.empty()) {
-    for (auto& engine : engines_) engine->set_release_delay_target(faults_.front().victim);
+    for (auto& engine : engines_)
+      engine->set_release_delay_target(faults_.front().victim);
   }
   fault_done_.assign(faults_.size(), false);
   for (std::size_t i = 0; i < faults_.size(); ++i) {
@@ -188,14 +190,16 @@ void Simulation::plan_faults() {
 FenceRequest Simulation::request_for(Vpid /*daemon*/) {
   std::size_t share = options_.payload_bytes / std::max<std::size_t>(1, participants_.size());
   Bytes data(share);
-  for (auto& byte : data) byte = static_cast<std::byte>(rng_() & 0xFF);
+  for (auto& byte : data)
+    byte = static_cast<std::byte>(rng_() & 0xFF);
   return FenceRequest{options_.signature, participant_set_, std::move(data)};
 }
 
 SimResult Simulation::run() {
   plan_faults();
   std::uniform_int_distribution<TimeNs> jitter(0, 20'000);
-  for (Vpid daemon : participants_) schedule(jitter(rng_), ContributeEvent{daemon, 1});
+  for (Vpid daemon : participants_)
+    schedule(jitter(rng_), ContributeEvent{daemon, 1});
   while (!queue_.empty() && result_.ok) {
     Event event = queue_.top();
     queue_.pop();
@@ -303,7 +307,8 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
       if (faults_[i].victim == daemon) fault_done_[i] = true;
     }
     std::size_t sends = 0;
-    for (const Effect& effect : out.effects()) sends += std::holds_alternative<SendFrame>(effect);
+    for (const Effect& effect : out.effects())
+      sends += std::holds_alternative<SendFrame>(effect);
     sends_allowed = std::uniform_int_distribution<std::size_t>(0, sends)(rng_);
     dies = true;
   }
@@ -330,9 +335,8 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
         fail(status.error().message);
         return;
       }
-      trace("d" + std::to_string(daemon) + " fence round " +
-            std::to_string(fence->key.generation) + " " +
-            std::string(fence_status_name(fence->status)));
+      trace("d" + std::to_string(daemon) + " fence round " + std::to_string(fence->key.generation) +
+            " " + std::string(fence_status_name(fence->status)));
       std::uint64_t round = fence->key.generation;
       if (fence->status != FenceStatus::ok) {
         ++result_.rounds_failed;
@@ -380,8 +384,8 @@ void Simulation::kill(Vpid victim, TimeNs now) {
   alive_[victim] = false;
   result_.killed.push_back(victim);
   trace("d" + std::to_string(victim) + " killed");
-  TimeNs delay = std::uniform_int_distribution<TimeNs>(options_.detect_min_ns,
-                                                       options_.detect_max_ns)(rng_);
+  TimeNs delay =
+      std::uniform_int_distribution<TimeNs>(options_.detect_min_ns, options_.detect_max_ns)(rng_);
   schedule(now + delay, DetectEvent{victim});
 }
 
@@ -389,13 +393,14 @@ void Simulation::check_liveness() {
   const Engine& controller = *engines_[0];
   for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
     if (controller.open_ops(kind) != 0) {
-      fail("hang: the controller still holds " + std::to_string(controller.open_ops(kind)) +
-           " " + std::string(topology_name(kind)) + " broadcasts with nothing left to happen");
+      fail("hang: the controller still holds " + std::to_string(controller.open_ops(kind)) + " " +
+           std::string(topology_name(kind)) + " broadcasts with nothing left to happen");
       return;
     }
   }
   bool participant_lost = false;
-  for (Vpid daemon : participants_) participant_lost = participant_lost || !alive_[daemon];
+  for (Vpid daemon : participants_)
+    participant_lost = participant_lost || !alive_[daemon];
   for (Vpid daemon = 0; daemon < options_.daemons; ++daemon) {
     if (!alive_[daemon]) continue;
     // Every contribution a living daemon made has ended, one way or another.
@@ -405,7 +410,8 @@ void Simulation::check_liveness() {
       return;
     }
     // With every participant alive, every round completes everywhere.
-    if (!participant_lost && engines_[daemon]->fence_generation(options_.signature) != options_.rounds) {
+    if (!participant_lost &&
+        engines_[daemon]->fence_generation(options_.signature) != options_.rounds) {
       fail("hang: daemon " + std::to_string(daemon) + " saw " +
            std::to_string(engines_[daemon]->fence_generation(options_.signature)) + " of " +
            std::to_string(options_.rounds) + " fence rounds released");
@@ -416,9 +422,8 @@ void Simulation::check_liveness() {
     for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
       std::size_t finished = checker_.fence_outcomes(FenceKey{options_.signature, round});
       if (finished != participants_.size()) {
-        fail("hang: round " + std::to_string(round) + " finished at " +
-             std::to_string(finished) + " of " + std::to_string(participants_.size()) +
-             " participants");
+        fail("hang: round " + std::to_string(round) + " finished at " + std::to_string(finished) +
+             " of " + std::to_string(participants_.size()) + " participants");
         return;
       }
     }
@@ -446,7 +451,8 @@ std::string replay_command(const SimOptions& options) {
                 options.daemons, options.payload_bytes, options.radices.routing,
                 options.radices.release, options.low_radix_release ? "true" : "false",
                 options.rounds, options.random_faults, options.release_delay_ns / 1000,
-                options.release_delay_target, options.network.jitter, options.participant_fraction, options.seed);
+                options.release_delay_target, options.network.jitter, options.participant_fraction,
+                options.seed);
   return text;
 }
 

@@ -9,23 +9,23 @@
 #include <string>
 #include <vector>
 
-#include "rml/traffic.h"
 #include "rml/topology.h"
+#include "rml/traffic.h"
 #include "sim/network_model.h"
 
 namespace grove {
 
 enum class FaultKind : std::uint8_t {
-  at_time,       // the victim dies at a virtual time
-  on_release,    // the victim dies as it delivers a fence release, mid-forward
-  while_holding, // the victim dies while holding a release (needs a release delay)
+  at_time,        // the victim dies at a virtual time
+  on_release,     // the victim dies as it delivers a fence release, mid-forward
+  while_holding,  // the victim dies while holding a release (needs a release delay)
 };
 
 struct FaultSpec {
   std::uint32_t victim = 1;
   FaultKind kind = FaultKind::at_time;
-  TimeNs at_ns = 0;               // at_time: when
-  std::uint64_t round = 1;        // on_release / while_holding: which fence round
+  TimeNs at_ns = 0;         // at_time: when
+  std::uint64_t round = 1;  // on_release / while_holding: which fence round
 };
 
 struct SimOptions {
@@ -33,40 +33,40 @@ struct SimOptions {
   std::uint64_t payload_bytes = 1024;  // the release's aggregate, split among participants
   TopologyRadices radices{64, 4};
   bool low_radix_release = true;
-  std::uint32_t rounds = 1;            // back-to-back fences
-  std::string signature = "sim-job";   // the fence's name (its length is on the wire)
-  std::uint32_t random_faults = 0;     // drawn from the seed when `faults` is empty
-  std::vector<FaultSpec> faults;       // an explicit schedule
+  std::uint32_t rounds = 1;           // back-to-back fences
+  std::string signature = "sim-job";  // the fence's name (its length is on the wire)
+  std::uint32_t random_faults = 0;    // drawn from the seed when `faults` is empty
+  std::vector<FaultSpec> faults;      // an explicit schedule
   std::uint64_t seed = 1;
   NetworkModel network;
-  TimeNs detect_min_ns = 50'000;       // the controller learns of a death this long after
+  TimeNs detect_min_ns = 50'000;  // the controller learns of a death this long after
   TimeNs detect_max_ns = 2'000'000;
-  TimeNs release_delay_ns = 0;         // grpcomm_release_delay_ms
+  TimeNs release_delay_ns = 0;  // grpcomm_release_delay_ms
   // grpcomm_release_delay_target: -1 delays at every daemon; a vpid delays
   // only there; -2 delays only at the first fault's victim (its subtree then
   // finishes last, the window in which a repair must not be declared done).
   std::int64_t release_delay_target = -1;
   std::uint64_t compress_threshold = 4096;
-  double participant_fraction = 1.0;   // daemons hosting fence participants (0 always does)
-  bool check_engines = true;           // Engine::check_invariants after every input
-  bool validate_trees = false;         // validate_tree after every repair (slow at scale)
+  double participant_fraction = 1.0;  // daemons hosting fence participants (0 always does)
+  bool check_engines = true;          // Engine::check_invariants after every input
+  bool validate_trees = false;        // validate_tree after every repair (slow at scale)
   TimeNs time_limit_ns = 600'000'000'000ULL;
   std::size_t trace_lines = 80;
 };
 
 struct SimResult {
   bool ok = true;
-  std::string violation;            // the first invariant broken
-  std::vector<std::string> trace;   // the last events before it
+  std::string violation;           // the first invariant broken
+  std::vector<std::string> trace;  // the last events before it
   std::uint64_t seed = 0;
   std::uint64_t events = 0;
   TimeNs end_ns = 0;
   std::vector<std::uint32_t> killed;
-  std::uint64_t rounds_completed = 0;  // rounds every living participant finished
-  std::uint64_t rounds_failed = 0;     // rounds that ended with an error status
-  std::vector<TimeNs> fence_ns;        // per round: first contribution to last completion
-  std::vector<TimeNs> release_span_ns; // per fence release: originator's start to last ack
-  Accounting traffic;                  // every frame every daemon sent
+  std::uint64_t rounds_completed = 0;   // rounds every living participant finished
+  std::uint64_t rounds_failed = 0;      // rounds that ended with an error status
+  std::vector<TimeNs> fence_ns;         // per round: first contribution to last completion
+  std::vector<TimeNs> release_span_ns;  // per fence release: originator's start to last ack
+  Accounting traffic;                   // every frame every daemon sent
   std::vector<TrafficCount> per_daemon;
   std::uint64_t parked = 0, replays = 0, rollup_resends = 0;
 };

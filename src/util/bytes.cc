@@ -4,7 +4,8 @@ namespace grove {
 
 Bytes to_bytes(std::string_view text) {
   Bytes out(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) out[i] = static_cast<std::byte>(text[i]);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    out[i] = static_cast<std::byte>(text[i]);
   return out;
 }
 
@@ -19,7 +20,8 @@ std::uint64_t fnv1a64(std::span<const std::byte> bytes) {
 
 std::string to_string(std::span<const std::byte> bytes) {
   std::string out(bytes.size(), '\0');
-  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = static_cast<char>(bytes[i]);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    out[i] = static_cast<char>(bytes[i]);
   return out;
 }
 
@@ -37,7 +39,8 @@ ByteWriter& ByteWriter::blob(std::span<const std::byte> bytes) {
 
 ByteWriter& ByteWriter::text(std::string_view text) {
   u32(static_cast<std::uint32_t>(text.size()));
-  for (char c : text) out_.push_back(static_cast<std::byte>(c));
+  for (char c : text)
+    out_.push_back(static_cast<std::byte>(c));
   return *this;
 }
 

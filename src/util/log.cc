@@ -15,8 +15,8 @@ Log::Log(std::string identity, const ParamRegistry& params, std::FILE* sink)
   for (const ParamEntry* entry : params.entries()) {
     const std::string& name = entry->spec.name;
     if (name.size() <= kVerboseSuffix.size() ||
-        name.compare(name.size() - kVerboseSuffix.size(), kVerboseSuffix.size(),
-                     kVerboseSuffix) != 0) {
+        name.compare(name.size() - kVerboseSuffix.size(), kVerboseSuffix.size(), kVerboseSuffix) !=
+            0) {
       continue;
     }
     std::string framework = name.substr(0, name.size() - kVerboseSuffix.size());

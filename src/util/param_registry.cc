@@ -70,7 +70,8 @@ std::string describe_expected(const ParamSpec& spec) {
       return "a string";
     case ParamKind::enumeration: {
       std::string text = "one of:";
-      for (const auto& choice : spec.choices) text += " " + choice;
+      for (const auto& choice : spec.choices)
+        text += " " + choice;
       return text;
     }
   }
@@ -140,12 +141,11 @@ void ParamRegistry::define(ParamSpec spec) {
   entries_.emplace(std::move(name), std::move(entry));
 }
 
-Status ParamRegistry::set(std::string_view name, std::string_view text,
-                          const ParamOrigin& origin) {
+Status ParamRegistry::set(std::string_view name, std::string_view text, const ParamOrigin& origin) {
   auto found = entries_.find(name);
   if (found == entries_.end()) {
-    std::string message = "unknown parameter '" + std::string(name) + "' (from " +
-                          describe_origin(origin) + ")";
+    std::string message =
+        "unknown parameter '" + std::string(name) + "' (from " + describe_origin(origin) + ")";
     std::string suggestion = closest_name(name);
     if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
     return Error{message};
@@ -194,7 +194,8 @@ const ParamEntry* ParamRegistry::find(std::string_view name) const {
 std::vector<const ParamEntry*> ParamRegistry::entries() const {
   std::vector<const ParamEntry*> all;
   all.reserve(entries_.size());
-  for (const auto& [name, entry] : entries_) all.push_back(&entry);
+  for (const auto& [name, entry] : entries_)
+    all.push_back(&entry);
   return all;
 }
 

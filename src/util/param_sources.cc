@@ -24,8 +24,8 @@ Status apply_param_file(ParamRegistry& registry, const std::string& path, ParamS
     std::size_t equals = content.find('=');
     std::string where = path + ":" + std::to_string(line_number);
     if (equals == std::string_view::npos) {
-      return Error{"malformed line in parameter file " + where + ": expected 'name = value', got '" +
-                   std::string(content) + "'"};
+      return Error{"malformed line in parameter file " + where +
+                   ": expected 'name = value', got '" + std::string(content) + "'"};
     }
     std::string_view name = trim(content.substr(0, equals));
     std::string_view value = trim(content.substr(equals + 1));

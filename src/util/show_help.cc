@@ -92,7 +92,8 @@ std::optional<std::string> HelpCatalog::render(std::string_view file, std::strin
     std::string message = "grove: help topic [" + std::string(topic) + "] ";
     if (topics == nullptr) {
       message += "cannot be shown: help file '" + std::string(file) + "' was not found in:";
-      for (const auto& dir : search_dirs_) message += " " + dir;
+      for (const auto& dir : search_dirs_)
+        message += " " + dir;
       if (search_dirs_.empty()) message += " (no directories)";
     } else {
       message += "is missing from help file '" + std::string(file) + "'";
@@ -100,7 +101,8 @@ std::optional<std::string> HelpCatalog::render(std::string_view file, std::strin
     message += ".\n";
     if (!args.empty()) {
       message += "The message had these details:";
-      for (const auto& arg : args) message += " '" + arg + "'";
+      for (const auto& arg : args)
+        message += " '" + arg + "'";
       message += "\n";
     }
     return message;

@@ -5,8 +5,13 @@ namespace {
 
 ParamSpec integer(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
                   std::string description) {
-  return ParamSpec{std::move(name), ParamKind::integer, std::move(default_text),
-                   std::move(description), min, max, {}};
+  return ParamSpec{std::move(name),
+                   ParamKind::integer,
+                   std::move(default_text),
+                   std::move(description),
+                   min,
+                   max,
+                   {}};
 }
 
 ParamSpec boolean(std::string name, std::string default_text, std::string description) {
@@ -20,8 +25,13 @@ ParamSpec boolean(std::string name, std::string default_text, std::string descri
 
 ParamSpec size(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
                std::string description) {
-  return ParamSpec{std::move(name), ParamKind::size, std::move(default_text),
-                   std::move(description), min, max, {}};
+  return ParamSpec{std::move(name),
+                   ParamKind::size,
+                   std::move(default_text),
+                   std::move(description),
+                   min,
+                   max,
+                   {}};
 }
 
 }  // namespace
@@ -40,8 +50,8 @@ void register_standard_params(ParamRegistry& registry) {
   // grpcomm: the collective engine.
   registry.define(boolean("grpcomm_low_radix_release", "true",
                           "Send fence releases on the release tree instead of the routing tree"));
-  registry.define(integer("grpcomm_base_verbose", "0", 0, kVerboseMax,
-                          "Verbosity of the grpcomm framework"));
+  registry.define(
+      integer("grpcomm_base_verbose", "0", 0, kVerboseMax, "Verbosity of the grpcomm framework"));
   registry.define(boolean("grpcomm_enable_timing", "false",
                           "Record each broadcast's started-to-completed span at its originator"));
   registry.define(integer("grpcomm_release_delay_ms", "0", 0, 600000,
@@ -51,16 +61,18 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(size("grpcomm_compress_threshold", "4096", 0, std::int64_t{1} << 40,
                        "Broadcast payloads larger than this are deflated once at the originator"));
   // runtime: process-wide settings.
-  registry.define(integer("runtime_num_worker_threads", "0", 0, 256,
-                          "Event bases that share socket writes (the model's t); 0: main loop only"));
+  registry.define(
+      integer("runtime_num_worker_threads", "0", 0, 256,
+              "Event bases that share socket writes (the model's t); 0: main loop only"));
   registry.define(integer("daemon_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of the daemon framework (launch, PMIx server, failures)"));
   registry.define(integer("daemon_report_timeout_ms", "60000", 100, 3600000,
                           "How long the controller waits for every daemon to report at startup"));
   registry.define(integer("daemon_heartbeat_ms", "500", 0, 600000,
                           "Interval of daemon heartbeats to the controller (0: none)"));
-  registry.define(integer("daemon_heartbeat_misses", "10", 1, 1000,
-                          "Heartbeat intervals without word after which a daemon is declared lost"));
+  registry.define(
+      integer("daemon_heartbeat_misses", "10", 1, 1000,
+              "Heartbeat intervals without word after which a daemon is declared lost"));
   registry.define(integer("daemon_stop_timeout_ms", "5000", 100, 600000,
                           "How long an orderly stop waits for daemons before killing them"));
 }

@@ -34,7 +34,8 @@ std::vector<std::string> split(std::string_view text, char separator) {
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diagonal = row[0];
     row[0] = i;
@@ -70,7 +71,8 @@ std::optional<bool> parse_bool(std::string_view text) {
 std::optional<std::uint64_t> parse_size(std::string_view text) {
   text = trim(text);
   std::size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+    ++digits;
   if (digits == 0) return std::nullopt;
   std::uint64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + digits, value);
@@ -81,10 +83,22 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
     const char* spelling;
     std::uint64_t scale;
   } kSuffixes[] = {
-      {"", 1},           {"b", 1},          {"k", 1ULL << 10}, {"K", 1ULL << 10},
-      {"KiB", 1ULL << 10}, {"KB", 1000},    {"kB", 1000},      {"m", 1ULL << 20},
-      {"M", 1ULL << 20}, {"MiB", 1ULL << 20}, {"MB", 1000000}, {"g", 1ULL << 30},
-      {"G", 1ULL << 30}, {"GiB", 1ULL << 30}, {"GB", 1000000000}, {"B", 1},
+      {"", 1},
+      {"b", 1},
+      {"k", 1ULL << 10},
+      {"K", 1ULL << 10},
+      {"KiB", 1ULL << 10},
+      {"KB", 1000},
+      {"kB", 1000},
+      {"m", 1ULL << 20},
+      {"M", 1ULL << 20},
+      {"MiB", 1ULL << 20},
+      {"MB", 1000000},
+      {"g", 1ULL << 30},
+      {"G", 1ULL << 30},
+      {"GiB", 1ULL << 30},
+      {"GB", 1000000000},
+      {"B", 1},
   };
   std::uint64_t scale = 0;
   for (const auto& known : kSuffixes) {

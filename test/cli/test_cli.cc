@@ -50,16 +50,16 @@ TEST_CASE("grove with no command or an unknown command fails with a message", "[
 }
 
 TEST_CASE("grove info lists every required parameter with its source", "[cli]") {
-  auto result = run_grove({"info", "--param", "all", "--json"},
-                      with_env({"GROVE_MCA_rml_base_radix2=3"}));
+  auto result =
+      run_grove({"info", "--param", "all", "--json"}, with_env({"GROVE_MCA_rml_base_radix2=3"}));
   REQUIRE(result.exit_code == 0);
   auto list = nlohmann::json::parse(result.out);
   std::map<std::string, nlohmann::json> by_name;
-  for (const auto& item : list) by_name[item["name"]] = item;
-  for (const char* name :
-       {"rml_base_radix", "rml_base_radix2", "grpcomm_low_radix_release", "rml_base_verbose",
-        "grpcomm_base_verbose", "grpcomm_enable_timing", "grpcomm_release_delay_ms",
-        "runtime_num_worker_threads"}) {
+  for (const auto& item : list)
+    by_name[item["name"]] = item;
+  for (const char* name : {"rml_base_radix", "rml_base_radix2", "grpcomm_low_radix_release",
+                           "rml_base_verbose", "grpcomm_base_verbose", "grpcomm_enable_timing",
+                           "grpcomm_release_delay_ms", "runtime_num_worker_threads"}) {
     INFO(name);
     REQUIRE(by_name.count(name) == 1);
     CHECK_FALSE(by_name[name]["description"].get<std::string>().empty());
@@ -72,13 +72,13 @@ TEST_CASE("grove info lists every required parameter with its source", "[cli]") 
 
 TEST_CASE("grove info honours --mca and --prtemca, command line over environment", "[cli]") {
   auto result = run_grove({"info", "--param", "rml_base_radix2", "--mca", "rml_base_radix2", "2"},
-                      with_env({"GROVE_MCA_rml_base_radix2=3"}));
+                          with_env({"GROVE_MCA_rml_base_radix2=3"}));
   REQUIRE(result.exit_code == 0);
   CHECK_THAT(result.out, Catch::Contains("current: 2"));
   CHECK_THAT(result.out, Catch::Contains("source: command line"));
 
   auto synonym = run_grove({"--prtemca", "grpcomm_low_radix_release", "false", "info", "--param",
-                        "grpcomm_low_radix_release"});
+                            "grpcomm_low_radix_release"});
   REQUIRE(synonym.exit_code == 0);
   CHECK_THAT(synonym.out, Catch::Contains("current: false"));
 }
@@ -131,8 +131,8 @@ TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
   CHECK_THAT(text.out, Catch::Contains("release tree: radix 2"));
   CHECK_THAT(text.out, Catch::Contains("0\n  7 *\n    3\n    4\n  2\n    5\n    6\n"));
 
-  auto dot = run_grove({"topo", "-n", "10", "--tree", "release", "--format", "dot",
-                        "--mca", "rml_base_radix2", "3"});
+  auto dot = run_grove({"topo", "-n", "10", "--tree", "release", "--format", "dot", "--mca",
+                        "rml_base_radix2", "3"});
   REQUIRE(dot.exit_code == 0);
   CHECK_THAT(dot.out, Catch::StartsWith("digraph release_tree {"));
   CHECK_THAT(dot.out, Catch::Contains("radix 3"));

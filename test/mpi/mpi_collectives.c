@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
 
   int* out = malloc(sizeof(int) * (size_t)size);
   int* in = malloc(sizeof(int) * (size_t)size);
-  for (int peer = 0; peer < size; ++peer) out[peer] = rank * 1000 + peer;
+  for (int peer = 0; peer < size; ++peer)
+    out[peer] = rank * 1000 + peer;
   MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, MPI_COMM_WORLD);
   for (int peer = 0; peer < size; ++peer) {
     if (in[peer] != peer * 1000 + rank) {

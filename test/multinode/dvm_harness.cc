@@ -18,7 +18,9 @@ PrivateTmpdir::~PrivateTmpdir() {
   std::filesystem::remove_all(path_, error);
 }
 
-std::string grove_binary() { return binary_from_env("GROVE_BIN"); }
+std::string grove_binary() {
+  return binary_from_env("GROVE_BIN");
+}
 
 Dvm::Dvm(int daemons, const std::vector<std::string>& extra_args,
          const std::vector<std::string>& extra_env, const PrivateTmpdir* shared_tmpdir) {
@@ -77,8 +79,7 @@ RunResult Dvm::stop() {
 }
 
 std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,
-                                                    const std::string& type,
-                                                    const std::string& tag,
+                                                    const std::string& type, const std::string& tag,
                                                     const std::string& topology) {
   std::uint64_t frames = 0, bytes = 0;
   for (const auto& entry : table) {

@@ -55,8 +55,7 @@ class Dvm {
 std::string grove_binary();
 // Sums an engine accounting table (status JSON) over entries matching a type and tag.
 std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,
-                                                    const std::string& type,
-                                                    const std::string& tag,
+                                                    const std::string& type, const std::string& tag,
                                                     const std::string& topology = "");
 
 }  // namespace grove::test

@@ -2,10 +2,10 @@
 // against the simulator, send paths, a killed daemon, hostile peers, stop.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,11 +22,14 @@ using namespace grove::test;
 
 namespace {
 
-bool process_gone(int pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+bool process_gone(int pid) {
+  return kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 std::vector<int> daemon_pids(const nlohmann::json& status) {
   std::vector<int> pids;
-  for (const auto& daemon : status["daemons"]) pids.push_back(daemon["pid"].get<int>());
+  for (const auto& daemon : status["daemons"])
+    pids.push_back(daemon["pid"].get<int>());
   return pids;
 }
 
@@ -48,7 +51,8 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
     REQUIRE(dvm.ready());
     auto status = dvm.status();
     REQUIRE(status["daemons"].size() == 8);
-    for (const auto& daemon : status["daemons"]) CHECK(daemon["state"] == "up");
+    for (const auto& daemon : status["daemons"])
+      CHECK(daemon["state"] == "up");
     CHECK(status["answered"] == 8);
     const std::string release_topology = std::string(low) == "true" ? "release" : "routing";
 
@@ -58,10 +62,10 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
       auto bench = dvm.bench("release", size, 2);
       CHECK(bench["spans_us"].size() == 2);
       auto after = dvm.status()["engine_total"];
-      auto [frames_after, bytes_after] = sum_traffic(after, "xcast-data", "bench-release",
-                                                     release_topology);
-      auto [frames_before, bytes_before] = sum_traffic(before, "xcast-data", "bench-release",
-                                                       release_topology);
+      auto [frames_after, bytes_after] =
+          sum_traffic(after, "xcast-data", "bench-release", release_topology);
+      auto [frames_before, bytes_before] =
+          sum_traffic(before, "xcast-data", "bench-release", release_topology);
       // Two releases, one data frame per daemon other than the controller each,
       // header plus the (incompressible) payload.
       const std::uint64_t payload = bench["wire_bytes"].get<std::uint64_t>();
@@ -88,8 +92,8 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
                              std::pair{FrameType::xcast_data, tags::fence_release},
                              std::pair{FrameType::xcast_ack, tags::fence_release}}) {
       INFO(frame_type_name(type) << " " << tag_name(tag));
-      auto [frames, bytes] = sum_traffic(total, std::string(frame_type_name(type)),
-                                         std::string(tag_name(tag)));
+      auto [frames, bytes] =
+          sum_traffic(total, std::string(frame_type_name(type)), std::string(tag_name(tag)));
       TrafficCount simulated = expected.traffic.of(type, tag);
       CHECK(frames == simulated.frames);
       CHECK(bytes == simulated.bytes);
@@ -132,8 +136,8 @@ TEST_CASE("a SIGKILLed daemon is declared lost and barriers go on among survivor
   REQUIRE(kill(victim_pid, SIGKILL) == 0);
   REQUIRE(dvm.controller().wait_for("daemon 2", std::chrono::seconds(20)));
   CHECK_THAT(dvm.controller().err(), Catch::Contains("lost"));
-  REQUIRE(wait_until([&] { return dvm.status()["epoch"].get<int>() == 1; },
-                     std::chrono::seconds(10)));
+  REQUIRE(
+      wait_until([&] { return dvm.status()["epoch"].get<int>() == 1; }, std::chrono::seconds(10)));
   auto barrier = dvm.bench("barrier", "0", 3);
   CHECK(barrier["spans_us"].size() == 3);
   auto release = dvm.bench("release", "10KB", 2);
@@ -256,9 +260,9 @@ TEST_CASE("daemons that never report end the start with an error naming them", "
   RunOptions options;
   options.extra_env = {tmpdir.env(), "GROVE_GROVED=" + fake};
   options.timeout = std::chrono::seconds(30);
-  auto result = run_program({grove_binary(), "start", "--local", "3", "--mca",
-                             "daemon_report_timeout_ms", "500"},
-                            options);
+  auto result = run_program(
+      {grove_binary(), "start", "--local", "3", "--mca", "daemon_report_timeout_ms", "500"},
+      options);
   CHECK(result.exit_code == 1);
   CHECK_THAT(result.err, Catch::Contains("never reported"));
   CHECK_THAT(result.err, Catch::Contains("vpid 1, 2"));
@@ -287,9 +291,8 @@ TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm
   RunOptions options;
   options.extra_env = {tmpdir.env()};
   options.timeout = std::chrono::seconds(60);
-  auto started = run_program({grove_binary(), "start", "--local", "3", "--daemonize",
-                              "--report-uri", uri_file},
-                             options);
+  auto started = run_program(
+      {grove_binary(), "start", "--local", "3", "--daemonize", "--report-uri", uri_file}, options);
   REQUIRE(started.exit_code == 0);
   CHECK_THAT(started.out, Catch::Contains("DVM ready: 3 daemons"));
   std::ifstream file(uri_file);
@@ -304,7 +307,8 @@ TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm
   std::string session = json["session"];
   auto stopped = run_program({grove_binary(), "stop", "--dvm", uri}, options);
   CHECK(stopped.exit_code == 0);
-  for (int pid : pids) CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(10)));
+  for (int pid : pids)
+    CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(10)));
   CHECK_FALSE(std::filesystem::exists(session));
 }
 
@@ -313,11 +317,12 @@ TEST_CASE("grpcomm_enable_timing prints the census of every broadcast", "[dvm]")
   REQUIRE(dvm.ready());
   dvm.bench("release", "10KB", 2);
   dvm.bench("release", "33", 1);
-  std::regex census(R"(grpcomm: timing bench-release (\w+) op (\d+): (\d+) bytes on the wire, started \d+ ns, completed \d+ ns, span [\d.]+ us)");
+  std::regex census(
+      R"(grpcomm: timing bench-release (\w+) op (\d+): (\d+) bytes on the wire, started \d+ ns, completed \d+ ns, span [\d.]+ us)");
   std::vector<std::string> sizes;
   const std::string& log = dvm.controller().err();
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), census);
-       it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), census); it != std::sregex_iterator();
+       ++it) {
     CHECK((*it)[1] == "release");
     sizes.push_back((*it)[3]);
   }

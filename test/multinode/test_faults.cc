@@ -22,7 +22,8 @@ struct Release {
 // "groved vpid V ...] ... grpcomm: bench-release release op N: B bytes, digest D"
 std::map<int, Release> releases_in(const std::string& log, int op) {
   std::map<int, Release> out;
-  std::regex line(R"(\[(?:groved vpid (\d+)|grove controller)[^\]]*\][^\n]*bench-release \w+ op (\d+): (\d+) bytes, digest ([0-9a-f]+))");
+  std::regex line(
+      R"(\[(?:groved vpid (\d+)|grove controller)[^\]]*\][^\n]*bench-release \w+ op (\d+): (\d+) bytes, digest ([0-9a-f]+))");
   for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator();
        ++it) {
     if (std::stoi((*it)[2]) != op) continue;

@@ -13,7 +13,9 @@ using namespace grove::test;
 
 namespace {
 
-std::string fence_client() { return binary_from_env("GROVE_PMIX_FENCE_CLIENT"); }
+std::string fence_client() {
+  return binary_from_env("GROVE_PMIX_FENCE_CLIENT");
+}
 
 // Every "rank R/N: K rounds ok, modex B bytes, digest D" line, by rank.
 std::map<int, std::pair<std::uint64_t, std::string>> client_results(const std::string& out) {
@@ -46,19 +48,19 @@ TEST_CASE("PMIx fences with data across the radix and release matrix", "[pmix]")
     for (const char* radix2 : {"2", "4"}) {
       for (const char* radix : {"2", "64"}) {
         INFO("low-radix release " << low << ", radix " << radix << ", radix2 " << radix2);
-        Dvm dvm(8, {"--mca", "grpcomm_low_radix_release", low, "--mca", "rml_base_radix2",
-                    radix2, "--mca", "rml_base_radix", radix, "--mca", "grpcomm_base_verbose",
-                    "1"});
+        Dvm dvm(8, {"--mca", "grpcomm_low_radix_release", low, "--mca", "rml_base_radix2", radix2,
+                    "--mca", "rml_base_radix", radix, "--mca", "grpcomm_base_verbose", "1"});
         REQUIRE(dvm.ready());
         // 24 ranks, 3 rounds, values up to 192 KB: well over 4 MB of modex in all.
-        auto result = dvm.grove({"run", "-n", "24", "--map-by", "node", fence_client(),
-                                 "--rounds", "3", "--max-bytes", "196608"},
+        auto result = dvm.grove({"run", "-n", "24", "--map-by", "node", fence_client(), "--rounds",
+                                 "3", "--max-bytes", "196608"},
                                 std::chrono::seconds(240));
         REQUIRE(result.exit_code == 0);
         auto results = client_results(result.out);
         REQUIRE(results.size() == 24);
         std::set<std::string> digests;
-        for (const auto& [rank, entry] : results) digests.insert(entry.second);
+        for (const auto& [rank, entry] : results)
+          digests.insert(entry.second);
         CHECK(digests.size() == 1);
         CHECK(results[0].first >= 4'000'000);
         // Every daemon delivered the same releases, in the same order.
@@ -81,13 +83,14 @@ TEST_CASE("PMIx barriers, direct modex and aborts", "[pmix]") {
   auto barrier = dvm.grove({"run", "-n", "16", fence_client(), "--rounds", "20", "--barrier"});
   CHECK(barrier.exit_code == 0);
   CHECK(client_results(barrier.out).size() == 16);
-  auto direct = dvm.grove({"run", "-n", "16", "--map-by", "node", fence_client(), "--rounds",
-                           "2", "--no-collect"});
+  auto direct = dvm.grove(
+      {"run", "-n", "16", "--map-by", "node", fence_client(), "--rounds", "2", "--no-collect"});
   CHECK(direct.exit_code == 0);
   auto results = client_results(direct.out);
   REQUIRE(results.size() == 16);
   std::set<std::string> digests;
-  for (const auto& [rank, entry] : results) digests.insert(entry.second);
+  for (const auto& [rank, entry] : results)
+    digests.insert(entry.second);
   CHECK(digests.size() == 1);
   auto aborted = dvm.grove({"run", "-n", "4", fence_client(), "--abort", "9"});
   CHECK(aborted.exit_code == 9);
@@ -102,8 +105,7 @@ TEST_CASE("Open MPI programs run as a direct launch", "[pmix][mpi]") {
   REQUIRE(dvm.ready());
   for (const char* btl : {"self,vader,tcp", "self,tcp"}) {
     INFO("btl " << btl);
-    auto result = dvm.grove({"run", "-n", "8", "-x", std::string("OMPI_MCA_btl=") + btl,
-                             program},
+    auto result = dvm.grove({"run", "-n", "8", "-x", std::string("OMPI_MCA_btl=") + btl, program},
                             std::chrono::seconds(120));
     CHECK(result.exit_code == 0);
     for (int rank = 0; rank < 8; ++rank) {
@@ -116,27 +118,28 @@ TEST_CASE("Open MPI programs run as a direct launch", "[pmix][mpi]") {
                           std::chrono::seconds(120));
   CHECK(shared.exit_code == 0);
   CHECK_THAT(shared.out, Catch::Contains("of 2: allreduce 3 alltoall ok barrier ok"));
-  auto python = dvm.grove({"run", "-n", "4", "/usr/bin/python3",
-                           binary_from_env("GROVE_MPI_HELLO_PY")},
-                          std::chrono::seconds(120));
+  auto python =
+      dvm.grove({"run", "-n", "4", "/usr/bin/python3", binary_from_env("GROVE_MPI_HELLO_PY")},
+                std::chrono::seconds(120));
   CHECK(python.exit_code == 0);
   for (int rank = 0; rank < 4; ++rank) {
-    CHECK_THAT(python.out, Catch::Contains("mpi4py hello from rank " + std::to_string(rank) +
-                                           " of 4, sum 6"));
+    CHECK_THAT(python.out,
+               Catch::Contains("mpi4py hello from rank " + std::to_string(rank) + " of 4, sum 6"));
   }
 }
 
-TEST_CASE("a relay killed mid-release of a job's fence: survivors agree, the job fails, "
-          "the DVM goes on",
-          "[pmix][faults]") {
+TEST_CASE(
+    "a relay killed mid-release of a job's fence: survivors agree, the job fails, "
+    "the DVM goes on",
+    "[pmix][faults]") {
   constexpr int kDaemons = 10;
   for (int radix2 : {2, 4}) {
     for (int victim = 1; victim < kDaemons; ++victim) {
       INFO("radix2 " << radix2 << " victim " << victim);
-      Dvm dvm(kDaemons, {"--mca", "rml_base_radix2", std::to_string(radix2), "--mca",
-                         "grpcomm_release_delay_ms", "1500", "--mca",
-                         "grpcomm_release_delay_target", std::to_string(victim), "--mca",
-                         "grpcomm_base_verbose", "1"});
+      Dvm dvm(kDaemons,
+              {"--mca", "rml_base_radix2", std::to_string(radix2), "--mca",
+               "grpcomm_release_delay_ms", "1500", "--mca", "grpcomm_release_delay_target",
+               std::to_string(victim), "--mca", "grpcomm_base_verbose", "1"});
       REQUIRE(dvm.ready());
       int victim_pid = dvm.status()["daemons"][victim]["pid"].get<int>();
       std::regex delivered("groved vpid " + std::to_string(victim) + " [^\\n]*fence-release");
@@ -162,8 +165,8 @@ TEST_CASE("a relay killed mid-release of a job's fence: survivors agree, the job
       }
       CHECK(distinct.size() == 1);
       // The next job runs among the survivors.
-      auto next = dvm.grove({"run", "-n", "9", "--map-by", "node", fence_client(), "--rounds",
-                             "1"});
+      auto next =
+          dvm.grove({"run", "-n", "9", "--map-by", "node", fence_client(), "--rounds", "1"});
       CHECK(next.exit_code == 0);
       CHECK(client_results(next.out).size() == 9);
     }

@@ -33,7 +33,8 @@ int processes_running(const std::string& needle) {
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
   return n;
 }
 
@@ -87,7 +88,9 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
     CHECK(count(result.out, "started\n") == 2);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    CHECK(processes_running(std::string("sleep\0" "97.25", 11)) == 0);
+    CHECK(processes_running(std::string("sleep\0"
+                                        "97.25",
+                                        11)) == 0);
   }
   SECTION("--timeout kills a job that runs too long") {
     auto started = std::chrono::steady_clock::now();
@@ -104,8 +107,8 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
 TEST_CASE("ranks are placed by slot or by node", "[run]") {
   Dvm dvm(3);
   REQUIRE(dvm.ready());
-  auto by_node = run_on(dvm, {"-n", "6", "--map-by", "node", "--tag-output", "sh", "-c",
-                              "echo $PPID"});
+  auto by_node =
+      run_on(dvm, {"-n", "6", "--map-by", "node", "--tag-output", "sh", "-c", "echo $PPID"});
   REQUIRE(by_node.exit_code == 0);
   // Each rank's parent is the daemon that started it: three daemons, two ranks each.
   std::map<std::string, int> per_parent;
@@ -114,7 +117,8 @@ TEST_CASE("ranks are placed by slot or by node", "[run]") {
     per_parent[line.substr(line.find(": ") + 2)]++;
   }
   CHECK(per_parent.size() == 3);
-  for (const auto& [parent, ranks] : per_parent) CHECK(ranks == 2);
+  for (const auto& [parent, ranks] : per_parent)
+    CHECK(ranks == 2);
 }
 
 TEST_CASE("without a running DVM grove run starts one for the job and stops it", "[run]") {
@@ -122,9 +126,9 @@ TEST_CASE("without a running DVM grove run starts one for the job and stops it",
   RunOptions options;
   options.extra_env = {tmpdir.env()};
   options.timeout = std::chrono::seconds(60);
-  auto result = run_program({grove_binary(), "run", "-n", "3", "--daemons", "2", "--tag-output",
-                             "echo", "standalone"},
-                            options);
+  auto result = run_program(
+      {grove_binary(), "run", "-n", "3", "--daemons", "2", "--tag-output", "echo", "standalone"},
+      options);
   CHECK(result.exit_code == 0);
   CHECK(count(result.out, "<stdout>: standalone\n") == 3);
   CHECK_THAT(result.out, !Catch::Contains("DVM ready"));

@@ -55,7 +55,6 @@ Span release_span(std::uint32_t daemons, std::uint64_t payload_bytes, bool low_r
               static_cast<double>(data.bytes) / static_cast<double>(data.frames)};
 }
 
-
 }  // namespace
 
 TEST_CASE("past the crossover radix 4 wins at 1024 daemons, as the model orders it",

@@ -49,7 +49,8 @@ std::size_t sweep(std::uint32_t daemons, std::uint32_t seeds_per_cell) {
           ++runs;
           if (!result.ok) {
             std::ostringstream trace;
-            for (const auto& line : result.trace) trace << "  " << line << "\n";
+            for (const auto& line : result.trace)
+              trace << "  " << line << "\n";
             FAIL(result.violation << "\nreplay: " << replay_command(options) << "\n"
                                   << trace.str());
           }
@@ -63,9 +64,15 @@ std::size_t sweep(std::uint32_t daemons, std::uint32_t seeds_per_cell) {
 }  // namespace
 
 // 3 counts x 9 radix pairs x 4 fault counts x seeds = 20,520 schedules.
-TEST_CASE("random fault schedules at 10 daemons", "[sim]") { CHECK(sweep(10, 190) == 6840); }
-TEST_CASE("random fault schedules at 64 daemons", "[sim]") { CHECK(sweep(64, 190) == 6840); }
-TEST_CASE("random fault schedules at 257 daemons", "[sim]") { CHECK(sweep(257, 190) == 6840); }
+TEST_CASE("random fault schedules at 10 daemons", "[sim]") {
+  CHECK(sweep(10, 190) == 6840);
+}
+TEST_CASE("random fault schedules at 64 daemons", "[sim]") {
+  CHECK(sweep(64, 190) == 6840);
+}
+TEST_CASE("random fault schedules at 257 daemons", "[sim]") {
+  CHECK(sweep(257, 190) == 6840);
+}
 
 TEST_CASE("regression seeds replay clean", "[sim]") {
   std::ifstream file(GROVE_SIM_REGRESSION_SEEDS);

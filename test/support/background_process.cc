@@ -27,15 +27,18 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
     std::string text(*entry);
     std::string name = text.substr(0, text.find('='));
     bool replaced = false;
-    for (const auto& extra : extra_env) replaced = replaced || extra.substr(0, extra.find('=')) == name;
+    for (const auto& extra : extra_env)
+      replaced = replaced || extra.substr(0, extra.find('=')) == name;
     if (!replaced) env.push_back(text);
   }
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   std::vector<std::string> args = argv;
   std::vector<char*> argv_ptrs, env_ptrs;
-  for (auto& arg : args) argv_ptrs.push_back(arg.data());
+  for (auto& arg : args)
+    argv_ptrs.push_back(arg.data());
   argv_ptrs.push_back(nullptr);
-  for (auto& entry : env) env_ptrs.push_back(entry.data());
+  for (auto& entry : env)
+    env_ptrs.push_back(entry.data());
   env_ptrs.push_back(nullptr);
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -120,7 +123,8 @@ int BackgroundProcess::wait_exit(std::chrono::milliseconds timeout) {
     if (std::chrono::steady_clock::now() >= deadline) return -1;
     pump(20);
   }
-  while (out_fd_ >= 0 || err_fd_ >= 0) pump(20);
+  while (out_fd_ >= 0 || err_fd_ >= 0)
+    pump(20);
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
 
@@ -130,7 +134,8 @@ void BackgroundProcess::terminate(std::chrono::milliseconds grace) {
     kill(-pid_, SIGTERM);
     kill(pid_, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + grace;
-    while (running() && std::chrono::steady_clock::now() < deadline) pump(20);
+    while (running() && std::chrono::steady_clock::now() < deadline)
+      pump(20);
     if (running()) {
       kill(-pid_, SIGKILL);
       kill(pid_, SIGKILL);

@@ -14,7 +14,8 @@ namespace grove::test {
 
 class BackgroundProcess {
  public:
-  BackgroundProcess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
+  BackgroundProcess(const std::vector<std::string>& argv,
+                    const std::vector<std::string>& extra_env);
   ~BackgroundProcess();
   BackgroundProcess(const BackgroundProcess&) = delete;
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
@@ -30,8 +31,14 @@ class BackgroundProcess {
   bool running();
   // SIGTERM, then SIGKILL after `grace`, to the whole process group.
   void terminate(std::chrono::milliseconds grace = std::chrono::milliseconds(3000));
-  const std::string& out() { pump(0); return out_; }
-  const std::string& err() { pump(0); return err_; }
+  const std::string& out() {
+    pump(0);
+    return out_;
+  }
+  const std::string& err() {
+    pump(0);
+    return err_;
+  }
 
  private:
   void pump(int wait_ms);

@@ -23,11 +23,14 @@ std::vector<std::string> child_environment(const RunOptions& options) {
     std::string text(*entry);
     std::string name = name_of(text);
     bool dropped = false;
-    for (const auto& unset : options.unset_env) dropped = dropped || unset == name;
-    for (const auto& extra : options.extra_env) dropped = dropped || name_of(extra) == name;
+    for (const auto& unset : options.unset_env)
+      dropped = dropped || unset == name;
+    for (const auto& extra : options.extra_env)
+      dropped = dropped || name_of(extra) == name;
     if (!dropped) env.push_back(text);
   }
-  for (const auto& extra : options.extra_env) env.push_back(extra);
+  for (const auto& extra : options.extra_env)
+    env.push_back(extra);
   return env;
 }
 
@@ -41,10 +44,12 @@ RunResult run_program(const std::vector<std::string>& argv, const RunOptions& op
   }
   std::vector<std::string> env = child_environment(options);
   std::vector<char*> env_ptrs, argv_ptrs;
-  for (auto& entry : env) env_ptrs.push_back(entry.data());
+  for (auto& entry : env)
+    env_ptrs.push_back(entry.data());
   env_ptrs.push_back(nullptr);
   std::vector<std::string> args = argv;
-  for (auto& arg : args) argv_ptrs.push_back(arg.data());
+  for (auto& arg : args)
+    argv_ptrs.push_back(arg.data());
   argv_ptrs.push_back(nullptr);
 
   pid_t pid = fork();

@@ -9,8 +9,8 @@
 namespace grove::test {
 
 struct RunResult {
-  int exit_code = -1;     // valid when !signaled
-  int signal = 0;         // the terminating signal, if any
+  int exit_code = -1;  // valid when !signaled
+  int signal = 0;      // the terminating signal, if any
   bool timed_out = false;
   std::string out;
   std::string err;

@@ -5,7 +5,8 @@ namespace grove::test {
 LocalCluster::LocalCluster(std::uint32_t daemons, EngineConfig base,
                            const std::function<void(EngineConfig&)>& adjust) {
   std::vector<Vpid> vpids(daemons);
-  for (Vpid i = 0; i < daemons; ++i) vpids[i] = i;
+  for (Vpid i = 0; i < daemons; ++i)
+    vpids[i] = i;
   Membership membership = *Membership::create(vpids);
   for (Vpid i = 0; i < daemons; ++i) {
     EngineConfig config = base;
@@ -27,7 +28,8 @@ void LocalCluster::absorb(Vpid vpid, Outbox& out) {
       queue_.push_back(std::move(frame));
       continue;
     }
-    if (auto* timer = std::get_if<SetTimer>(&effect)) timers_[{vpid, timer->id}] = timer->deadline_ns;
+    if (auto* timer = std::get_if<SetTimer>(&effect))
+      timers_[{vpid, timer->id}] = timer->deadline_ns;
     if (auto* cancel = std::get_if<CancelTimer>(&effect)) timers_.erase({vpid, cancel->id});
     effects_[vpid].push_back(std::move(effect));
   }

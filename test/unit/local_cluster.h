@@ -42,7 +42,8 @@ class LocalCluster {
   // returning true keeps a frame back (in order) until release_held().
   void run(const std::function<bool(const InFlight&)>& hold = {});
   void release_held() {
-    for (auto& frame : held_) queue_.push_back(std::move(frame));
+    for (auto& frame : held_)
+      queue_.push_back(std::move(frame));
     held_.clear();
   }
   std::size_t held() const { return held_.size(); }

@@ -7,7 +7,7 @@ using namespace grove;
 TEST_CASE("tree depth is the exact integer ceil(log_r N)", "[model]") {
   CHECK(tree_depth(1, 2) == 0);
   CHECK(tree_depth(2, 2) == 1);
-  CHECK(tree_depth(128, 12) == 2);   // 12^2 = 144
+  CHECK(tree_depth(128, 12) == 2);  // 12^2 = 144
   CHECK(tree_depth(144, 12) == 2);
   CHECK(tree_depth(145, 12) == 3);
   CHECK(tree_depth(1024, 32) == 2);  // exact power
@@ -33,8 +33,7 @@ TEST_CASE("the crossover at the seed's constants is 3.9 KB", "[model]") {
   CHECK(crossover_bytes(seed) == Approx(3906.25));
 }
 
-TEST_CASE("optimal radices at the seed's constants (pinned from this implementation)",
-          "[model]") {
+TEST_CASE("optimal radices at the seed's constants (pinned from this implementation)", "[model]") {
   CostConstants seed;
   struct Row {
     double payload;
@@ -43,11 +42,8 @@ TEST_CASE("optimal radices at the seed's constants (pinned from this implementat
   // These are what the formula gives exactly; docs/cost-model.md compares them
   // with the seed's printed table.
   const Row rows[] = {
-      {33, {12, 32, 22}},
-      {10e3, {12, 6, 7}},
-      {100e3, {4, 4, 4}},
-      {10e6, {2, 4, 3}},
-      {256e6, {2, 4, 3}},
+      {33, {12, 32, 22}}, {10e3, {12, 6, 7}}, {100e3, {4, 4, 4}},
+      {10e6, {2, 4, 3}},  {256e6, {2, 4, 3}},
   };
   const std::uint64_t columns[] = {128, 1024, 10000};
   for (const Row& row : rows) {
@@ -59,8 +55,7 @@ TEST_CASE("optimal radices at the seed's constants (pinned from this implementat
   // The barrier row by hand: N = 128 at r = 12 is two levels of (100 + 2*25) us.
   CHECK(optimal_radix(128, 0, seed).time_us == Approx(300.0));
   CHECK(release_time_us(128, 64, 0, seed) == Approx(600.0));
-  CHECK(release_time_us(1024, 64, 0, seed) / optimal_radix(1024, 0, seed).time_us ==
-        Approx(1.5));
+  CHECK(release_time_us(1024, 64, 0, seed) / optimal_radix(1024, 0, seed).time_us == Approx(1.5));
   // 100 KB at N = 128: radix 4 (depth 4) beats radix 6 (depth 3): 1780 us against 1815 us.
   CHECK(release_time_us(128, 4, 100e3, seed) == Approx(1780.0));
   CHECK(release_time_us(128, 6, 100e3, seed) == Approx(1815.0));

@@ -73,10 +73,10 @@ TEST_CASE("release frame bytes are exactly header plus payload on every edge", "
   LocalCluster cluster(10, config(64, 2));
   cluster.contribute_all("job");  // a barrier: empty contributions
   cluster.run();
-  Bytes expected = encode(FenceRelease{FenceKey{"job", 1}, FenceStatus::ok, 0,
-                                       [] {
+  Bytes expected = encode(FenceRelease{FenceKey{"job", 1}, FenceStatus::ok, 0, [] {
                                          std::vector<std::pair<Vpid, Bytes>> all;
-                                         for (Vpid v = 0; v < 10; ++v) all.emplace_back(v, Bytes{});
+                                         for (Vpid v = 0; v < 10; ++v)
+                                           all.emplace_back(v, Bytes{});
                                          return all;
                                        }()});
   for (const InFlight& frame : cluster.sent()) {
@@ -191,7 +191,8 @@ TEST_CASE("large payloads are deflated once and relays forward the same bytes", 
   base.compress_threshold = 1024;
   LocalCluster cluster(7, base);
   Bytes payload(64 * 1024);
-  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i % 7);
+  for (std::size_t i = 0; i < payload.size(); ++i)
+    payload[i] = static_cast<std::byte>(i % 7);
   cluster.release(tags::bench_release, payload);
   cluster.run();
   const SharedBytes* first = nullptr;
@@ -297,7 +298,8 @@ TEST_CASE("a relay killed while holding is repaired: only its subtree is replaye
       ++received[frame.to];
     }
   }
-  for (Vpid vpid = 2; vpid < 12; ++vpid) CHECK(received[vpid] == 1);
+  for (Vpid vpid = 2; vpid < 12; ++vpid)
+    CHECK(received[vpid] == 1);
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
   CHECK(cluster.engine(0).open_ops(TopologyKind::routing) == 0);
 }
@@ -316,9 +318,8 @@ TEST_CASE("a promoted daemon that hears of its promotion late parks the replay",
   cluster.run();
   cluster.kill(1);
   cluster.declare_departure(1);
-  cluster.run([](const InFlight& frame) {
-    return frame.to == 7 && frame.header.tag == tags::membership;
-  });
+  cluster.run(
+      [](const InFlight& frame) { return frame.to == 7 && frame.header.tag == tags::membership; });
   CHECK(cluster.held() == 1);
   CHECK(cluster.engine(7).stats().parked == 1);
   CHECK(cluster.delivered(7).size() == 1);  // took the payload and delivered it

@@ -25,7 +25,8 @@ FrameHeader sample_header() {
 
 std::vector<std::byte> bytes(std::string_view text) {
   std::vector<std::byte> out;
-  for (char c : text) out.push_back(static_cast<std::byte>(c));
+  for (char c : text)
+    out.push_back(static_cast<std::byte>(c));
   return out;
 }
 

@@ -15,7 +15,8 @@ std::string read_all(std::FILE* file) {
   std::rewind(file);
   std::string text;
   char buffer[512];
-  while (std::size_t got = std::fread(buffer, 1, sizeof buffer, file)) text.append(buffer, got);
+  while (std::size_t got = std::fread(buffer, 1, sizeof buffer, file))
+    text.append(buffer, got);
   return text;
 }
 

@@ -68,8 +68,7 @@ TEST_CASE("every source overrides the one before it", "[params]") {
   ParamInputs inputs;
   inputs.home_directory = (dir.path / "home").string();
   inputs.param_files = {param_file};
-  inputs.environment = {"PATH=/bin", "GROVE_MCA_rml_base_radix=30",
-                        "GROVE_MCA_rml_base_radix2=6"};
+  inputs.environment = {"PATH=/bin", "GROVE_MCA_rml_base_radix=30", "GROVE_MCA_rml_base_radix2=6"};
   inputs.command_line = {{"rml_base_radix", "40"}};
   REQUIRE(load_params(registry, inputs));
 
@@ -94,11 +93,10 @@ TEST_CASE("a later command-line value wins over an earlier one", "[params]") {
   CHECK(registry.get_int("rml_base_radix2") == 3);
 }
 
-TEST_CASE("type errors name the parameter, the value, the source and the expectation",
-          "[params]") {
+TEST_CASE("type errors name the parameter, the value, the source and the expectation", "[params]") {
   ParamRegistry registry = standard();
-  auto status = registry.set("rml_base_radix", "abc",
-                             ParamOrigin{ParamSourceKind::command_line, "--mca"});
+  auto status =
+      registry.set("rml_base_radix", "abc", ParamOrigin{ParamSourceKind::command_line, "--mca"});
   REQUIRE_FALSE(status);
   const std::string& message = status.error().message;
   CHECK_THAT(message, Catch::Contains("rml_base_radix"));
@@ -140,8 +138,8 @@ TEST_CASE("type errors name the parameter, the value, the source and the expecta
 
 TEST_CASE("an unknown name is an error that suggests the closest known name", "[params]") {
   ParamRegistry registry = standard();
-  auto status = registry.set("rml_base_radx", "4", ParamOrigin{ParamSourceKind::environment,
-                                                                "GROVE_MCA_rml_base_radx"});
+  auto status = registry.set("rml_base_radx", "4",
+                             ParamOrigin{ParamSourceKind::environment, "GROVE_MCA_rml_base_radx"});
   REQUIRE_FALSE(status);
   CHECK_THAT(status.error().message, Catch::Contains("unknown parameter 'rml_base_radx'"));
   CHECK_THAT(status.error().message, Catch::Contains("did you mean 'rml_base_radix'?"));
@@ -152,8 +150,7 @@ TEST_CASE("an unknown name is an error that suggests the closest known name", "[
   CHECK_THAT(far.error().message, !Catch::Contains("did you mean"));
 }
 
-TEST_CASE("bad entries in files and the environment stop loading with their location",
-          "[params]") {
+TEST_CASE("bad entries in files and the environment stop loading with their location", "[params]") {
   TempDir dir;
   ParamRegistry registry = standard();
   SECTION("malformed line") {

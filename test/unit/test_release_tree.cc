@@ -27,7 +27,8 @@ Membership with_failures(const std::vector<Vpid>& daemons, std::uint64_t mask) {
 
 std::vector<Vpid> dense(std::size_t count) {
   std::vector<Vpid> out(count);
-  for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<Vpid>(i);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = static_cast<Vpid>(i);
   return out;
 }
 
@@ -46,13 +47,13 @@ std::vector<Vpid> holey(std::size_t count) {
 template <typename Visit>
 void for_each_failure_subset(const std::vector<Vpid>& daemons, Visit visit) {
   const std::uint64_t subsets = std::uint64_t{1} << (daemons.size() - 1);
-  for (std::uint64_t bits = 0; bits < subsets; ++bits) visit(with_failures(daemons, bits << 1));
+  for (std::uint64_t bits = 0; bits < subsets; ++bits)
+    visit(with_failures(daemons, bits << 1));
 }
 
 }  // namespace
 
-TEST_CASE("test_release_tree: every failure subset yields one tree over the living",
-          "[tree]") {
+TEST_CASE("test_release_tree: every failure subset yields one tree over the living", "[tree]") {
   for (std::uint32_t radix : {2u, 3u, 4u}) {
     for (std::size_t count = 1; count <= 13; ++count) {
       for (const auto& daemons : {dense(count), holey(count)}) {
@@ -175,12 +176,12 @@ namespace {
 std::optional<Vpid> naive_parent(const Membership& membership, Vpid vpid, std::uint32_t radix) {
   if (vpid == 0) return std::nullopt;
   Vpid up = (vpid - 1) / radix;
-  while (membership.is_failed(up)) up = (up - 1) / radix;
+  while (membership.is_failed(up))
+    up = (up - 1) / radix;
   return up;
 }
 
-std::optional<Vpid> naive_inheritor(const Membership& membership, Vpid dead,
-                                    std::uint32_t radix) {
+std::optional<Vpid> naive_inheritor(const Membership& membership, Vpid dead, std::uint32_t radix) {
   for (std::uint64_t child = std::uint64_t{dead} * radix + radix; child > dead * radix; --child) {
     if (child >= membership.size()) continue;
     auto vpid = static_cast<Vpid>(child);
@@ -224,8 +225,7 @@ TEST_CASE("the naive two-rule repair leaves daemon 3 in no tree (seed bug 1)", "
   CHECK(std::find(siblings.begin(), siblings.end(), 3) != siblings.end());
 }
 
-TEST_CASE("a single failure re-parents only the dead daemon's children and its heir",
-          "[tree]") {
+TEST_CASE("a single failure re-parents only the dead daemon's children and its heir", "[tree]") {
   for (std::uint32_t radix : {2u, 3u, 4u, 64u}) {
     for (std::size_t count : {10u, 64u, 65u, 257u}) {
       Membership healthy = *Membership::create(dense(count));

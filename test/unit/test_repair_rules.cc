@@ -37,7 +37,9 @@ std::vector<Vpid> naive_forward_targets(const std::vector<Vpid>& children,
   return forward_targets(children, sent_to);
 }
 
-bool naive_must_park(std::uint64_t, std::uint64_t, Vpid, std::optional<Vpid>) { return false; }
+bool naive_must_park(std::uint64_t, std::uint64_t, Vpid, std::optional<Vpid>) {
+  return false;
+}
 
 }  // namespace
 
@@ -52,8 +54,7 @@ TEST_CASE("bug 2: screening on 'is the sender my parent' discards the replay", "
   CHECK(accepts_data_from(sender, parent_in_3s_view));
 }
 
-TEST_CASE("bug 3: acking the current parent instead of the asker hangs the asker",
-          "[repair]") {
+TEST_CASE("bug 3: acking the current parent instead of the asker hangs the asker", "[repair]") {
   SeedScenario s;
   // 3, still on the old view, got the data from 7 and its subtree is complete.
   std::set<Vpid> requesters{7};
@@ -64,8 +65,7 @@ TEST_CASE("bug 3: acking the current parent instead of the asker hangs the asker
   CHECK(ack_targets({7, 0}, {7}) == std::vector<Vpid>{0});
 }
 
-TEST_CASE("bug 4: a promoted daemon deferring to its parent strands its subtree",
-          "[repair]") {
+TEST_CASE("bug 4: a promoted daemon deferring to its parent strands its subtree", "[repair]") {
   SeedScenario s;
   Tree tree = s.new_tree();
   REQUIRE(tree.promoted(7));

@@ -1,6 +1,6 @@
 // What a transport has sent and received: frames and bytes (whole frames,
-// header included), per (frame type, tag, topology) as rml/traffic.h counts them. These are the real
-// daemon's side of the communication accounting that the simulator predicts.
+// header included), per (frame type, tag, topology) as rml/traffic.h counts them. These are the
+// real daemon's side of the communication accounting that the simulator predicts.
 #pragma once
 
 #include <cstdint>
