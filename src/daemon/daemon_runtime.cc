@@ -24,6 +24,7 @@ DaemonRuntime::DaemonRuntime(event_base* base, const Log& log, RuntimeOptions op
     : base_(base), log_(log), options_(std::move(options)), hooks_(std::move(hooks)) {}
 
 DaemonRuntime::~DaemonRuntime() {
+  deferred_event_.reset();
   timers_.clear();
   transport_.reset();
 }
@@ -44,6 +45,9 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   std::unique_ptr<DaemonRuntime> runtime(
       new DaemonRuntime(base, log, std::move(options), std::move(hooks)));
   runtime->max_payload_ = params.get_size("rml_base_max_frame_size");
+  runtime->deferred_event_.reset(
+      event_new(base, -1, 0, &DaemonRuntime::on_deferred_event, runtime.get()));
+  if (!runtime->deferred_event_) return Error{"cannot create the runtime's deferred-hook event"};
   runtime->engine_ =
       std::make_unique<Engine>(engine_config_from(params, runtime->options_.self), *membership);
   TcpTransportConfig config;
@@ -89,7 +93,7 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
   }
   Outbox out;
   engine_->on_frame(now(), from, frame, out);
-  drain(out);
+  drain(out, Caller::loop);
 }
 
 void DaemonRuntime::send_control(Vpid to, std::uint16_t tag, Bytes payload) {
@@ -112,76 +116,104 @@ void DaemonRuntime::send_control(Vpid to, std::uint16_t tag, Bytes payload) {
 std::uint64_t DaemonRuntime::broadcast(std::uint16_t tag, const Bytes& payload) {
   Outbox out;
   std::uint64_t id = engine_->release_bcast(now(), tag, payload, out);
-  drain(out);
+  drain(out, Caller::owner);
   return id;
 }
 
 void DaemonRuntime::contribute(const FenceRequest& request) {
   Outbox out;
   engine_->contribute(now(), request, out);
-  drain(out);
+  drain(out, Caller::owner);
 }
 
 void DaemonRuntime::declare_departure(Vpid vpid) {
   Outbox out;
   engine_->declare_departure(now(), vpid, out);
-  drain(out);
+  drain(out, Caller::owner);
 }
 
-void DaemonRuntime::drain(Outbox& out) {
+void DaemonRuntime::drain(Outbox& out, Caller caller) {
+  if (caller == Caller::loop) run_deferred_hooks();
   for (Effect& effect : out.mutable_effects()) {
-    if (auto* send = std::get_if<SendFrame>(&effect)) {
-      auto status = transport_->send(send->target, send->frame.flatten(), send->path);
-      if (!status) {
-        // A peer we cannot reach is a failure the controller will learn of;
-        // the engine's repair covers what this frame would have carried.
-        log_.verbose("rml", 1, "send to %u failed: %s", send->target,
-                     status.error().message.c_str());
-      }
-    } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
-      if (is_release_tag(deliver->tag) && log_.enabled("grpcomm", 1)) {
-        // Every daemon logs what it was released with, so a test (or a user)
-        // can check that all of them got identical bytes.
-        log_.verbose("grpcomm", 1, "%s %s op %llu: %zu bytes, digest %016llx",
-                     std::string(tag_name(deliver->tag)).c_str(),
-                     std::string(topology_name(deliver->topology)).c_str(),
-                     static_cast<unsigned long long>(deliver->op_id), deliver->payload->size(),
-                     static_cast<unsigned long long>(fnv1a64(*deliver->payload)));
-      }
-      if (hooks_.on_deliver) hooks_.on_deliver(*deliver);
-    } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
-      if (hooks_.on_fence_done) hooks_.on_fence_done(*fence);
-    } else if (auto* done = std::get_if<BroadcastDone>(&effect)) {
-      if (engine_->config().timing) {
-        // The timing census: one line per broadcast, with its size and tag,
-        // so releases of different sizes are never averaged together.
-        log_.verbose("grpcomm", 0,
-                     "timing %s %s op %llu: %llu bytes on the wire, started %llu ns, "
-                     "completed %llu ns, span %.1f us%s",
-                     std::string(daemon_tag_name(done->tag)).c_str(),
-                     std::string(topology_name(done->topology)).c_str(),
-                     static_cast<unsigned long long>(done->op_id),
-                     static_cast<unsigned long long>(done->wire_bytes),
-                     static_cast<unsigned long long>(done->started_ns),
-                     static_cast<unsigned long long>(done->completed_ns),
-                     static_cast<double>(done->completed_ns - done->started_ns) / 1000.0,
-                     done->ok ? "" : " (ended in error)");
-      }
-      if (hooks_.on_broadcast_done) hooks_.on_broadcast_done(*done);
-    } else if (auto* timer = std::get_if<SetTimer>(&effect)) {
-      arm_timer(timer->id, timer->deadline_ns);
-    } else if (auto* cancel = std::get_if<CancelTimer>(&effect)) {
-      timers_.erase(cancel->id);
-    } else if (auto* help = std::get_if<ShowHelpTopic>(&effect)) {
-      if (hooks_.on_help) hooks_.on_help(*help);
-    } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
-      log_.verbose("grpcomm", 1, "adopted epoch %llu, tree version %llu, %zu failed",
-                   static_cast<unsigned long long>(changed->epoch),
-                   static_cast<unsigned long long>(changed->tree_version), changed->failed.size());
-      if (hooks_.on_membership) hooks_.on_membership(*changed);
+    bool immediate = std::holds_alternative<SendFrame>(effect) ||
+                     std::holds_alternative<SetTimer>(effect) ||
+                     std::holds_alternative<CancelTimer>(effect);
+    // A hook queued behind deferred ones keeps its place in line.
+    if (!immediate && (caller == Caller::owner || !deferred_hooks_.empty())) {
+      deferred_hooks_.push_back(std::move(effect));
+    } else {
+      apply(effect);
     }
   }
   out.clear();
+  if (!deferred_hooks_.empty()) event_active(deferred_event_.get(), EV_TIMEOUT, 0);
+}
+
+void DaemonRuntime::run_deferred_hooks() {
+  // A hook may call back into the runtime and defer more; those run here too,
+  // after the call that produced them has returned.
+  while (!deferred_hooks_.empty()) {
+    std::vector<Effect> batch;
+    batch.swap(deferred_hooks_);
+    for (Effect& effect : batch)
+      apply(effect);
+  }
+}
+
+void DaemonRuntime::on_deferred_event(evutil_socket_t, short, void* arg) {
+  static_cast<DaemonRuntime*>(arg)->run_deferred_hooks();
+}
+
+void DaemonRuntime::apply(Effect& effect) {
+  if (auto* send = std::get_if<SendFrame>(&effect)) {
+    auto status = transport_->send(send->target, send->frame.flatten(), send->path);
+    if (!status) {
+      // A peer we cannot reach is a failure the controller will learn of;
+      // the engine's repair covers what this frame would have carried.
+      log_.verbose("rml", 1, "send to %u failed: %s", send->target, status.error().message.c_str());
+    }
+  } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
+    if (is_release_tag(deliver->tag) && log_.enabled("grpcomm", 1)) {
+      // Every daemon logs what it was released with, so a test (or a user)
+      // can check that all of them got identical bytes.
+      log_.verbose("grpcomm", 1, "%s %s op %llu: %zu bytes, digest %016llx",
+                   std::string(tag_name(deliver->tag)).c_str(),
+                   std::string(topology_name(deliver->topology)).c_str(),
+                   static_cast<unsigned long long>(deliver->op_id), deliver->payload->size(),
+                   static_cast<unsigned long long>(fnv1a64(*deliver->payload)));
+    }
+    if (hooks_.on_deliver) hooks_.on_deliver(*deliver);
+  } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
+    if (hooks_.on_fence_done) hooks_.on_fence_done(*fence);
+  } else if (auto* done = std::get_if<BroadcastDone>(&effect)) {
+    if (engine_->config().timing) {
+      // The timing census: one line per broadcast, with its size and tag,
+      // so releases of different sizes are never averaged together.
+      log_.verbose("grpcomm", 0,
+                   "timing %s %s op %llu: %llu bytes on the wire, started %llu ns, "
+                   "completed %llu ns, span %.1f us%s",
+                   std::string(daemon_tag_name(done->tag)).c_str(),
+                   std::string(topology_name(done->topology)).c_str(),
+                   static_cast<unsigned long long>(done->op_id),
+                   static_cast<unsigned long long>(done->wire_bytes),
+                   static_cast<unsigned long long>(done->started_ns),
+                   static_cast<unsigned long long>(done->completed_ns),
+                   static_cast<double>(done->completed_ns - done->started_ns) / 1000.0,
+                   done->ok ? "" : " (ended in error)");
+    }
+    if (hooks_.on_broadcast_done) hooks_.on_broadcast_done(*done);
+  } else if (auto* timer = std::get_if<SetTimer>(&effect)) {
+    arm_timer(timer->id, timer->deadline_ns);
+  } else if (auto* cancel = std::get_if<CancelTimer>(&effect)) {
+    timers_.erase(cancel->id);
+  } else if (auto* help = std::get_if<ShowHelpTopic>(&effect)) {
+    if (hooks_.on_help) hooks_.on_help(*help);
+  } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
+    log_.verbose("grpcomm", 1, "adopted epoch %llu, tree version %llu, %zu failed",
+                 static_cast<unsigned long long>(changed->epoch),
+                 static_cast<unsigned long long>(changed->tree_version), changed->failed.size());
+    if (hooks_.on_membership) hooks_.on_membership(*changed);
+  }
 }
 
 void DaemonRuntime::arm_timer(const TimerId& id, TimeNs deadline_ns) {
@@ -204,7 +236,7 @@ void DaemonRuntime::on_timer_event(evutil_socket_t, short, void* arg) {
   runtime->timers_.erase(id);  // frees `pending`; nothing of it is used after this
   Outbox out;
   runtime->engine_->on_timer(runtime->now(), id, out);
-  runtime->drain(out);
+  runtime->drain(out, Caller::loop);
 }
 
 }  // namespace grove

@@ -68,7 +68,15 @@ class DaemonRuntime {
  private:
   DaemonRuntime(event_base* base, const Log& log, RuntimeOptions options, RuntimeHooks hooks);
   void on_frame(Vpid from, std::vector<std::byte> frame);
-  void drain(Outbox& out);
+  // Hooks never run inside a call the owner made (broadcast, contribute,
+  // declare_departure): an op that completes at once (a one-daemon DVM)
+  // must not report before the owner holds its id. Frames and timers take
+  // effect at once; hooks wait for the loop, and run before any later ones.
+  enum class Caller { owner, loop };
+  void drain(Outbox& out, Caller caller);
+  void apply(Effect& effect);
+  void run_deferred_hooks();
+  static void on_deferred_event(evutil_socket_t, short, void* arg);
   void arm_timer(const TimerId& id, TimeNs deadline_ns);
   static void on_timer_event(evutil_socket_t, short, void* arg);
 
@@ -86,6 +94,8 @@ class DaemonRuntime {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<TcpTransport> transport_;
   std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;
+  std::vector<Effect> deferred_hooks_;
+  EventPtr deferred_event_;
 };
 
 }  // namespace grove

@@ -230,8 +230,27 @@ TEST_CASE("grove stop leaves no process and no session directory", "[dvm]") {
   CHECK_FALSE(std::filesystem::exists(session));
 }
 
+TEST_CASE("a one-daemon DVM completes collectives and stops without waiting", "[dvm]") {
+  // Alone, the controller completes every collective inside the call that
+  // starts it; it must still learn the op finished. Before that held, the
+  // benchmarks never returned and the stop sat out daemon_stop_timeout_ms,
+  // which this test sets far beyond the CLI's own timeouts.
+  Dvm dvm(1, {"--mca", "daemon_stop_timeout_ms", "600000"});
+  REQUIRE(dvm.ready());
+  auto release = dvm.bench("release", "33", 3);
+  CHECK(release["ok"] == true);
+  CHECK(release["spans_us"].size() == 3);
+  auto barrier = dvm.bench("barrier", "0", 3);
+  CHECK(barrier["spans_us"].size() == 3);
+  auto stopped = dvm.stop();
+  CHECK(stopped.exit_code == 0);
+  CHECK_THAT(stopped.out, Catch::Contains("stopped (0 daemons)"));
+  CHECK(dvm.controller().wait_exit(std::chrono::seconds(10)) == 0);
+  CHECK_THAT(dvm.controller().err(), !Catch::Contains("not every daemon acknowledged"));
+}
+
 TEST_CASE("two DVMs on one host do not interfere; commands ask which one", "[dvm]") {
-  PrivateTmpdir shared;
+  TempDir shared;
   Dvm first(2, {}, {}, &shared);
   Dvm second(3, {}, {}, &shared);
   REQUIRE(first.ready());
@@ -249,7 +268,7 @@ TEST_CASE("two DVMs on one host do not interfere; commands ask which one", "[dvm
 }
 
 TEST_CASE("daemons that never report end the start with an error naming them", "[dvm]") {
-  PrivateTmpdir tmpdir;
+  TempDir tmpdir;
   std::string fake = tmpdir.path() + "/fake-groved";
   {
     std::FILE* script = std::fopen(fake.c_str(), "w");
@@ -286,7 +305,7 @@ TEST_CASE("a hung daemon misses its heartbeats and is declared lost", "[dvm]") {
 }
 
 TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm]") {
-  PrivateTmpdir tmpdir;
+  TempDir tmpdir;
   const std::string uri_file = tmpdir.path() + "/dvm.uri";
   RunOptions options;
   options.extra_env = {tmpdir.env()};
