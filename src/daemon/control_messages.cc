@@ -48,11 +48,6 @@ bool get_accounting(ByteReader& reader, Accounting& accounting) {
   return true;
 }
 
-template <typename T>
-Result<T> malformed(const char* what) {
-  return Error{std::string("malformed ") + what};
-}
-
 }  // namespace
 
 std::string_view daemon_tag_name(std::uint16_t tag) {
@@ -87,7 +82,8 @@ Bytes encode(const DaemonReport& report) {
 Result<DaemonReport> decode_daemon_report(std::span<const std::byte> payload) {
   ByteReader reader(payload);
   DaemonReport report;
-  if (!get_report(reader, report) || !reader.done()) return malformed<DaemonReport>("report");
+  if (!get_report(reader, report) || !reader.done())
+    return malformed_payload<DaemonReport>("report");
   return report;
 }
 
@@ -102,14 +98,14 @@ Bytes encode(const EndpointTable& table) {
 Result<EndpointTable> decode_endpoint_table(std::span<const std::byte> payload) {
   ByteReader reader(payload);
   auto count = reader.u32();
-  if (!count || *count > kMaxEntries) return malformed<EndpointTable>("endpoint table");
+  if (!count || *count > kMaxEntries) return malformed_payload<EndpointTable>("endpoint table");
   EndpointTable table;
   for (std::uint32_t i = 0; i < *count; ++i) {
     DaemonReport report;
-    if (!get_report(reader, report)) return malformed<EndpointTable>("endpoint table");
+    if (!get_report(reader, report)) return malformed_payload<EndpointTable>("endpoint table");
     table.daemons.push_back(std::move(report));
   }
-  if (!reader.done()) return malformed<EndpointTable>("endpoint table");
+  if (!reader.done()) return malformed_payload<EndpointTable>("endpoint table");
   return table;
 }
 
@@ -132,7 +128,7 @@ Result<CountersReply> decode_counters_reply(std::span<const std::byte> payload) 
   if (!request || !vpid || !epoch || !version || !get_accounting(reader, reply.engine) ||
       !get_accounting(reader, reply.transport_sent) ||
       !get_accounting(reader, reply.transport_received) || !reader.done()) {
-    return malformed<CountersReply>("counters reply");
+    return malformed_payload<CountersReply>("counters reply");
   }
   reply.request = *request;
   reply.vpid = *vpid;
@@ -154,14 +150,15 @@ Result<ShowHelpTopic> decode_help(std::span<const std::byte> payload) {
   auto file = reader.text();
   auto topic = reader.text();
   auto count = reader.u32();
-  if (!file || !topic || !count || *count > 64) return malformed<ShowHelpTopic>("help topic");
+  if (!file || !topic || !count || *count > 64)
+    return malformed_payload<ShowHelpTopic>("help topic");
   ShowHelpTopic help{*file, *topic, {}};
   for (std::uint32_t i = 0; i < *count; ++i) {
     auto arg = reader.text();
-    if (!arg) return malformed<ShowHelpTopic>("help topic");
+    if (!arg) return malformed_payload<ShowHelpTopic>("help topic");
     help.args.push_back(*arg);
   }
-  if (!reader.done()) return malformed<ShowHelpTopic>("help topic");
+  if (!reader.done()) return malformed_payload<ShowHelpTopic>("help topic");
   return help;
 }
 
@@ -177,17 +174,17 @@ Result<BenchBarrier> decode_bench_barrier(std::span<const std::byte> payload) {
   ByteReader reader(payload);
   auto signature = reader.text();
   auto count = reader.u32();
-  if (!signature || !count || *count > kMaxEntries) return malformed<BenchBarrier>("bench");
+  if (!signature || !count || *count > kMaxEntries) return malformed_payload<BenchBarrier>("bench");
   std::vector<VpidRange> ranges;
   for (std::uint32_t i = 0; i < *count; ++i) {
     auto first = reader.u32();
     auto last = reader.u32();
-    if (!first || !last) return malformed<BenchBarrier>("bench");
+    if (!first || !last) return malformed_payload<BenchBarrier>("bench");
     ranges.push_back({*first, *last});
   }
   BenchBarrier bench{*signature, {}};
   if (!bench.participants.assign_ranges(std::move(ranges)) || !reader.done()) {
-    return malformed<BenchBarrier>("bench");
+    return malformed_payload<BenchBarrier>("bench");
   }
   return bench;
 }

@@ -22,11 +22,6 @@ bool get_strings(ByteReader& reader, std::vector<std::string>& list) {
   return true;
 }
 
-template <typename T>
-Result<T> malformed(const char* what) {
-  return Error{std::string("malformed ") + what};
-}
-
 }  // namespace
 
 Bytes encode(const JobSpec& spec) {
@@ -50,11 +45,11 @@ Result<JobSpec> decode_job_spec(std::span<const std::byte> payload) {
   auto job = reader.u32();
   auto nspace = reader.text();
   if (!job || !nspace || !get_strings(reader, spec.argv) || !get_strings(reader, spec.env)) {
-    return malformed<JobSpec>("job launch");
+    return malformed_payload<JobSpec>("job launch");
   }
   auto cwd = reader.text();
   auto count = reader.u32();
-  if (!cwd || !count || *count > kMaxEntries) return malformed<JobSpec>("job launch");
+  if (!cwd || !count || *count > kMaxEntries) return malformed_payload<JobSpec>("job launch");
   for (std::uint32_t i = 0; i < *count; ++i) {
     auto rank = reader.u32();
     auto daemon = reader.u32();
@@ -62,12 +57,12 @@ Result<JobSpec> decode_job_spec(std::span<const std::byte> payload) {
     auto node_rank = reader.u16();
     auto node = reader.u32();
     if (!rank || !daemon || !local || !node_rank || !node || *rank != i) {
-      return malformed<JobSpec>("job launch");
+      return malformed_payload<JobSpec>("job launch");
     }
     spec.ranks.push_back(RankPlacement{*rank, *daemon, *local, *node_rank, *node});
   }
   if (!get_strings(reader, spec.hostnames) || !reader.done() || spec.argv.empty()) {
-    return malformed<JobSpec>("job launch");
+    return malformed_payload<JobSpec>("job launch");
   }
   spec.job = *job;
   spec.nspace = *nspace;
@@ -89,7 +84,7 @@ Result<JobOutput> decode_job_output(std::span<const std::byte> payload) {
   auto stream = reader.u8();
   auto text = reader.text();
   if (!job || !rank || !stream || !text || !reader.done() || *stream < 1 || *stream > 2) {
-    return malformed<JobOutput>("job output");
+    return malformed_payload<JobOutput>("job output");
   }
   return JobOutput{*job, *rank, static_cast<OutputStream>(*stream), std::move(*text)};
 }
@@ -109,7 +104,7 @@ Result<RankExit> decode_rank_exit(std::span<const std::byte> payload) {
   auto status = reader.u32();
   auto message = reader.text();
   if (!job || !rank || !kind || !status || !message || !reader.done() || *kind < 1 || *kind > 3) {
-    return malformed<RankExit>("rank exit");
+    return malformed_payload<RankExit>("rank exit");
   }
   return RankExit{*job, *rank, static_cast<ExitKind>(*kind), static_cast<std::int32_t>(*status),
                   std::move(*message)};
@@ -128,7 +123,8 @@ Result<JobAbort> decode_job_abort(std::span<const std::byte> payload) {
   auto rank = reader.u32();
   auto status = reader.u32();
   auto message = reader.text();
-  if (!job || !rank || !status || !message || !reader.done()) return malformed<JobAbort>("abort");
+  if (!job || !rank || !status || !message || !reader.done())
+    return malformed_payload<JobAbort>("abort");
   return JobAbort{*job, *rank, static_cast<std::int32_t>(*status), std::move(*message)};
 }
 

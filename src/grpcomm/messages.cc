@@ -82,11 +82,6 @@ bool get_vpid_set(ByteReader& reader, VpidSet& set) {
   return set.assign_ranges(std::move(ranges));
 }
 
-template <typename T>
-Result<T> malformed(const char* what) {
-  return Error{std::string("malformed ") + what + " payload"};
-}
-
 }  // namespace
 
 std::string_view fence_status_name(FenceStatus status) {
@@ -113,7 +108,7 @@ Result<MembershipNotice> decode_membership_notice(std::span<const std::byte> pay
   MembershipNotice notice;
   auto epoch = reader.u64();
   if (!epoch || !get_vpids(reader, notice.failed) || !reader.done()) {
-    return malformed<MembershipNotice>("membership notice");
+    return malformed_payload<MembershipNotice>("membership notice");
   }
   notice.epoch = *epoch;
   return notice;
@@ -134,7 +129,7 @@ Result<FenceRollup> decode_fence_rollup(std::span<const std::byte> payload) {
   auto generation = reader.u64();
   if (!signature || !generation || !get_vpid_set(reader, rollup.participants) ||
       !get_contributions(reader, rollup.contributions) || !reader.done()) {
-    return malformed<FenceRollup>("fence rollup");
+    return malformed_payload<FenceRollup>("fence rollup");
   }
   rollup.key = FenceKey{*signature, *generation};
   return rollup;
@@ -154,10 +149,10 @@ Result<FenceRelease> decode_fence_release_header(std::span<const std::byte> payl
   auto signature = reader.text();
   auto generation = reader.u64();
   if (!signature || !generation || !get_status(reader, release.status)) {
-    return malformed<FenceRelease>("fence release");
+    return malformed_payload<FenceRelease>("fence release");
   }
   auto lost = reader.u32();
-  if (!lost) return malformed<FenceRelease>("fence release");
+  if (!lost) return malformed_payload<FenceRelease>("fence release");
   release.key = FenceKey{*signature, *generation};
   release.lost = *lost;
   return release;
@@ -173,7 +168,7 @@ Result<FenceRelease> decode_fence_release(std::span<const std::byte> payload) {
   (void)reader.u8();
   (void)reader.u32();
   if (!get_contributions(reader, release->contributions) || !reader.done()) {
-    return malformed<FenceRelease>("fence release");
+    return malformed_payload<FenceRelease>("fence release");
   }
   return release;
 }
@@ -188,15 +183,15 @@ Bytes encode(const OpReport& report) {
 Result<OpReport> decode_op_report(std::span<const std::byte> payload) {
   ByteReader reader(payload);
   OpReport report;
-  if (!get_topology(reader, report.topology)) return malformed<OpReport>("op report");
+  if (!get_topology(reader, report.topology)) return malformed_payload<OpReport>("op report");
   auto op_id = reader.u64();
   auto reporter = reader.u32();
   auto tag = reader.u16();
   if (!op_id || !reporter || !tag || !get_topology(reader, report.seen_topology)) {
-    return malformed<OpReport>("op report");
+    return malformed_payload<OpReport>("op report");
   }
   auto radix = reader.u16();
-  if (!radix || !reader.done()) return malformed<OpReport>("op report");
+  if (!radix || !reader.done()) return malformed_payload<OpReport>("op report");
   report.op_id = *op_id;
   report.reporter = *reporter;
   report.tag = *tag;
@@ -215,22 +210,23 @@ Bytes encode(const OpAbort& abort) {
 Result<OpAbort> decode_op_abort(std::span<const std::byte> payload) {
   ByteReader reader(payload);
   OpAbort abort;
-  if (!get_topology(reader, abort.topology)) return malformed<OpAbort>("op abort");
+  if (!get_topology(reader, abort.topology)) return malformed_payload<OpAbort>("op abort");
   auto op_id = reader.u64();
   auto tag = reader.u16();
-  if (!op_id || !tag || !get_status(reader, abort.status)) return malformed<OpAbort>("op abort");
+  if (!op_id || !tag || !get_status(reader, abort.status))
+    return malformed_payload<OpAbort>("op abort");
   auto has_fence = reader.u8();
-  if (!has_fence || *has_fence > 1) return malformed<OpAbort>("op abort");
+  if (!has_fence || *has_fence > 1) return malformed_payload<OpAbort>("op abort");
   abort.op_id = *op_id;
   abort.tag = *tag;
   abort.has_fence = *has_fence == 1;
   if (abort.has_fence) {
     auto signature = reader.text();
     auto generation = reader.u64();
-    if (!signature || !generation) return malformed<OpAbort>("op abort");
+    if (!signature || !generation) return malformed_payload<OpAbort>("op abort");
     abort.fence = FenceKey{*signature, *generation};
   }
-  if (!reader.done()) return malformed<OpAbort>("op abort");
+  if (!reader.done()) return malformed_payload<OpAbort>("op abort");
   return abort;
 }
 

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -114,20 +116,27 @@ int run_job(const RunOptions& options) {
   std::string selector = options.dvm;
   std::string started_uri;
   if (selector.empty() && running_dvms().empty()) {
-    char pattern[] = "/tmp/grove-run-uri-XXXXXX";
-    int fd = mkstemp(pattern);
+    // The started DVM's URI comes back through a file in the private
+    // session base, where its session directory will live too.
+    auto base = session_base();
+    if (!base) {
+      print_cli_error(base.error().message);
+      return 1;
+    }
+    std::string uri_file = *base + "/run-uri-XXXXXX";
+    int fd = mkstemp(uri_file.data());
     if (fd < 0) {
-      print_cli_error("cannot create a temporary file");
+      print_cli_error("cannot create a temporary file in " + *base + ": " + std::strerror(errno));
       return 1;
     }
     close(fd);
     if (run_self({"start", "--local", std::to_string(options.daemons), "--daemonize",
-                  "--report-uri", pattern}) != 0) {
-      std::remove(pattern);
+                  "--report-uri", uri_file}) != 0) {
+      std::remove(uri_file.c_str());
       return 1;
     }
-    std::ifstream(pattern) >> started_uri;
-    std::remove(pattern);
+    std::ifstream(uri_file) >> started_uri;
+    std::remove(uri_file.c_str());
     selector = started_uri;
   }
   std::string socket_path;

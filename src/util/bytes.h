@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/result.h"
+
 namespace grove {
 
 using Bytes = std::vector<std::byte>;
@@ -68,5 +70,12 @@ class ByteReader {
   std::span<const std::byte> in_;
   std::size_t offset_ = 0;
 };
+
+// The error every payload decoder returns when ByteReader fails or a field
+// is out of range: "malformed <what> payload".
+template <typename T>
+Result<T> malformed_payload(const char* what) {
+  return Error{std::string("malformed ") + what + " payload"};
+}
 
 }  // namespace grove

@@ -1,31 +1,17 @@
 #include "dvm_harness.h"
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <stdexcept>
 
 namespace grove::test {
-
-PrivateTmpdir::PrivateTmpdir() {
-  char pattern[] = "/tmp/grove-test-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-PrivateTmpdir::~PrivateTmpdir() {
-  std::error_code error;
-  std::filesystem::remove_all(path_, error);
-}
 
 std::string grove_binary() {
   return binary_from_env("GROVE_BIN");
 }
 
 Dvm::Dvm(int daemons, const std::vector<std::string>& extra_args,
-         const std::vector<std::string>& extra_env, const PrivateTmpdir* shared_tmpdir) {
+         const std::vector<std::string>& extra_env, const TempDir* shared_tmpdir) {
   if (shared_tmpdir == nullptr) {
-    owned_tmpdir_ = std::make_unique<PrivateTmpdir>();
+    owned_tmpdir_ = std::make_unique<TempDir>();
     tmpdir_ = owned_tmpdir_.get();
   } else {
     tmpdir_ = shared_tmpdir;

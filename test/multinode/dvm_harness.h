@@ -12,25 +12,15 @@
 
 #include "support/background_process.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace grove::test {
-
-class PrivateTmpdir {
- public:
-  PrivateTmpdir();
-  ~PrivateTmpdir();
-  const std::string& path() const { return path_; }
-  std::string env() const { return "TMPDIR=" + path_; }
-
- private:
-  std::string path_;
-};
 
 class Dvm {
  public:
   explicit Dvm(int daemons, const std::vector<std::string>& extra_args = {},
                const std::vector<std::string>& extra_env = {},
-               const PrivateTmpdir* shared_tmpdir = nullptr);
+               const TempDir* shared_tmpdir = nullptr);
   ~Dvm();
 
   bool ready() const { return ready_; }
@@ -45,8 +35,8 @@ class Dvm {
   const std::string& tmpdir() const { return tmpdir_->path(); }
 
  private:
-  std::unique_ptr<PrivateTmpdir> owned_tmpdir_;
-  const PrivateTmpdir* tmpdir_ = nullptr;
+  std::unique_ptr<TempDir> owned_tmpdir_;
+  const TempDir* tmpdir_ = nullptr;
   std::unique_ptr<BackgroundProcess> controller_;
   bool ready_ = false;
   bool stopped_ = false;

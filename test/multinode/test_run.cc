@@ -122,7 +122,7 @@ TEST_CASE("ranks are placed by slot or by node", "[run]") {
 }
 
 TEST_CASE("without a running DVM grove run starts one for the job and stops it", "[run]") {
-  PrivateTmpdir tmpdir;
+  TempDir tmpdir;
   RunOptions options;
   options.extra_env = {tmpdir.env()};
   options.timeout = std::chrono::seconds(60);

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -103,21 +102,6 @@ bool run_loop_until(event_base* base, const std::function<bool()>& done,
   while (!done() && std::chrono::steady_clock::now() < give_up_at)
     event_base_loop(base, EVLOOP_ONCE);
   return done();
-}
-
-TempDir::TempDir(const std::string& prefix) {
-  const char* root = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(root != nullptr && *root != '\0' ? root : "/tmp") + "/" + prefix + "-XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (::mkdtemp(buffer.data()) != nullptr) path_ = buffer.data();
-}
-
-TempDir::~TempDir() {
-  if (path_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
 }
 
 std::string read_text_file(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
 #include "util/result.h"
 
 namespace grove::pmix_test {
@@ -53,18 +54,7 @@ class ChildGuard {
 bool run_loop_until(event_base* base, const std::function<bool()>& done,
                     std::chrono::milliseconds deadline);
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix);
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir();
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using grove::test::TempDir;
 
 std::string read_text_file(const std::string& path);
 

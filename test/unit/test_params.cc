@@ -1,32 +1,14 @@
 #include <catch2/catch.hpp>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
+#include "support/temp_dir.h"
 #include "util/param_registry.h"
 #include "util/param_sources.h"
 #include "util/standard_params.h"
 
 using namespace grove;
-namespace fs = std::filesystem;
+using grove::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/grove-params-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& relative, const std::string& text) const {
-    fs::path file = path / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-    return file.string();
-  }
-};
 
 ParamRegistry standard() {
   ParamRegistry registry;
@@ -66,7 +48,7 @@ TEST_CASE("every source overrides the one before it", "[params]") {
                                      "grpcomm_release_delay_ms = 8\n");
   ParamRegistry registry = standard();
   ParamInputs inputs;
-  inputs.home_directory = (dir.path / "home").string();
+  inputs.home_directory = dir.path() + "/home";
   inputs.param_files = {param_file};
   inputs.environment = {"PATH=/bin", "GROVE_MCA_rml_base_radix=30", "GROVE_MCA_rml_base_radix2=6"};
   inputs.command_line = {{"rml_base_radix", "40"}};
@@ -172,14 +154,14 @@ TEST_CASE("bad entries in files and the environment stop loading with their loca
   }
   SECTION("missing --param-file") {
     ParamInputs inputs;
-    inputs.param_files = {(dir.path / "nope.conf").string()};
+    inputs.param_files = {dir.path() + "/nope.conf"};
     auto status = load_params(registry, inputs);
     REQUIRE_FALSE(status);
     CHECK_THAT(status.error().message, Catch::Contains("nope.conf"));
   }
   SECTION("missing user file is fine") {
     ParamInputs inputs;
-    inputs.home_directory = (dir.path / "nobody").string();
+    inputs.home_directory = dir.path() + "/nobody";
     CHECK(load_params(registry, inputs));
   }
   SECTION("unknown environment parameter") {

@@ -1,12 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
-
+#include "support/temp_dir.h"
 #include "util/show_help.h"
 
 using namespace grove;
-namespace fs = std::filesystem;
 
 TEST_CASE("help text parses into topics with once markers", "[help]") {
   auto topics = parse_help_text(
@@ -49,15 +46,14 @@ TEST_CASE("the catalog renders topics from the shipped help files", "[help]") {
 }
 
 TEST_CASE("missing files and topics produce a fallback, not a crash", "[help]") {
-  char pattern[] = "/tmp/grove-help-XXXXXX";
-  fs::path dir = mkdtemp(pattern);
-  std::ofstream(dir / "help-test.txt") << "[present]\nhere\n";
-  HelpCatalog catalog({dir.string()});
+  grove::test::TempDir scratch("grove-help");
+  scratch.write("help-test.txt", "[present]\nhere\n");
+  HelpCatalog catalog({scratch.path()});
 
   auto missing_file = catalog.render("help-absent.txt", "anything", {"detail-one"});
   REQUIRE(missing_file);
   CHECK_THAT(*missing_file, Catch::Contains("help-absent.txt"));
-  CHECK_THAT(*missing_file, Catch::Contains(dir.string()));
+  CHECK_THAT(*missing_file, Catch::Contains(scratch.path()));
   CHECK_THAT(*missing_file, Catch::Contains("detail-one"));
 
   auto missing_topic = catalog.render("help-test.txt", "absent", {});
@@ -66,5 +62,4 @@ TEST_CASE("missing files and topics produce a fallback, not a crash", "[help]") 
   CHECK_THAT(*missing_topic, Catch::Contains("missing from help file 'help-test.txt'"));
 
   CHECK(*catalog.render("help-test.txt", "present", {}) == "here\n");
-  fs::remove_all(dir);
 }
