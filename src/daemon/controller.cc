@@ -31,6 +31,8 @@ Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
     : params_(params), log_(log), help_(help), options_(std::move(options)) {}
 
 Controller::~Controller() {
+  // Every event goes before the base it lives on: event_free takes the base's
+  // lock, and a freed base's lock may read as held forever.
   job_manager_.reset();
   job_host_.reset();
   pmix_.reset();
@@ -40,6 +42,8 @@ Controller::~Controller() {
   reap_timer_.reset();
   stop_timer_.reset();
   status_timer_.reset();
+  close_timer_.reset();
+  bench_timer_.reset();
   sigint_.reset();
   sigterm_.reset();
   sigchld_.reset();
