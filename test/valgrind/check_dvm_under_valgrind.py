@@ -43,19 +43,20 @@ def wait_ready(controller, out_path):
 
 
 def end_by_pid(controller):
-    """Ends the controller's process group (the DVM) if anything is left."""
-    if controller.poll() is not None:
-        return
+    """Ends whatever is left of the DVM: the controller's process group holds
+    the controller and its groveds (ranks are ended by their groved)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(controller.pid, sig)
         except ProcessLookupError:
             return
-        try:
-            controller.wait(timeout=20)
-            return
-        except subprocess.TimeoutExpired:
-            pass
+        if sig == signal.SIGTERM:
+            try:
+                controller.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(1)  # the groveds see their controller go
+    controller.wait()
 
 
 def memcheck_errors(log_dir):
