@@ -267,9 +267,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   record.endpoint = report.endpoint;
   record.state = DaemonStateKind::up;
   record.last_seen_ns = runtime_->now();
-  std::size_t reported = 0;
-  for (const auto& daemon : daemons_)
-    reported += daemon.state == DaemonStateKind::up ? 1 : 0;
+  std::size_t reported = living_daemons();
   if (options_.daemons > 32 && (reported % 32 == 0 || reported == options_.daemons)) {
     std::fprintf(stderr, "grove: %zu/%u daemons reported\n", reported, options_.daemons);
   }

@@ -3,15 +3,17 @@
 namespace grove {
 namespace {
 
+// Integers and sizes both carry a range; only the kind differs.
+ParamSpec ranged(ParamKind kind, std::string name, std::string default_text, std::int64_t min,
+                 std::int64_t max, std::string description) {
+  return ParamSpec{
+      std::move(name), kind, std::move(default_text), std::move(description), min, max, {}};
+}
+
 ParamSpec integer(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
                   std::string description) {
-  return ParamSpec{std::move(name),
-                   ParamKind::integer,
-                   std::move(default_text),
-                   std::move(description),
-                   min,
-                   max,
-                   {}};
+  return ranged(ParamKind::integer, std::move(name), std::move(default_text), min, max,
+                std::move(description));
 }
 
 ParamSpec boolean(std::string name, std::string default_text, std::string description) {
@@ -25,13 +27,8 @@ ParamSpec boolean(std::string name, std::string default_text, std::string descri
 
 ParamSpec size(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
                std::string description) {
-  return ParamSpec{std::move(name),
-                   ParamKind::size,
-                   std::move(default_text),
-                   std::move(description),
-                   min,
-                   max,
-                   {}};
+  return ranged(ParamKind::size, std::move(name), std::move(default_text), min, max,
+                std::move(description));
 }
 
 }  // namespace
