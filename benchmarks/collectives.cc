@@ -25,6 +25,7 @@
 #include "rml/membership.h"
 #include "rml/topology.h"
 #include "rml/tree.h"
+#include "sim/replay_line.h"
 #include "sim/simulator.h"
 
 using namespace grove;

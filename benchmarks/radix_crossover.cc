@@ -19,6 +19,7 @@
 #include "grpcomm/tags.h"
 #include "rml/membership.h"
 #include "rml/tree.h"
+#include "sim/replay_line.h"
 #include "sim/simulator.h"
 #include "sim/tree_walk.h"
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "sim/replay_line.h"
 #include "sim/simulator.h"
 
 using namespace grove;

@@ -19,8 +19,31 @@ Engine::Engine(EngineConfig config, Membership membership)
 
 void Engine::rederive_trees() {
   for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
-    topology(kind).tree = config_.tree_cache->get(membership_, radix_of(kind, config_.radices));
+    TopologyState& state = topology(kind);
+    state.tree = config_.tree_cache->get(membership_, radix_of(kind, config_.radices));
+    // A daemon is in its own tree while it runs; UINT32_MAX only if told it died.
+    const std::uint32_t slot = state.tree.slot(config_.self).value_or(UINT32_MAX);
+    state.own_slot_moved = state.ack != nullptr && slot != state.own_slot;
+    if (state.ack == nullptr || state.own_slot_moved) {
+      state.own_slot = slot;
+      state.ack = share_bytes(encode(XcastAck{slot}));
+    }
+    state.parent = state.tree.parent(config_.self);
+    std::vector<Vpid> children = state.tree.children(config_.self);
+    std::vector<std::uint32_t> child_slots;
+    for (Vpid child : children)
+      child_slots.push_back(*state.tree.slot(child));
+    state.children_moved = children != state.children || child_slots != state.child_slots;
+    state.children = std::move(children);
+    state.child_slots = std::move(child_slots);
   }
+}
+
+std::optional<std::uint32_t> Engine::TopologyState::slot_of_child(Vpid vpid) const {
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    if (children[i] == vpid) return child_slots[i];
+  }
+  return std::nullopt;
 }
 
 std::uint64_t Engine::fence_generation(const std::string& signature) const {
@@ -82,7 +105,7 @@ void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out
       on_xcast_data(now, header, frame.payload, out);
       return;
     case FrameType::xcast_ack:
-      on_xcast_ack(now, header, out);
+      on_xcast_ack(now, header, *frame.payload, out);
       return;
     case FrameType::fence_rollup:
       on_fence_rollup(now, header, *frame.payload, out);

@@ -21,6 +21,7 @@
 
 #include "grpcomm/effects.h"
 #include "grpcomm/messages.h"
+#include "grpcomm/repair_rules.h"
 #include "rml/frame.h"
 #include "rml/membership.h"
 #include "rml/topology.h"
@@ -43,6 +44,8 @@ struct EngineConfig {
   // Shared memo of derivations (the simulator gives every engine the same
   // one); null means the engine keeps its own.
   std::shared_ptr<TreeCache> tree_cache;
+  // Tests only: repair rules replaced by their naive forms (repair_rules.h).
+  RepairRules weakened;
 };
 
 struct FenceRequest {
@@ -109,11 +112,13 @@ class Engine {
     std::uint16_t flags = 0;
     SharedBytes wire;  // payload as on the wire, held for replay
     // Children this op was forwarded to, with the slot each held then: a child
-    // that has since died or moved no longer vouches for the subtree it acked.
+    // that has since died or moved is sent to again in its new place.
     std::map<Vpid, std::uint32_t> sent_to;
-    std::set<Vpid> acked;            // children whose subtree has it
+    // The newest acknowledgement from each child: the epoch and slot it was
+    // made in, which name the subtree it vouches for (ack_vouches).
+    std::map<Vpid, AckStamp> acked;
     std::set<Vpid> requesters;       // everyone who sent us the data
-    std::set<Vpid> answered;         // requesters already acknowledged
+    std::set<Vpid> answered;         // requesters acknowledged from this daemon's current slot
     std::uint64_t parked_until = 0;  // tree version to wait for (0: not parked)
     bool delivered = false;
     bool holding = false;    // release delay armed, not yet forwarded
@@ -125,6 +130,16 @@ class Engine {
   struct TopologyState {
     TopologyKind kind = TopologyKind::routing;
     Tree tree;
+    std::optional<Vpid> parent;   // this daemon's parent in `tree`
+    std::uint32_t own_slot = 0;   // this daemon's slot in `tree`
+    bool own_slot_moved = false;  // the last re-derivation moved it
+    SharedBytes ack;              // this daemon's acks on this topology: its slot
+    // This daemon's children in `tree` with their slots (read for every op
+    // step, so derived once per re-derivation).
+    std::vector<Vpid> children;
+    std::vector<std::uint32_t> child_slots;
+    bool children_moved = false;  // the last re-derivation changed them
+    std::optional<std::uint32_t> slot_of_child(Vpid vpid) const;
     std::map<std::uint64_t, XcastOp> ops;
     std::uint64_t next_id = 1;    // originator's counter (ids start at 1)
     std::uint64_t watermark = 1;  // ops below this id are complete on every daemon
@@ -165,7 +180,7 @@ class Engine {
   // xcast.cc: reliable broadcast over one topology.
   void on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
                      Outbox& out);
-  void on_xcast_ack(TimeNs now, const FrameHeader& header, Outbox& out);
+  void on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out);
   void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
   void repair_ops(TimeNs now, TopologyState& state, Outbox& out);
@@ -173,6 +188,7 @@ class Engine {
                         Outbox& out);
   void learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out);
   bool should_hold(std::uint16_t tag) const;
+  bool rule_on(RepairRule rule) const { return !config_.weakened.has(rule); }
   void on_local_delivery(std::uint16_t tag, const SharedBytes& payload, Outbox& out);
   void apply_op_abort(const OpAbort& abort, Outbox& out);
 
@@ -192,7 +208,6 @@ class Engine {
   EngineStats stats_;
   std::vector<BroadcastDone> census_;
   bool radix_noop_shown_ = false;
-  const SharedBytes empty_payload_ = share_bytes(Bytes{});
 };
 
 }  // namespace grove

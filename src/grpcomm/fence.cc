@@ -79,7 +79,7 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   for (Vpid participant : tracker.subtree_participants) {
     if (tracker.contributions.count(participant) == 0) return;  // still waiting below
   }
-  auto parent = routing.parent(config_.self);
+  const std::optional<Vpid> parent = topology(TopologyKind::routing).parent;
   if (!parent) return;
   std::vector<Vpid> keys;
   for (const auto& [vpid, data] : tracker.contributions)

@@ -173,6 +173,19 @@ Result<FenceRelease> decode_fence_release(std::span<const std::byte> payload) {
   return release;
 }
 
+Bytes encode(const XcastAck& ack) {
+  ByteWriter writer;
+  writer.u32(ack.slot);
+  return writer.take();
+}
+
+Result<XcastAck> decode_xcast_ack(std::span<const std::byte> payload) {
+  ByteReader reader(payload);
+  auto slot = reader.u32();
+  if (!slot || !reader.done()) return malformed_payload<XcastAck>("xcast ack");
+  return XcastAck{*slot};
+}
+
 Bytes encode(const OpReport& report) {
   ByteWriter writer;
   writer.u8(static_cast<std::uint8_t>(report.topology)).u64(report.op_id).u32(report.reporter);

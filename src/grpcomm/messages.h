@@ -36,6 +36,12 @@ struct FenceRelease {
   std::vector<std::pair<Vpid, Bytes>> contributions;
 };
 
+// Every xcast ack: the slot the acker held in the tree of the epoch stamped
+// on the frame; together they name the subtree the ack vouches for.
+struct XcastAck {
+  std::uint32_t slot = 0;
+};
+
 // tags::op_report: a daemon tells the controller an op failed at it.
 struct OpReport {
   TopologyKind topology = TopologyKind::routing;
@@ -59,6 +65,7 @@ struct OpAbort {
 Bytes encode(const MembershipNotice& notice);
 Bytes encode(const FenceRollup& rollup);
 Bytes encode(const FenceRelease& release);
+Bytes encode(const XcastAck& ack);
 Bytes encode(const OpReport& report);
 Bytes encode(const OpAbort& abort);
 
@@ -67,6 +74,7 @@ Result<FenceRollup> decode_fence_rollup(std::span<const std::byte> payload);
 Result<FenceRelease> decode_fence_release(std::span<const std::byte> payload);
 // Only key, status and lost: what every daemon needs, without copying the aggregate.
 Result<FenceRelease> decode_fence_release_header(std::span<const std::byte> payload);
+Result<XcastAck> decode_xcast_ack(std::span<const std::byte> payload);
 Result<OpReport> decode_op_report(std::span<const std::byte> payload);
 Result<OpAbort> decode_op_abort(std::span<const std::byte> payload);
 

@@ -13,13 +13,25 @@
 
 namespace grove {
 
-// Whether to take a broadcast's data from `sender`: always. "Is the sender my
-// parent?" cannot be answered during a repair of a derived tree, because the
-// new parent may replay before this daemon has heard the notice; screening
-// would discard the one message that releases it.
-inline bool accepts_data_from(Vpid /*sender*/, std::optional<Vpid> /*my_parent*/) {
-  return true;
-}
+// The rules below, named, so a test can weaken one at a time (to its naive
+// form, as the seed's first implementation had it) and show that the
+// simulator's invariants catch it. Never set outside tests.
+enum class RepairRule : std::uint8_t {
+  accept_any_sender,  // property 2: no "is the sender my parent" screen
+  replay_at_once,     // property 4: nobody defers a replay to its parent's
+  park_when_behind,   // property 5: park what a newer view sent out of turn
+  ack_names_subtree,  // an ack counts only for the subtree it was made for
+};
+
+// A set of weakened rules (empty: the engine as it runs).
+struct RepairRules {
+  std::uint32_t bits = 0;
+  bool has(RepairRule rule) const { return (bits >> static_cast<unsigned>(rule)) & 1U; }
+  RepairRules& add(RepairRule rule) {
+    bits |= 1U << static_cast<unsigned>(rule);
+    return *this;
+  }
+};
 
 // Whom a daemon answers when its subtree has the payload: everyone who asked
 // and has not been answered, not whoever it now calls its parent. Answering a
@@ -36,13 +48,36 @@ inline std::vector<Vpid> ack_targets(const std::set<Vpid>& requesters,
 // Which children get the payload now: every current child not yet sent to,
 // immediately. Nobody defers to its own parent's replay; an op a child lacks
 // is still in flight, so some holder is replaying it in this same pass.
-inline std::vector<Vpid> forward_targets(const std::vector<Vpid>& children,
-                                         const std::set<Vpid>& sent_to) {
+// `sent_to` is any set or map keyed by vpid.
+template <typename SentTo = std::set<Vpid>>
+std::vector<Vpid> forward_targets(const std::vector<Vpid>& children, const SentTo& sent_to) {
   std::vector<Vpid> out;
   for (Vpid child : children) {
     if (sent_to.count(child) == 0) out.push_back(child);
   }
   return out;
+}
+
+// What an acknowledgement vouches for: "every living daemon of the subtree
+// under `slot`, in the tree of membership `epoch`, has the payload".
+struct AckStamp {
+  std::uint64_t epoch = 0;
+  std::uint32_t slot = 0;
+};
+
+// Whether a child's acknowledgement counts toward this daemon's own, now that
+// this daemon is at `my_epoch` and the child sits in `child_slot`. The ack must
+// not come from a later epoch (kept aside until this daemon gets there), and
+// the child must have made it from the slot it holds now. A daemon only ever
+// moves up its own ancestor chain as daemons fail, so a slot's subtree can
+// only lose members: an ack made from the same slot in an earlier epoch
+// covers the subtree counted on now. An ack made from another slot covers
+// another subtree: a daemon that has not heard of its promotion answers from
+// its old place (a leaf there, say) while its repaired parent counts on it for
+// the larger subtree of the new one; it answers again once it hears.
+inline bool ack_vouches(const AckStamp& ack, std::uint64_t my_epoch,
+                        std::optional<std::uint32_t> child_slot) {
+  return ack.epoch <= my_epoch && child_slot == ack.slot;
 }
 
 // Whether to park an op instead of deriving children for it: the sender has

@@ -112,8 +112,8 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
     // Complete (or ended) everywhere already: answering costs nothing.
     send(header.sender, SendPath::direct,
          header_for(FrameType::xcast_ack, header.tag, header.topology, id, header.sender),
-         empty_payload_, out);
-  } else {
+         state.ack, out);
+  } else if (rule_on(RepairRule::accept_any_sender) || state.parent == header.sender) {
     auto [where, inserted] = state.ops.try_emplace(id);
     XcastOp& op = where->second;
     if (inserted) {
@@ -123,12 +123,12 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
     } else {
       ++stats_.duplicates;
     }
-    // Ack whoever asked, every time they ask (accepts_data_from: no sender screen).
+    // Ack whoever asked, every time they ask (no sender screen).
     op.requesters.insert(header.sender);
     op.answered.erase(header.sender);
     deliver(header.topology, id, op, out);
-    if (must_park(header.tree_version, membership_.tree_version(), header.sender,
-                  state.tree.parent(config_.self))) {
+    if (rule_on(RepairRule::park_when_behind) &&
+        must_park(header.tree_version, membership_.tree_version(), header.sender, state.parent)) {
       // The sender has seen a repair this daemon has not. Deriving children
       // now would read an old tree; wait for the notice.
       op.parked_until = std::max(op.parked_until, header.tree_version);
@@ -144,12 +144,19 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
   if (view_changed) repair_all(now, out);
 }
 
-void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, Outbox& out) {
+void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& payload,
+                          Outbox& out) {
   TopologyState& state = topology(header.topology);
   learn_watermark(state, header.watermark, out);
   auto found = state.ops.find(header.op_id);
   if (found == state.ops.end()) return;  // answered after we finished: harmless
-  found->second.acked.insert(header.sender);
+  auto ack = decode_xcast_ack(payload);
+  if (!ack) {
+    ++stats_.malformed;
+    return;
+  }
+  AckStamp& stamp = found->second.acked[header.sender];
+  if (header.epoch >= stamp.epoch) stamp = AckStamp{header.epoch, ack->slot};
   advance(now, state, header.op_id, found->second, out);
 }
 
@@ -164,14 +171,11 @@ void Engine::on_timer(TimeNs now, TimerId id, Outbox& out) {
 void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
                      Outbox& out) {
   if (op.parked_until != 0 || op.holding) return;
-  const std::vector<Vpid> children = state.tree.children(config_.self);
+  const std::vector<Vpid>& children = state.children;
   const bool first_pass = !op.forwarded;
   op.forwarded = true;
-  std::set<Vpid> reached;
-  for (const auto& [child, slot] : op.sent_to)
-    reached.insert(child);
-  for (Vpid child : forward_targets(children, reached)) {
-    op.sent_to[child] = *state.tree.slot(child);
+  for (Vpid child : forward_targets(children, op.sent_to)) {
+    op.sent_to[child] = *state.slot_of_child(child);
     if (!first_pass) ++stats_.replays;
     FrameHeader header = header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
     header.flags = op.flags;
@@ -180,8 +184,12 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
     send(child, path, header, op.wire, out);
   }
   bool pending = false;
-  for (Vpid child : children)
-    pending = pending || op.acked.count(child) == 0;
+  for (std::size_t i = 0; i < children.size() && !pending; ++i) {
+    auto ack = op.acked.find(children[i]);
+    pending = ack == op.acked.end() ||
+              (rule_on(RepairRule::ack_names_subtree) &&
+               !ack_vouches(ack->second, membership_.epoch(), state.child_slots[i]));
+  }
   if (pending) {
     op.complete = false;
     return;
@@ -191,14 +199,14 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
     finish_at_origin(now, state, op_id, op, /*ok=*/true, out);
     return;
   }
-  const auto routing_parent = topology(TopologyKind::routing).tree.parent(config_.self);
+  const auto& routing_parent = topology(TopologyKind::routing).parent;
   for (Vpid requester : ack_targets(op.requesters, op.answered)) {
     op.answered.insert(requester);
     SendPath path = state.kind == TopologyKind::routing && routing_parent == requester
                         ? SendPath::routed
                         : SendPath::direct;
     send(requester, path, header_for(FrameType::xcast_ack, op.tag, state.kind, op_id, requester),
-         empty_payload_, out);
+         state.ack, out);
   }
 }
 
@@ -235,13 +243,28 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
     if (op.parked_until != 0 && membership_.tree_version() >= op.parked_until) {
       op.parked_until = 0;
     }
+    // Our own acks were made from the slot we held; from a new one they vouch
+    // for another subtree, so every requester is answered again.
+    if (state.own_slot_moved) op.answered.clear();
     if (op.parked_until != 0 || op.holding) continue;
-    // A child that died, or moved to another slot since we sent to it, no
-    // longer vouches for the subtree it acked: forget it, so the current
-    // occupant is (re)sent to.
-    std::erase_if(op.sent_to,
-                  [&](const auto& entry) { return state.tree.slot(entry.first) != entry.second; });
-    std::erase_if(op.acked, [&](Vpid child) { return op.sent_to.count(child) == 0; });
+    // Same place, same children: a complete op whose every requester has
+    // been answered has nothing to do. (An incomplete one may now count an ack
+    // that came from this epoch early; an op just unparked owes its sender.)
+    const bool settled = op.complete && op.forwarded && op.answered.size() == op.requesters.size();
+    if (settled && !state.own_slot_moved && !state.children_moved) continue;
+    // A child that died, or moved to another slot since we sent to it, gets
+    // the payload (again) in its current place.
+    std::erase_if(op.sent_to, [&](const auto& entry) {
+      return state.slot_of_child(entry.first) != entry.second;
+    });
+    // Acks from daemons that are no longer children vouch for nothing here.
+    std::erase_if(op.acked, [&](const auto& ack) { return !state.slot_of_child(ack.first); });
+    // Weakened: the ones that already forwarded leave the new children to
+    // their parent's replay, which nobody sends.
+    if (!rule_on(RepairRule::replay_at_once) && op.forwarded) {
+      for (Vpid child : state.children)
+        op.sent_to.try_emplace(child, *state.slot_of_child(child));
+    }
     advance(now, state, id, op, out);
   }
 }

@@ -4,11 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include "grpcomm/tags.h"
 #include "launcher/commands.h"
+#include "sim/replay_line.h"
 #include "sim/simulator.h"
 #include "util/text.h"
 
@@ -34,6 +36,8 @@ struct SimCliOptions {
   double bandwidth_gbit = 10;
   double jitter = 0.5;
   bool validate_trees = false;
+  std::size_t trace_lines = 80;
+  std::string compress_threshold;
   bool json = false;
 };
 
@@ -80,11 +84,21 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   options.release_delay_ns = cli.release_delay_us * 1000;
   options.release_delay_target = cli.release_delay_target;
   options.participant_fraction = cli.participants;
-  options.network = NetworkModel{static_cast<TimeNs>(cli.alpha_us * 1000),
-                                 static_cast<TimeNs>(cli.copy_us * 1000), cli.threads,
+  options.network = NetworkModel{static_cast<TimeNs>(std::llround(cli.alpha_us * 1000)),
+                                 static_cast<TimeNs>(std::llround(cli.copy_us * 1000)), cli.threads,
                                  cli.bandwidth_gbit * 1e9 / 8, cli.jitter};
   options.validate_trees = cli.validate_trees;
   options.compress_threshold = context.params.get_size("grpcomm_compress_threshold");
+  if (!cli.compress_threshold.empty()) {
+    auto threshold = parse_size(cli.compress_threshold);
+    if (!threshold) {
+      print_cli_error("--compress-threshold '" + cli.compress_threshold +
+                      "': expected a byte count such as 4096 or 4k");
+      return 1;
+    }
+    options.compress_threshold = *threshold;
+  }
+  options.trace_lines = cli.trace_lines;
   if (cli.faults >= cli.daemons) {
     print_cli_error("--faults " + std::to_string(cli.faults) +
                     " leaves no daemon but the controller");
@@ -276,6 +290,12 @@ void add_sim_command(CLI::App& app, CliContext& context) {
       ->capture_default_str();
   command->add_flag("--validate-trees", options->validate_trees,
                     "Validate every derived tree after every repair (slow at scale)");
+  command->add_option("--compress-threshold", options->compress_threshold,
+                      "Deflate releases larger than this (default: grpcomm_compress_threshold)");
+  command
+      ->add_option("--trace", options->trace_lines,
+                   "Events shown before a violation (0: none, and a faster run)")
+      ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
   context.actions[command] = [&context, options] { return run_sim(context, *options); };
 }

@@ -1,8 +1,13 @@
 // Global invariants over every engine of a simulation, checked as effects
-// appear: each living daemon delivers each broadcast exactly once and with
-// identical bytes; the originator completes only after every living daemon
-// has the payload; no op completes twice or after it was aborted; every
-// participant sees the same outcome of each fence round.
+// appear (docs/simulator.md maps each to the engine rules it guards):
+//   I1 exactly once: a daemon delivers each broadcast at most once.
+//   I2 same bytes: every delivery of an op carries the originator's bytes.
+//   I3 complete means everywhere: the originator completes an op only when
+//      every living daemon has delivered it.
+//   I4 one ending: no op completes twice, or after its abort.
+//   I5 one outcome: every participant ends a fence round the same way, with
+//      the same data.
+// (I6, each engine's check_invariants, and liveness are the simulator's.)
 #pragma once
 
 #include <cstdint>

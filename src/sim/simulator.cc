@@ -1,7 +1,6 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -115,6 +114,7 @@ Simulation::Simulation(const SimOptions& options)
   config.release_delay_target =
       options.release_delay_target == -2 ? std::int64_t{1} << 40 : options.release_delay_target;
   config.timing = true;
+  config.weakened = options.weakened_rules;
   config.tree_cache = std::make_shared<TreeCache>();
   for (Vpid i = 0; i < options.daemons; ++i) {
     config.self = i;
@@ -439,21 +439,6 @@ void Simulation::check_liveness() {
 SimResult run_simulation(const SimOptions& options) {
   Simulation simulation(options);
   return simulation.run();
-}
-
-std::string replay_command(const SimOptions& options) {
-  char text[512];
-  std::snprintf(text, sizeof text,
-                "grove sim --daemons %u --payload %" PRIu64
-                " --radix %u --radix2 %u --low-radix-release %s --rounds %u --faults %u"
-                " --release-delay-us %" PRIu64 " --release-delay-target %" PRId64
-                " --jitter %g --participants %g --seed %" PRIu64 " --runs 1",
-                options.daemons, options.payload_bytes, options.radices.routing,
-                options.radices.release, options.low_radix_release ? "true" : "false",
-                options.rounds, options.random_faults, options.release_delay_ns / 1000,
-                options.release_delay_target, options.network.jitter, options.participant_fraction,
-                options.seed);
-  return text;
 }
 
 }  // namespace grove

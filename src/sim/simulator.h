@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "grpcomm/repair_rules.h"
 #include "rml/topology.h"
 #include "rml/traffic.h"
 #include "sim/network_model.h"
@@ -51,6 +52,7 @@ struct SimOptions {
   bool check_engines = true;          // Engine::check_invariants after every input
   bool validate_trees = false;        // validate_tree after every repair (slow at scale)
   TimeNs time_limit_ns = 600'000'000'000ULL;
+  RepairRules weakened_rules;  // tests only: see repair_rules.h
   std::size_t trace_lines = 80;
 };
 
@@ -72,8 +74,5 @@ struct SimResult {
 };
 
 SimResult run_simulation(const SimOptions& options);
-
-// Replay hint printed with a violation: the command line that reproduces it.
-std::string replay_command(const SimOptions& options);
 
 }  // namespace grove

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/campaign.h"
+#include "sim/replay_line.h"
 #include "sim/simulator.h"
 
 using namespace grove;
@@ -81,20 +83,70 @@ TEST_CASE("regression seeds replay clean", "[sim]") {
   std::size_t replayed = 0;
   while (std::getline(file, line)) {
     if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    SimOptions options;
-    int low = 1;
-    fields >> options.daemons >> options.radices.routing >> options.radices.release >> low >>
-        options.random_faults >> options.rounds >> options.payload_bytes >>
-        options.release_delay_ns >> options.seed;
-    REQUIRE(fields);
-    options.low_radix_release = low != 0;
-    options.validate_trees = options.daemons <= 64;
-    SimResult result = run_simulation(options);
     INFO(line);
+    auto options = parse_replay_arguments(line);
+    REQUIRE(options.ok());
+    options->validate_trees = options->daemons <= 64;
+    SimResult result = run_simulation(*options);
+    INFO(result.violation);
     CHECK(result.ok);
-    CHECK(result.violation.empty());
     ++replayed;
   }
-  CHECK(replayed > 0);
+  CHECK(replayed >= 7);
+}
+
+TEST_CASE("a printed replay line reproduces the run exactly", "[sim]") {
+  SimOptions options;
+  options.daemons = 33;
+  options.radices = {3, 2};
+  options.random_faults = 4;
+  options.rounds = 3;
+  options.payload_bytes = 9000;
+  options.release_delay_ns = 120'000;
+  options.release_delay_target = -2;
+  options.participant_fraction = 0.7;
+  options.network = NetworkModel{37'500, 11'250, 3, 2.5e8, 3.25};
+  options.compress_threshold = 2048;
+  options.seed = 424242;
+  auto parsed = parse_replay_arguments(replay_command(options));
+  REQUIRE(parsed.ok());
+  CHECK(replay_arguments(*parsed) == replay_arguments(options));
+  SimResult first = run_simulation(options);
+  SimResult again = run_simulation(*parsed);
+  CHECK(first.events == again.events);
+  CHECK(first.end_ns == again.end_ns);
+  CHECK(first.killed == again.killed);
+  CHECK(first.traffic.total().frames == again.traffic.total().frames);
+  CHECK(first.traffic.total().bytes == again.traffic.total().bytes);
+  CHECK(first.fence_ns == again.fence_ns);
+}
+
+TEST_CASE("a replay line with an unknown option or a bad value is refused by name", "[sim]") {
+  auto unknown = parse_replay_arguments("--daemons 8 --radixx 2");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message.find("--radixx") != std::string::npos);
+  auto bad = parse_replay_arguments("--daemons 8 --jitter lots");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("--jitter lots") != std::string::npos);
+  auto missing = parse_replay_arguments("--daemons");
+  CHECK_FALSE(missing.ok());
+}
+
+// The campaign's matrix (benchmarks/sim_campaign runs a million of these):
+// radices 2-8 and 64/4, 5-300 daemons, faults up to half, jitter up to 10x
+// alpha, 1-5 rounds, participation 0.1-1, delays on a victim. A fixed sample,
+// three schedules per cell, from the campaign's own seed.
+TEST_CASE("a fixed sample of the campaign matrix holds every invariant", "[sim]") {
+  CampaignReport report;
+  const std::uint64_t count = campaign_cells().size() * 3;
+  for (std::uint64_t index = 0; index < count; ++index)
+    run_campaign_schedule(20261130, index, report);
+  for (const auto& violation : report.violations) {
+    std::ostringstream trace;
+    for (const auto& line : violation.trace)
+      trace << "  " << line << "\n";
+    FAIL(violation.violation << "\nreplay: " << violation.replay << "\n" << trace.str());
+  }
+  CHECK(report.schedules == count);
+  CHECK(report.deaths > count);  // three quarters of the cells have faults
 }

@@ -37,10 +37,6 @@ std::vector<Vpid> naive_forward_targets(const std::vector<Vpid>& children,
   return forward_targets(children, sent_to);
 }
 
-bool naive_must_park(std::uint64_t, std::uint64_t, Vpid, std::optional<Vpid>) {
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("bug 2: screening on 'is the sender my parent' discards the replay", "[repair]") {
@@ -51,7 +47,7 @@ TEST_CASE("bug 2: screening on 'is the sender my parent' discards the replay", "
   std::optional<Vpid> parent_in_3s_view = s.old_tree().parent(3);
   REQUIRE(parent_in_3s_view == Vpid{1});
   CHECK_FALSE(naive_accepts_data_from(sender, parent_in_3s_view));  // 3 is never released
-  CHECK(accepts_data_from(sender, parent_in_3s_view));
+  // grove takes data from anyone; test_rule_weakening.cc shows the screen hangs releases.
 }
 
 TEST_CASE("bug 3: acking the current parent instead of the asker hangs the asker", "[repair]") {
@@ -87,7 +83,6 @@ TEST_CASE("bug 5: reading a forward under an older view retires it unforwarded",
   CHECK(s.new_tree().children(7) == std::vector<Vpid>{3, 4});
   std::optional<Vpid> parent_in_7s_view = s.old_tree().parent(7);
   REQUIRE(parent_in_7s_view == Vpid{3});
-  CHECK_FALSE(naive_must_park(1, 0, 0, parent_in_7s_view));
   CHECK(must_park(1, 0, 0, parent_in_7s_view));
   // Both conditions are load-bearing: ordinary traffic from the parent, or
   // from a sender that is not ahead, is never parked.

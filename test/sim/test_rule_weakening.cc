@@ -1,0 +1,82 @@
+// The engine's repair rules are load-bearing: weakened to their naive forms
+// (repair_rules.h), schedules break invariants the simulator checks. Rules 2
+// and 4 and the ack's subtree each break alone; parking (property 5) is now
+// an economy that the ack rule backs up, so it breaks only together with it,
+// and alone it costs frames. Property 1 (one derivation) is structural and
+// checked exhaustively in test_release_tree.cc; property 3 is discussed in
+// docs/engine.md. See the same file for the rule each test stands for.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "sim/campaign.h"
+#include "sim/replay_line.h"
+
+using namespace grove;
+
+namespace {
+
+constexpr std::uint64_t kSeed = 20261130;
+
+// Schedules to try: the regression seeds first, then the campaign's fault
+// schedules from index 0.
+std::vector<SimOptions> schedules(std::uint64_t campaign_count) {
+  std::vector<SimOptions> out;
+  std::ifstream file(GROVE_SIM_REGRESSION_SEEDS);
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    auto options = parse_replay_arguments(line);
+    if (options.ok()) out.push_back(*options);
+  }
+  for (std::uint64_t index = 0; index < campaign_count; ++index) {
+    SimOptions options = campaign_schedule(kSeed, index);
+    if (options.random_faults > 0) out.push_back(options);  // rules matter only under repair
+  }
+  return out;
+}
+
+void check_caught(RepairRules weakened) {
+  for (SimOptions options : schedules(3000)) {
+    options.weakened_rules = weakened;
+    SimResult result = run_simulation(options);
+    if (result.ok) continue;
+    INFO("caught: " << result.violation << "\n  replay: " << replay_command(options));
+    options.weakened_rules = RepairRules{};
+    CHECK(run_simulation(options).ok);  // the same schedule holds with every rule in force
+    SUCCEED();
+    return;
+  }
+  FAIL("no schedule caught the weakened rules");
+}
+
+}  // namespace
+
+TEST_CASE("without property 2 (take data from anyone) a schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::accept_any_sender));
+}
+
+TEST_CASE("without property 4 (replay at once) a schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::replay_at_once));
+}
+
+TEST_CASE("without the ack's subtree (epoch and slot) a schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::ack_names_subtree));
+}
+
+TEST_CASE("without parking and the ack's subtree together a schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::park_when_behind).add(RepairRule::ack_names_subtree));
+}
+
+TEST_CASE("parking alone saves the frames a daemon would send under its old view", "[sim][rules]") {
+  std::uint64_t with_parking = 0, without = 0;
+  for (SimOptions options : schedules(600)) {
+    with_parking += run_simulation(options).traffic.total().frames;
+    options.weakened_rules.add(RepairRule::park_when_behind);
+    SimResult weakened = run_simulation(options);
+    CHECK(weakened.ok);  // the ack rule keeps it safe
+    without += weakened.traffic.total().frames;
+  }
+  CHECK(without > with_parking);
+}
