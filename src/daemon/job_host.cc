@@ -1,8 +1,11 @@
 #include "daemon/job_host.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +36,27 @@ struct JobHost::Rank {
 };
 
 namespace {
+
+// In a forked rank, before anything else: its own process group, default
+// signal dispositions, an empty signal mask, and every descriptor inherited
+// from the daemon closed at exec (the pipes it needs are dup'd onto 0-2 after
+// this). Only async-signal-safe calls: the daemon has threads.
+void become_plain_child() {
+  setpgid(0, 0);
+  struct sigaction plain {};
+  plain.sa_handler = SIG_DFL;
+  sigemptyset(&plain.sa_mask);
+  for (int signal = 1; signal < NSIG; ++signal)
+    sigaction(signal, &plain, nullptr);  // SIGKILL, SIGSTOP and RT internals refuse: fine
+  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    const long limit = sysconf(_SC_OPEN_MAX);
+    for (int fd = 3; fd < limit; ++fd)
+      fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
 
 std::string signal_name(int signal) {
   const char* name = strsignal(signal);
@@ -150,17 +174,22 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     envp.push_back(entry.data());
   envp.push_back(nullptr);
   const std::string cwd = spec.cwd;
+  // Every signal stays blocked across fork: until the child has dropped the
+  // event loop's handlers, a signal meant for it (a job kill reaching a rank
+  // that has not exec'd yet, or is leaving after a failed exec) would run the
+  // parent's handler in the child and wake the parent's loop as if the daemon
+  // itself had been signalled.
+  sigset_t all, parent_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
   pid_t pid = fork();
   if (pid < 0) {
+    pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
     fail(std::string("fork failed: ") + std::strerror(errno));
     return;
   }
   if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
+    become_plain_child();
     int null = open("/dev/null", O_RDONLY);
     dup2(null, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
@@ -176,6 +205,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     (void)ignored;
     _exit(127);
   }
+  pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
   setpgid(pid, pid);
   close(out_pipe[1]);
   close(err_pipe[1]);

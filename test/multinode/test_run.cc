@@ -155,3 +155,20 @@ TEST_CASE("a job loses a daemon: it ends naming the daemon; the DVM runs the nex
   CHECK(next.exit_code == 0);
   CHECK(count(next.out, "<stdout>: after") == 3);
 }
+
+// A rank that fails to exec lingers a moment after reporting; the job kill
+// reaches it there. It must die of the signal, not run the daemon's handler
+// (which woke the daemon's loop as if it had been told to leave).
+TEST_CASE("jobs whose program does not exist never take a daemon down", "[run]") {
+  Dvm dvm(8);
+  REQUIRE(dvm.ready());
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    auto result = run_on(dvm, {"-n", "16", "/nonexistent/grove-test-program"});
+    CHECK(result.exit_code == 127);
+    CHECK_THAT(result.err, Catch::Contains("cannot execute '/nonexistent/grove-test-program'"));
+  }
+  auto status = dvm.status();
+  CHECK(status["failed"].empty());
+  auto next = run_on(dvm, {"-n", "8", "--map-by", "node", "true"});
+  CHECK(next.exit_code == 0);
+}
