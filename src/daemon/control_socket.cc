@@ -10,11 +10,16 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon/control_request.h"
+
 namespace grove {
 
 namespace {
-constexpr std::size_t kMaxRequestBytes = 1 << 20;
-}
+constexpr std::size_t kMaxRequestBytes = kMaxControlLine;
+// A client that connects and says nothing is dropped after this: an idle
+// connection must not hold a slot (and memory) for ever.
+constexpr timeval kRequestTimeout{10, 0};
+}  // namespace
 
 struct ControlServer::Client {
   std::uint64_t id = 0;
@@ -62,6 +67,7 @@ void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, in
   client->bev.reset(bufferevent_socket_new(server->base_, fd, BEV_OPT_CLOSE_ON_FREE));
   bufferevent_setcb(client->bev.get(), &ControlServer::on_read, nullptr, &ControlServer::on_event,
                     client.get());
+  bufferevent_set_timeouts(client->bev.get(), &kRequestTimeout, nullptr);
   bufferevent_enable(client->bev.get(), EV_READ);
   server->clients_[client->id] = std::move(client);
 }
@@ -80,6 +86,8 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
   std::string text(line, length);
   std::free(line);
   client->answered = true;
+  // The request is in; a job's output may stream back for as long as it runs.
+  bufferevent_set_timeouts(bev, nullptr, nullptr);
   std::uint64_t id = client->id;
   std::weak_ptr<bool> alive = server->alive_;
   ReplyFn reply = [server, id, alive](const nlohmann::json& answer) {
@@ -118,7 +126,9 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
 
 void ControlServer::on_event(bufferevent*, short events, void* arg) {
   auto* client = static_cast<Client*>(arg);
-  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) client->server->drop(client->id);
+  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+    client->server->drop(client->id);
+  }
 }
 
 void ControlServer::drop(std::uint64_t id) {

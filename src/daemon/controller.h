@@ -77,10 +77,10 @@ class Controller {
 
   // controller_requests.cc: the CLI's requests.
   void handle_request(const nlohmann::json& request, ReplyFn reply, ReplyFn partial);
-  void request_run(const nlohmann::json& request, ReplyFn reply, ReplyFn partial);
+  void request_run(const RunRequest& run, ReplyFn reply, ReplyFn partial);
   void request_status(ReplyFn reply);
   void finish_status();
-  void request_bench(const nlohmann::json& request, ReplyFn reply);
+  void request_bench(const BenchRequest& request, ReplyFn reply);
   void bench_next();
   void finish_bench();
   void begin_stop(ReplyFn reply, const std::string& reason);
@@ -124,12 +124,12 @@ class Controller {
   EventPtr sigint_, sigterm_, sigchld_;
 
   // An outstanding status gathering.
-  struct StatusRequest {
+  struct StatusGather {
     std::uint64_t id = 0;
     std::vector<ReplyFn> replies;
     std::map<Vpid, CountersReply> counters;
   };
-  std::optional<StatusRequest> status_;
+  std::optional<StatusGather> status_;
   std::uint64_t next_request_ = 1;
 
   // An outstanding benchmark.

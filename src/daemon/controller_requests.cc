@@ -30,9 +30,14 @@ nlohmann::json error_reply(const std::string& message) {
 
 }  // namespace
 
-void Controller::handle_request(const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
-  const std::string command = request.value("cmd", "");
-  if (command == "stop") {
+void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, ReplyFn partial) {
+  auto decoded = decode_control_request(json);
+  if (!decoded) {
+    reply(error_reply(decoded.error().message));
+    return;
+  }
+  const ControlRequest& request = *decoded;
+  if (std::holds_alternative<StopRequest>(request)) {
     begin_stop(reply, "grove stop");
     return;
   }
@@ -40,22 +45,28 @@ void Controller::handle_request(const nlohmann::json& request, ReplyFn reply, Re
     reply(error_reply(stopping_ ? "the DVM is stopping" : "the DVM is still starting"));
     return;
   }
-  if (command == "status") {
-    request_status(reply);
-  } else if (command == "bench") {
-    request_bench(request, reply);
-  } else if (command == "run") {
-    request_run(request, reply, partial);
-  } else if (command == "kill") {
-    const std::uint32_t job = request.value("job", 0u);
-    if (job_manager_->kill(job, "killed from the command line")) {
-      reply({{"ok", true}});
-    } else {
-      reply(error_reply("no job " + std::to_string(job)));
-    }
-  } else {
-    reply(error_reply("unknown request '" + command + "'"));
-  }
+  std::visit(
+      [&](const auto& typed) {
+        using T = std::decay_t<decltype(typed)>;
+        if constexpr (std::is_same_v<T, StopRequest>) {
+          begin_stop(reply, "grove stop");
+        } else if constexpr (std::is_same_v<T, StatusRequest>) {
+          request_status(reply);
+        } else if constexpr (std::is_same_v<T, BenchRequest>) {
+          request_bench(typed, reply);
+        } else if constexpr (std::is_same_v<T, RunRequest>) {
+          request_run(typed, reply, partial);
+        } else if constexpr (std::is_same_v<T, KillRequest>) {
+          if (job_manager_->kill(typed.job, "killed from the command line")) {
+            reply({{"ok", true}});
+          } else {
+            reply(error_reply("no job " + std::to_string(typed.job)));
+          }
+        } else {
+          static_assert(sizeof(T) == 0, "every control request needs a handler");
+        }
+      },
+      request);
 }
 
 nlohmann::json Controller::status_json() const {
@@ -94,7 +105,7 @@ void Controller::request_status(ReplyFn reply) {
     status_->replies.push_back(reply);
     return;
   }
-  status_ = StatusRequest{next_request_++, {reply}, {}};
+  status_ = StatusGather{next_request_++, {reply}, {}};
   // The controller's own counters, then everyone else's over the routing tree.
   const Engine& engine = runtime_->engine();
   status_->counters[kControllerVpid] = CountersReply{status_->id,
@@ -113,7 +124,7 @@ void Controller::request_status(ReplyFn reply) {
 
 void Controller::finish_status() {
   if (!status_) return;
-  StatusRequest request = std::move(*status_);
+  StatusGather request = std::move(*status_);
   status_.reset();
   status_timer_.reset();
   nlohmann::json out = status_json();
@@ -141,28 +152,7 @@ void Controller::finish_status() {
     reply(out);
 }
 
-void Controller::request_run(const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
-  RunRequest run;
-  try {
-    run.argv = request.at("argv").get<std::vector<std::string>>();
-    run.env = request.value("env", std::vector<std::string>{});
-    run.cwd = request.value("cwd", std::string());
-    run.np = request.at("np").get<std::uint32_t>();
-    run.timeout_s = request.value("timeout", 0u);
-    auto policy = parse_map_policy(request.value("map_by", std::string("slot")));
-    if (!policy) {
-      reply(error_reply(policy.error().message));
-      return;
-    }
-    run.policy = *policy;
-  } catch (const nlohmann::json::exception& error) {
-    reply(error_reply(std::string("malformed run request: ") + error.what()));
-    return;
-  }
-  if (run.argv.empty()) {
-    reply(error_reply("no program to run"));
-    return;
-  }
+void Controller::request_run(const RunRequest& run, ReplyFn reply, ReplyFn partial) {
   job_manager_->submit(run, [reply, partial](const nlohmann::json& event, bool final) {
     if (final) {
       reply(event);
@@ -172,27 +162,16 @@ void Controller::request_run(const nlohmann::json& request, ReplyFn reply, Reply
   });
 }
 
-void Controller::request_bench(const nlohmann::json& request, ReplyFn reply) {
+void Controller::request_bench(const BenchRequest& request, ReplyFn reply) {
   if (bench_) {
     reply(error_reply("a benchmark is already running"));
     return;
   }
-  std::string kind = request.value("kind", "");
-  if (kind != "release" && kind != "barrier") {
-    reply(error_reply("unknown benchmark '" + kind + "': expected release or barrier"));
-    return;
-  }
-  std::uint64_t count = request.value("count", std::uint64_t{10});
-  std::uint64_t size = request.value("size", std::uint64_t{33});
-  if (count == 0 || count > 1'000'000) {
-    reply(error_reply("--count must be between 1 and 1000000"));
-    return;
-  }
-  if (size > params_.get_size("rml_base_max_frame_size")) {
+  if (request.size > params_.get_size("rml_base_max_frame_size")) {
     reply(error_reply("--size exceeds rml_base_max_frame_size"));
     return;
   }
-  bench_ = BenchRun{kind, size, count, 0, 0, 0, {}, 0, reply};
+  bench_ = BenchRun{request.kind, request.size, request.count, 0, 0, 0, {}, 0, reply};
   bench_timer_ = make_timer([this] { bench_next(); });
   bench_next();
 }

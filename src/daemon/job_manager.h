@@ -14,20 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "daemon/control_request.h"
 #include "daemon/job_messages.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
 
 namespace grove {
-
-struct RunRequest {
-  std::vector<std::string> argv;
-  std::vector<std::string> env;
-  std::string cwd;
-  std::uint32_t np = 1;
-  MapPolicy policy = MapPolicy::slot;
-  std::uint32_t timeout_s = 0;  // 0: none
-};
 
 // Job events for the CLI: partial ones while it runs, then the final one.
 using JobEventFn = std::function<void(const nlohmann::json& event, bool final)>;

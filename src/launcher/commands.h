@@ -12,5 +12,10 @@ void add_topo_command(CLI::App& app, CliContext& context);
 void add_sim_command(CLI::App& app, CliContext& context);
 void add_dvm_commands(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
+// Before parsing `grove run`: rewrites mpirun's `-np` to `--np` and refuses an
+// unknown option ahead of the program (it would otherwise become the program).
+// `args` is the whole command line; `first` is the word after "run".
+Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& args,
+                               std::size_t first);
 
 }  // namespace grove

@@ -28,8 +28,32 @@ int main(int argc, char** argv) {
   grove::add_run_command(app, context);
   app.footer("Run 'grove <command> --help' for a command's options. Parameters: 'grove info'.");
 
+  // `grove run`'s options are checked before CLI11 sees them: everything from
+  // the program on is the program's, so an unknown option would silently
+  // become it.
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::size_t at = 1; at < args.size(); ++at) {
+    if (args[at] == "--mca" || args[at] == "--prtemca") {
+      at += 2;
+    } else if (args[at] == "--param-file") {
+      at += 1;
+    } else if (args[at] == "run") {
+      auto normal = grove::normalize_run_arguments(*app.get_subcommand("run"), args, at + 1);
+      if (!normal) {
+        std::fprintf(stderr, "%s\n", normal.error().message.c_str());
+        return 1;
+      }
+      break;
+    } else if (args[at].empty() || args[at][0] != '-') {
+      break;
+    }
+  }
+  std::vector<char*> words;
+  for (auto& word : args)
+    words.push_back(word.data());
+
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(words.size()), words.data());
   } catch (const CLI::ParseError& error) {
     // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
     std::vector<std::string> extras = app.remaining();

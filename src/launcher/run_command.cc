@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "daemon/control_socket.h"
@@ -210,6 +211,32 @@ int run_job(const RunOptions& options) {
 }
 
 }  // namespace
+
+Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& args,
+                               std::size_t first) {
+  // How many values each of run's options takes, by every spelling.
+  std::map<std::string, int> arity;
+  for (const CLI::Option* option : run.get_options()) {
+    const int values = std::max(0, option->get_items_expected_max());
+    for (const auto& name : option->get_lnames())
+      arity["--" + name] = values;
+    for (const auto& name : option->get_snames())
+      arity["-" + name] = values;
+  }
+  for (std::size_t at = first; at < args.size(); ++at) {
+    std::string& word = args[at];
+    if (word == "--" || word.empty() || word[0] != '-' || word == "-") return ok_status();
+    if (word == "-np") word = "--np";  // mpirun's spelling
+    std::string name = word.substr(0, word.find('='));
+    auto known = arity.find(name);
+    if (known == arity.end()) {
+      return Error{"grove run: unknown option '" + name +
+                   "' (options go before the program; see 'grove run --help')"};
+    }
+    if (name.size() == word.size()) at += static_cast<std::size_t>(known->second);
+  }
+  return ok_status();
+}
 
 void add_run_command(CLI::App& app, CliContext& context) {
   auto options = std::make_shared<RunOptions>();

@@ -151,3 +151,50 @@ TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
   CHECK(missing.exit_code != 0);
   CHECK_THAT(missing.err, Catch::Contains("not in the daemon set"));
 }
+
+TEST_CASE("grove run refuses an unknown option instead of running it as the program", "[cli]") {
+  for (const std::string option : {"--wdir", "--host", "-l"}) {
+    auto result = run_grove({"run", option, "x", "-n", "1", "pwd"});
+    INFO(option);
+    CHECK(result.exit_code == 1);
+    CHECK_THAT(result.err, Catch::Contains("unknown option '" + option + "'"));
+    CHECK_THAT(result.err, Catch::Contains("grove run --help"));
+  }
+  // After the program, options are the program's own.
+  auto after = run_grove({"run", "--np", "0", "sh", "--wdir"});
+  CHECK(after.exit_code != 0);
+  CHECK_THAT(after.err, Catch::Contains("--np"));
+  CHECK_THAT(after.err, !Catch::Contains("unknown option"));
+}
+
+TEST_CASE("grove sim replays a run from every option it prints", "[cli]") {
+  auto first = run_grove({"sim",  "--daemons", "12",  "--radix",  "2", "--radix2",
+                          "3",    "--faults",  "2",   "--rounds", "2", "--alpha",
+                          "40",   "-c",        "7.5", "--jitter", "3", "--compress-threshold",
+                          "1024", "--seed",    "77",  "--json"});
+  REQUIRE(first.exit_code == 0);
+  auto again = run_grove({"sim",  "--daemons",
+                          "12",   "--payload",
+                          "1024", "--radix",
+                          "2",    "--radix2",
+                          "3",    "--low-radix-release",
+                          "true", "--rounds",
+                          "2",    "--faults",
+                          "2",    "--release-delay-us",
+                          "0",    "--release-delay-target",
+                          "-1",   "--participants",
+                          "1",    "--alpha",
+                          "40",   "--copy-cost",
+                          "7.5",  "--threads",
+                          "8",    "--bandwidth",
+                          "10",   "--jitter",
+                          "3",    "--compress-threshold",
+                          "1024", "--seed",
+                          "77",   "--runs",
+                          "1",    "--json"});
+  REQUIRE(again.exit_code == 0);
+  auto a = nlohmann::json::parse(first.out);
+  auto b = nlohmann::json::parse(again.out);
+  CHECK(a["events"] == b["events"]);
+  CHECK(a["traffic"] == b["traffic"]);
+}

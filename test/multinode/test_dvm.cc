@@ -4,15 +4,20 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <thread>
 
+#include "daemon/control_socket.h"
 #include "dvm_harness.h"
 #include "grpcomm/tags.h"
 #include "sim/simulator.h"
@@ -347,4 +352,51 @@ TEST_CASE("grpcomm_enable_timing prints the census of every broadcast", "[dvm]")
   }
   // Each release is recorded with its own size: never averaged together.
   CHECK(sizes == std::vector<std::string>{"10000", "10000", "33"});
+}
+
+// The control socket is a protocol: requests of the wrong shape get a named
+// error reply, and the controller carries on (these once killed it).
+TEST_CASE("malformed control requests are refused and the controller carries on", "[dvm]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const std::string socket = dvm.status()["session"].get<std::string>() + "/control.sock";
+  auto ask = [&](const std::string& text) {
+    auto reply =
+        grove::control_request(socket, nlohmann::json::parse(text), std::chrono::seconds(10));
+    REQUIRE(reply.ok());
+    return *reply;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"cmd":1})", "'cmd' must be a string"},
+      {R"({"cmd":"kill","job":"1"})", "'job' must be an integer"},
+      {R"({"cmd":"bench","kind":"barrier","count":"5"})", "'count' must be an integer"},
+      {R"({"cmd":"run","argv":["true"],"np":-1})", "'np' must be an integer"},
+      {R"({"cmd":"run","argv":["true"],"np":4294967295})", "'np' must be an integer"},
+  };
+  for (const auto& [request, expected] : cases) {
+    auto reply = ask(request);
+    INFO(request);
+    CHECK(reply["ok"] == false);
+    CHECK_THAT(reply["error"].get<std::string>(), Catch::Contains(expected));
+  }
+  CHECK(dvm.controller().running());
+  CHECK(dvm.status()["failed"].empty());
+}
+
+TEST_CASE("an idle control connection is closed by the controller", "[dvm]") {
+  Dvm dvm(1);
+  REQUIRE(dvm.ready());
+  const std::string path = dvm.status()["session"].get<std::string>() + "/control.sock";
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  // Say nothing: within the request timeout (10 s) the controller hangs up.
+  pollfd wait{fd, POLLIN, 0};
+  REQUIRE(poll(&wait, 1, 20'000) == 1);
+  char byte;
+  CHECK(read(fd, &byte, 1) == 0);
+  close(fd);
+  CHECK(dvm.status()["ok"] == true);
 }

@@ -169,6 +169,7 @@ TEST_CASE("jobs whose program does not exist never take a daemon down", "[run]")
   }
   auto status = dvm.status();
   CHECK(status["failed"].empty());
-  auto next = run_on(dvm, {"-n", "8", "--map-by", "node", "true"});
+  // mpirun's spelling of the rank count works too.
+  auto next = run_on(dvm, {"-np", "8", "--map-by", "node", "true"});
   CHECK(next.exit_code == 0);
 }

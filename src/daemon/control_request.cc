@@ -1,0 +1,133 @@
+#include "daemon/control_request.h"
+
+namespace grove {
+namespace {
+
+Error bad_field(const std::string& name, const std::string& expected) {
+  return Error{"malformed request: '" + name + "' must be " + expected};
+}
+
+// An unsigned integer field in [low, high]; absent means `fallback`.
+Result<std::uint64_t> unsigned_field(const nlohmann::json& request, const std::string& name,
+                                     std::uint64_t low, std::uint64_t high,
+                                     std::optional<std::uint64_t> fallback) {
+  auto found = request.find(name);
+  if (found == request.end()) {
+    if (fallback) return *fallback;
+    return Error{"malformed request: '" + name + "' is required"};
+  }
+  const std::string range =
+      "an integer from " + std::to_string(low) + " to " + std::to_string(high);
+  if (!found->is_number_integer()) return bad_field(name, range);
+  if (found->is_number_unsigned()) {
+    auto value = found->get<std::uint64_t>();
+    if (value < low || value > high) return bad_field(name, range);
+    return value;
+  }
+  auto value = found->get<std::int64_t>();
+  if (value < 0 || static_cast<std::uint64_t>(value) < low ||
+      static_cast<std::uint64_t>(value) > high) {
+    return bad_field(name, range);
+  }
+  return static_cast<std::uint64_t>(value);
+}
+
+Result<std::string> string_field(const nlohmann::json& request, const std::string& name,
+                                 std::optional<std::string> fallback) {
+  auto found = request.find(name);
+  if (found == request.end()) {
+    if (fallback) return *fallback;
+    return Error{"malformed request: '" + name + "' is required"};
+  }
+  if (!found->is_string()) return bad_field(name, "a string");
+  return found->get<std::string>();
+}
+
+Result<std::vector<std::string>> strings_field(const nlohmann::json& request,
+                                               const std::string& name, bool required) {
+  auto found = request.find(name);
+  if (found == request.end()) {
+    if (!required) return std::vector<std::string>{};
+    return Error{"malformed request: '" + name + "' is required"};
+  }
+  if (!found->is_array()) return bad_field(name, "an array of strings");
+  std::vector<std::string> out;
+  for (const auto& item : *found) {
+    if (!item.is_string()) return bad_field(name, "an array of strings");
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+Result<ControlRequest> decode_kill(const nlohmann::json& request) {
+  auto job = unsigned_field(request, "job", 1, UINT32_MAX, std::nullopt);
+  if (!job) return job.error();
+  return ControlRequest{KillRequest{static_cast<std::uint32_t>(*job)}};
+}
+
+Result<ControlRequest> decode_bench(const nlohmann::json& request) {
+  auto kind = string_field(request, "kind", std::nullopt);
+  if (!kind) return kind.error();
+  if (*kind != "release" && *kind != "barrier") {
+    return Error{"unknown benchmark '" + *kind + "': expected release or barrier"};
+  }
+  auto size = unsigned_field(request, "size", 0, UINT32_MAX, 33);
+  if (!size) return size.error();
+  auto count = unsigned_field(request, "count", 1, kMaxBenchCount, 10);
+  if (!count) return count.error();
+  return ControlRequest{BenchRequest{*kind, *size, *count}};
+}
+
+Result<ControlRequest> decode_run(const nlohmann::json& request) {
+  RunRequest run;
+  auto argv = strings_field(request, "argv", true);
+  if (!argv) return argv.error();
+  if (argv->empty() || argv->front().empty()) return Error{"no program to run"};
+  run.argv = std::move(*argv);
+  auto env = strings_field(request, "env", false);
+  if (!env) return env.error();
+  for (const auto& entry : *env) {
+    if (entry.find('=') == std::string::npos || entry.front() == '=') {
+      return bad_field("env", "NAME=value entries ('" + entry + "' is not)");
+    }
+  }
+  run.env = std::move(*env);
+  auto cwd = string_field(request, "cwd", std::string());
+  if (!cwd) return cwd.error();
+  run.cwd = std::move(*cwd);
+  auto np = unsigned_field(request, "np", 1, kMaxRanksPerJob, std::nullopt);
+  if (!np) return np.error();
+  run.np = static_cast<std::uint32_t>(*np);
+  auto timeout = unsigned_field(request, "timeout", 0, kMaxJobTimeoutS, 0);
+  if (!timeout) return timeout.error();
+  run.timeout_s = static_cast<std::uint32_t>(*timeout);
+  auto map_by = string_field(request, "map_by", std::string("slot"));
+  if (!map_by) return map_by.error();
+  auto policy = parse_map_policy(*map_by);
+  if (!policy) return policy.error();
+  run.policy = *policy;
+  return ControlRequest{std::move(run)};
+}
+
+}  // namespace
+
+Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
+  if (!request.is_object()) return Error{"malformed request: expected one JSON object"};
+  auto command = string_field(request, "cmd", std::nullopt);
+  if (!command) return command.error();
+  if (*command == "stop") return ControlRequest{StopRequest{}};
+  if (*command == "status") return ControlRequest{StatusRequest{}};
+  if (*command == "kill") return decode_kill(request);
+  if (*command == "bench") return decode_bench(request);
+  if (*command == "run") return decode_run(request);
+  return Error{"unknown request '" + *command + "'"};
+}
+
+Result<ControlRequest> parse_control_request(std::string_view line) {
+  if (line.size() > kMaxControlLine) return Error{"malformed request: longer than the limit"};
+  auto request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded()) return Error{"malformed request: expected one JSON object"};
+  return decode_control_request(request);
+}
+
+}  // namespace grove

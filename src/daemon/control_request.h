@@ -1,0 +1,57 @@
+// The requests the CLI sends the controller over the control socket, as
+// types. The socket's JSON is decoded here, once: every field is checked for
+// type and range and a bad request is an Error naming the field, so the
+// controller only ever sees well-formed values.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "daemon/job_map.h"
+#include "util/result.h"
+
+namespace grove {
+
+struct StopRequest {};
+struct StatusRequest {};
+
+struct KillRequest {
+  std::uint32_t job = 0;
+};
+
+struct BenchRequest {
+  std::string kind;  // "release" or "barrier"
+  std::uint64_t size = 33;
+  std::uint64_t count = 10;
+};
+
+// A job to map and launch (what `grove run` asks).
+struct RunRequest {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // NAME=value
+  std::string cwd;
+  std::uint32_t np = 1;
+  MapPolicy policy = MapPolicy::slot;
+  std::uint32_t timeout_s = 0;  // 0: none
+};
+
+using ControlRequest =
+    std::variant<StopRequest, StatusRequest, KillRequest, BenchRequest, RunRequest>;
+
+// Limits a request may not exceed (a request is one line of at most
+// kMaxControlLine bytes; these bound what it can make the controller do).
+inline constexpr std::uint32_t kMaxRanksPerJob = 1u << 20;
+inline constexpr std::uint64_t kMaxBenchCount = 1'000'000;
+inline constexpr std::uint32_t kMaxJobTimeoutS = 366u * 24 * 3600;
+inline constexpr std::size_t kMaxControlLine = 1u << 20;
+
+Result<ControlRequest> decode_control_request(const nlohmann::json& request);
+// The same from one line of text (what the socket reads).
+Result<ControlRequest> parse_control_request(std::string_view line);
+
+}  // namespace grove

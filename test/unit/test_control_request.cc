@@ -1,0 +1,63 @@
+// The control socket's request decoder: every field typed and ranged, every
+// bad request an error naming the field (these once killed the controller).
+#include <catch2/catch.hpp>
+
+#include "daemon/control_request.h"
+
+using namespace grove;
+
+namespace {
+
+std::string error_of(std::string_view line) {
+  auto decoded = parse_control_request(line);
+  return decoded ? std::string() : decoded.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("well-formed requests decode to their types", "[control]") {
+  CHECK(std::holds_alternative<StopRequest>(*parse_control_request(R"({"cmd":"stop"})")));
+  CHECK(std::holds_alternative<StatusRequest>(*parse_control_request(R"({"cmd":"status"})")));
+  auto kill = parse_control_request(R"({"cmd":"kill","job":7})");
+  REQUIRE(kill.ok());
+  CHECK(std::get<KillRequest>(*kill).job == 7);
+  auto bench = parse_control_request(R"({"cmd":"bench","kind":"barrier","count":5})");
+  REQUIRE(bench.ok());
+  CHECK(std::get<BenchRequest>(*bench).count == 5);
+  CHECK(std::get<BenchRequest>(*bench).size == 33);
+  auto run = parse_control_request(
+      R"({"cmd":"run","argv":["sh","-c","true"],"env":["A=1"],"cwd":"/tmp","np":4,)"
+      R"("map_by":"node","timeout":9})");
+  REQUIRE(run.ok());
+  const auto& job = std::get<RunRequest>(*run);
+  CHECK(job.argv == std::vector<std::string>{"sh", "-c", "true"});
+  CHECK(job.env == std::vector<std::string>{"A=1"});
+  CHECK(job.np == 4);
+  CHECK(job.policy == MapPolicy::node);
+  CHECK(job.timeout_s == 9);
+}
+
+TEST_CASE("requests of the wrong shape are refused, naming the field", "[control]") {
+  CHECK_THAT(error_of(R"({"cmd":1})"), Catch::Contains("'cmd' must be a string"));
+  CHECK_THAT(error_of(R"({"cmd":"kill","job":"1"})"), Catch::Contains("'job' must be an integer"));
+  CHECK_THAT(error_of(R"({"cmd":"kill"})"), Catch::Contains("'job' is required"));
+  CHECK_THAT(error_of(R"({"cmd":"bench","kind":"barrier","count":"5"})"),
+             Catch::Contains("'count' must be an integer from 1 to 1000000"));
+  CHECK_THAT(error_of(R"({"cmd":"bench","kind":"nap"})"), Catch::Contains("unknown benchmark"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":-1})"),
+             Catch::Contains("'np' must be an integer from 1 to"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":4294967296})"),
+             Catch::Contains("'np' must be an integer"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1.5})"),
+             Catch::Contains("'np' must be an integer"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":"true","np":1})"),
+             Catch::Contains("'argv' must be an array of strings"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":[],"np":1})"), Catch::Contains("no program"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"env":["NOEQUALS"]})"),
+             Catch::Contains("'env' must be NAME=value"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"map_by":"fast"})"),
+             Catch::Contains("fast"));
+  CHECK_THAT(error_of(R"({"cmd":"dance"})"), Catch::Contains("unknown request 'dance'"));
+  CHECK_THAT(error_of(R"([1,2])"), Catch::Contains("expected one JSON object"));
+  CHECK_THAT(error_of("{not json"), Catch::Contains("expected one JSON object"));
+}
