@@ -39,7 +39,7 @@ enum class FrameType : std::uint8_t {
 inline constexpr std::uint8_t kFrameTypeMax = 5;
 
 enum FrameFlag : std::uint16_t {
-  kFrameCompressed = 1u << 0,  // payload is deflated (see grpcomm/payload_codec.h)
+  kFrameCompressed = 1u << 0,  // payload is deflated (grpcomm/messages.h)
 };
 inline constexpr std::uint16_t kFrameKnownFlags = kFrameCompressed;
 

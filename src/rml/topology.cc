@@ -12,10 +12,4 @@ std::string_view topology_name(TopologyKind kind) {
   return "unknown";
 }
 
-std::optional<TopologyKind> parse_topology(std::string_view name) {
-  if (name == "routing") return TopologyKind::routing;
-  if (name == "release") return TopologyKind::release;
-  return std::nullopt;
-}
-
 }  // namespace grove

@@ -16,7 +16,6 @@ namespace grove {
 enum class TopologyKind : std::uint8_t { routing = 0, release = 1 };
 
 std::string_view topology_name(TopologyKind kind);
-std::optional<TopologyKind> parse_topology(std::string_view name);
 
 struct TopologyRadices {
   std::uint32_t routing = 64;

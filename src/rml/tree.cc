@@ -109,16 +109,6 @@ std::optional<std::uint32_t> Tree::depth(Vpid vpid) const {
   return hops;
 }
 
-bool Tree::in_subtree(Vpid ancestor, Vpid descendant) const {
-  auto top = slot_of_vpid(ancestor);
-  auto bottom = slot_of_vpid(descendant);
-  if (!top || !bottom) return false;
-  for (std::uint32_t s = *bottom;; s = parent_slot(s)) {
-    if (s == *top) return true;
-    if (s == 0 || s < *top) return false;  // slots only shrink going up
-  }
-}
-
 std::vector<Vpid> Tree::subtree(Vpid vpid) const {
   std::vector<Vpid> out;
   auto slot = slot_of_vpid(vpid);

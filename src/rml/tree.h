@@ -38,8 +38,6 @@ class Tree {
   std::vector<Vpid> children(Vpid vpid) const;
   // Hops from the root; nullopt for a non-member.
   std::optional<std::uint32_t> depth(Vpid vpid) const;
-  // Whether `descendant` lies in the subtree rooted at `ancestor` (a daemon is in its own).
-  bool in_subtree(Vpid ancestor, Vpid descendant) const;
   // Every member of vpid's subtree, vpid first, then in breadth-first slot order.
   std::vector<Vpid> subtree(Vpid vpid) const;
   // The neighbour a routed message from `from` toward `to` goes to next: the
