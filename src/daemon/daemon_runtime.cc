@@ -15,7 +15,6 @@ EngineConfig engine_config_from(const ParamRegistry& params, Vpid self) {
   config.release_delay_ns =
       static_cast<TimeNs>(params.get_int("grpcomm_release_delay_ms")) * 1'000'000ULL;
   config.release_delay_target = params.get_int("grpcomm_release_delay_target");
-  config.timing = params.get_bool("grpcomm_enable_timing");
   return config;
 }
 
@@ -45,6 +44,7 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   std::unique_ptr<DaemonRuntime> runtime(
       new DaemonRuntime(base, log, std::move(options), std::move(hooks)));
   runtime->max_payload_ = params.get_size("rml_base_max_frame_size");
+  runtime->timing_ = params.get_bool("grpcomm_enable_timing");
   runtime->deferred_event_.reset(
       event_new(base, -1, 0, &DaemonRuntime::on_deferred_event, runtime.get()));
   if (!runtime->deferred_event_) return Error{"cannot create the runtime's deferred-hook event"};
@@ -164,56 +164,68 @@ void DaemonRuntime::on_deferred_event(evutil_socket_t, short, void* arg) {
   static_cast<DaemonRuntime*>(arg)->run_deferred_hooks();
 }
 
-void DaemonRuntime::apply(Effect& effect) {
-  if (auto* send = std::get_if<SendFrame>(&effect)) {
-    auto status = transport_->send(send->target, send->frame.flatten(), send->path);
-    if (!status) {
-      // A peer we cannot reach is a failure the controller will learn of;
-      // the engine's repair covers what this frame would have carried.
-      log_.verbose("rml", 1, "send to %u failed: %s", send->target, status.error().message.c_str());
-    }
-  } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
-    if (is_release_tag(deliver->tag) && log_.enabled("grpcomm", 1)) {
-      // Every daemon logs what it was released with, so a test (or a user)
-      // can check that all of them got identical bytes.
-      log_.verbose("grpcomm", 1, "%s %s op %llu: %zu bytes, digest %016llx",
-                   std::string(tag_name(deliver->tag)).c_str(),
-                   std::string(topology_name(deliver->topology)).c_str(),
-                   static_cast<unsigned long long>(deliver->op_id), deliver->payload->size(),
-                   static_cast<unsigned long long>(fnv1a64(*deliver->payload)));
-    }
-    if (hooks_.on_deliver) hooks_.on_deliver(*deliver);
-  } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
-    if (hooks_.on_fence_done) hooks_.on_fence_done(*fence);
-  } else if (auto* done = std::get_if<BroadcastDone>(&effect)) {
-    if (engine_->config().timing) {
-      // The timing census: one line per broadcast, with its size and tag,
-      // so releases of different sizes are never averaged together.
-      log_.verbose("grpcomm", 0,
-                   "timing %s %s op %llu: %llu bytes on the wire, started %llu ns, "
-                   "completed %llu ns, span %.1f us%s",
-                   std::string(daemon_tag_name(done->tag)).c_str(),
-                   std::string(topology_name(done->topology)).c_str(),
-                   static_cast<unsigned long long>(done->op_id),
-                   static_cast<unsigned long long>(done->wire_bytes),
-                   static_cast<unsigned long long>(done->started_ns),
-                   static_cast<unsigned long long>(done->completed_ns),
-                   static_cast<double>(done->completed_ns - done->started_ns) / 1000.0,
-                   done->ok ? "" : " (ended in error)");
-    }
-    if (hooks_.on_broadcast_done) hooks_.on_broadcast_done(*done);
-  } else if (auto* timer = std::get_if<SetTimer>(&effect)) {
-    arm_timer(timer->id, timer->deadline_ns);
-  } else if (auto* cancel = std::get_if<CancelTimer>(&effect)) {
-    timers_.erase(cancel->id);
-  } else if (auto* help = std::get_if<ShowHelpTopic>(&effect)) {
-    if (hooks_.on_help) hooks_.on_help(*help);
-  } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
-    log_.verbose("grpcomm", 1, "adopted epoch %llu, tree version %llu, %zu failed",
-                 static_cast<unsigned long long>(changed->epoch),
-                 static_cast<unsigned long long>(changed->tree_version), changed->failed.size());
-    if (hooks_.on_membership) hooks_.on_membership(*changed);
+void DaemonRuntime::send(SendFrame& send) {
+  auto status = transport_->send(send.target, send.frame.flatten(), send.path);
+  if (!status) {
+    // A peer we cannot reach is a failure the controller will learn of;
+    // the engine's repair covers what this frame would have carried.
+    log_.verbose("rml", 1, "send to %u failed: %s", send.target, status.error().message.c_str());
   }
+}
+
+void DaemonRuntime::deliver(DeliverBroadcast& deliver) {
+  if (is_release_tag(deliver.tag) && log_.enabled("grpcomm", 1)) {
+    // Every daemon logs what it was released with, so a test (or a user)
+    // can check that all of them got identical bytes.
+    log_.verbose("grpcomm", 1, "%s %s op %llu: %zu bytes, digest %016llx",
+                 std::string(tag_name(deliver.tag)).c_str(),
+                 std::string(topology_name(deliver.topology)).c_str(),
+                 static_cast<unsigned long long>(deliver.op_id), deliver.payload->size(),
+                 static_cast<unsigned long long>(fnv1a64(*deliver.payload)));
+  }
+  if (hooks_.on_deliver) hooks_.on_deliver(deliver);
+}
+
+void DaemonRuntime::fence_done(FenceDone& fence) {
+  if (hooks_.on_fence_done) hooks_.on_fence_done(fence);
+}
+
+void DaemonRuntime::broadcast_done(BroadcastDone& done) {
+  if (timing_) {
+    // The timing census: one line per broadcast, with its size and tag,
+    // so releases of different sizes are never averaged together.
+    log_.verbose("grpcomm", 0,
+                 "timing %s %s op %llu: %llu bytes on the wire, started %llu ns, "
+                 "completed %llu ns, span %.1f us%s",
+                 std::string(daemon_tag_name(done.tag)).c_str(),
+                 std::string(topology_name(done.topology)).c_str(),
+                 static_cast<unsigned long long>(done.op_id),
+                 static_cast<unsigned long long>(done.wire_bytes),
+                 static_cast<unsigned long long>(done.started_ns),
+                 static_cast<unsigned long long>(done.completed_ns),
+                 static_cast<double>(done.completed_ns - done.started_ns) / 1000.0,
+                 done.ok ? "" : " (ended in error)");
+  }
+  if (hooks_.on_broadcast_done) hooks_.on_broadcast_done(done);
+}
+
+void DaemonRuntime::set_timer(SetTimer& timer) {
+  arm_timer(timer.id, timer.deadline_ns);
+}
+
+void DaemonRuntime::cancel_timer(CancelTimer& cancel) {
+  timers_.erase(cancel.id);
+}
+
+void DaemonRuntime::show_help(ShowHelpTopic& help) {
+  if (hooks_.on_help) hooks_.on_help(help);
+}
+
+void DaemonRuntime::membership_changed(MembershipChanged& changed) {
+  log_.verbose("grpcomm", 1, "adopted epoch %llu, tree version %llu, %zu failed",
+               static_cast<unsigned long long>(changed.epoch),
+               static_cast<unsigned long long>(changed.tree_version), changed.failed.size());
+  if (hooks_.on_membership) hooks_.on_membership(changed);
 }
 
 void DaemonRuntime::arm_timer(const TimerId& id, TimeNs deadline_ns) {

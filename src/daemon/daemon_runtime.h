@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/control_messages.h"
+#include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"
 #include "rml/transport/libevent_handles.h"
 #include "rml/transport/tcp_transport.h"
@@ -40,7 +41,7 @@ struct RuntimeHooks {
 // The engine's configuration from the parameter registry.
 EngineConfig engine_config_from(const ParamRegistry& params, Vpid self);
 
-class DaemonRuntime {
+class DaemonRuntime : private EffectDriver {
  public:
   static Result<std::unique_ptr<DaemonRuntime>> create(event_base* base,
                                                        const ParamRegistry& params, const Log& log,
@@ -74,7 +75,16 @@ class DaemonRuntime {
   // effect at once; hooks wait for the loop, and run before any later ones.
   enum class Caller { owner, loop };
   void drain(Outbox& out, Caller caller);
-  void apply(Effect& effect);
+  void apply(Effect& effect) { dispatch(effect, *this); }
+  // EffectDriver.
+  void send(SendFrame& effect) override;
+  void deliver(DeliverBroadcast& effect) override;
+  void fence_done(FenceDone& effect) override;
+  void broadcast_done(BroadcastDone& effect) override;
+  void set_timer(SetTimer& effect) override;
+  void cancel_timer(CancelTimer& effect) override;
+  void show_help(ShowHelpTopic& effect) override;
+  void membership_changed(MembershipChanged& effect) override;
   void run_deferred_hooks();
   static void on_deferred_event(evutil_socket_t, short, void* arg);
   void arm_timer(const TimerId& id, TimeNs deadline_ns);
@@ -91,6 +101,7 @@ class DaemonRuntime {
   RuntimeOptions options_;
   RuntimeHooks hooks_;
   std::uint64_t max_payload_ = 0;
+  bool timing_ = false;  // grpcomm_enable_timing: log every finished broadcast
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<TcpTransport> transport_;
   std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;

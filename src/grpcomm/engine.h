@@ -40,7 +40,6 @@ struct EngineConfig {
   std::uint64_t max_payload = 256u << 20;   // decompression and frame limit
   TimeNs release_delay_ns = 0;              // grpcomm_release_delay_ms
   std::int64_t release_delay_target = -1;   // vpid that delays, -1: all
-  bool timing = false;                      // grpcomm_enable_timing
   // Shared memo of derivations (the simulator gives every engine the same
   // one); null means the engine keeps its own.
   std::shared_ptr<TreeCache> tree_cache;
@@ -95,7 +94,6 @@ class Engine {
   const Tree& tree(TopologyKind kind) const { return topology(kind).tree; }
   const Accounting& accounting() const { return accounting_; }
   const EngineStats& stats() const { return stats_; }
-  const std::vector<BroadcastDone>& census() const { return census_; }
   // Ops this daemon still holds (for invariants and status).
   std::size_t open_ops(TopologyKind kind) const { return topology(kind).ops.size(); }
   std::size_t open_fences() const { return fences_.size(); }
@@ -206,7 +204,6 @@ class Engine {
   std::map<std::string, std::uint64_t> fence_generations_;  // last released round
   Accounting accounting_;
   EngineStats stats_;
-  std::vector<BroadcastDone> census_;
   bool radix_noop_shown_ = false;
 };
 

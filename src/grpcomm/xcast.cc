@@ -214,7 +214,6 @@ void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op
                               bool ok, Outbox& out) {
   BroadcastDone done{op.tag, state.kind, op_id, op.wire->size(), op.started_ns, now, ok};
   if (op.holding) out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op_id}});
-  if (config_.timing) census_.push_back(done);
   out.push(done);
   state.ops.erase(op_id);
   state.watermark = state.ops.empty() ? state.next_id : state.ops.begin()->first;

@@ -8,6 +8,7 @@
 #include <random>
 #include <variant>
 
+#include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"
 #include "grpcomm/messages.h"
 #include "grpcomm/radix_cost_model.h"
@@ -74,6 +75,7 @@ class Simulation {
   bool fault_fires(Vpid daemon, const Outbox& out) const;
   void check_liveness();
   FenceRequest request_for(Vpid daemon);
+  class EffectsOf;
 
   const SimOptions& options_;
   std::mt19937_64 rng_;
@@ -98,6 +100,94 @@ class Simulation {
   SimResult result_;
 };
 
+// One daemon's step: its effects, applied to the simulated world.
+class Simulation::EffectsOf final : public EffectDriver {
+ public:
+  EffectsOf(Simulation& sim, Vpid daemon, TimeNs now, std::size_t sends_allowed)
+      : sim_(sim), daemon_(daemon), now_(now), sends_allowed_(sends_allowed) {}
+
+  void send(SendFrame& send) override {
+    // A daemon dying mid-step sends only a prefix of its frames.
+    if (sends_allowed_ == 0) return;
+    --sends_allowed_;
+    if (!sim_.alive_[send.target]) return;  // connection refused: nothing arrives
+    const NetworkModel& network = sim_.options_.network;
+    TimeNs left = sim_.nics_[daemon_].transmit(now_, send.frame.size(), network);
+    TimeNs latency = network.alpha_ns;
+    if (network.jitter > 0) {
+      auto spread = static_cast<TimeNs>(static_cast<double>(latency) * network.jitter);
+      latency += std::uniform_int_distribution<TimeNs>(0, spread)(sim_.rng_);
+    }
+    TimeNs arrival = sim_.links_.arrival(daemon_, send.target, left + latency);
+    sim_.schedule(arrival, FrameEvent{send.target, daemon_, std::move(send.frame)});
+  }
+
+  void deliver(DeliverBroadcast& deliver) override {
+    if (auto status = sim_.checker_.on_deliver(daemon_, deliver); !status) {
+      sim_.fail(status.error().message);
+    }
+  }
+
+  void fence_done(FenceDone& fence) override {
+    if (auto status = sim_.checker_.on_fence_done(daemon_, fence); !status) {
+      sim_.fail(status.error().message);
+      return;
+    }
+    sim_.trace("d" + std::to_string(daemon_) + " fence round " +
+               std::to_string(fence.key.generation) + " " +
+               std::string(fence_status_name(fence.status)));
+    std::uint64_t round = fence.key.generation;
+    if (fence.status != FenceStatus::ok) {
+      ++sim_.result_.rounds_failed;
+      return;
+    }
+    sim_.round_end_[round] = std::max(sim_.round_end_[round], now_);
+    if (round < sim_.options_.rounds) {
+      sim_.schedule(now_ + std::uniform_int_distribution<TimeNs>(0, 20'000)(sim_.rng_),
+                    ContributeEvent{daemon_, round + 1});
+    }
+  }
+
+  void broadcast_done(BroadcastDone& done) override {
+    if (auto status = sim_.checker_.on_broadcast_done(done, sim_.alive_); !status) {
+      sim_.fail(status.error().message);
+    }
+    if (done.tag == tags::fence_release && done.ok) {
+      sim_.result_.release_span_ns.push_back(done.completed_ns - done.started_ns);
+    }
+  }
+
+  void set_timer(SetTimer& timer) override {
+    std::uint64_t token = sim_.next_token_++;
+    sim_.timers_[{daemon_, timer.id}] = token;
+    sim_.schedule(std::max(timer.deadline_ns, now_), TimerEvent{daemon_, timer.id, token});
+  }
+
+  void cancel_timer(CancelTimer& cancel) override { sim_.timers_.erase({daemon_, cancel.id}); }
+
+  void show_help(ShowHelpTopic& help) override {
+    sim_.trace("d" + std::to_string(daemon_) + " help " + help.topic);
+  }
+
+  void membership_changed(MembershipChanged& changed) override {
+    sim_.trace("d" + std::to_string(daemon_) + " adopts epoch " + std::to_string(changed.epoch));
+    if (!sim_.options_.validate_trees) return;
+    const Engine& engine = *sim_.engines_[daemon_];
+    for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
+      if (auto status = validate_tree(engine.tree(kind), engine.membership()); !status) {
+        sim_.fail("d" + std::to_string(daemon_) + " derived an invalid " +
+                  std::string(topology_name(kind)) + " tree: " + status.error().message);
+      }
+    }
+  }
+
+ private:
+  Simulation& sim_;
+  Vpid daemon_;
+  TimeNs now_;
+  std::size_t sends_allowed_;
+};
+
 Simulation::Simulation(const SimOptions& options)
     : options_(options), rng_(options.seed), checker_(options.daemons) {
   std::vector<Vpid> daemons(options.daemons);
@@ -113,7 +203,6 @@ Simulation::Simulation(const SimOptions& options)
   // then (and with no faults at all) nobody delays.
   config.release_delay_target =
       options.release_delay_target == -2 ? std::int64_t{1} << 40 : options.release_delay_target;
-  config.timing = true;
   config.weakened = options.weakened_rules;
   config.tree_cache = std::make_shared<TreeCache>();
   for (Vpid i = 0; i < options.daemons; ++i) {
@@ -226,11 +315,6 @@ SimResult Simulation::run() {
     result_.replays += engine->stats().replays;
     result_.rollup_resends += engine->stats().rollup_resends;
   }
-  for (const BroadcastDone& done : engines_[0]->census()) {
-    if (done.tag == tags::fence_release && done.ok) {
-      result_.release_span_ns.push_back(done.completed_ns - done.started_ns);
-    }
-  }
   return result_;
 }
 
@@ -312,66 +396,13 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
     sends_allowed = std::uniform_int_distribution<std::size_t>(0, sends)(rng_);
     dies = true;
   }
+  EffectsOf driver(*this, daemon, now, sends_allowed);
   for (Effect& effect : out.mutable_effects()) {
     if (!result_.ok) return;
-    if (auto* send = std::get_if<SendFrame>(&effect)) {
-      if (sends_allowed == 0) continue;
-      --sends_allowed;
-      if (!alive_[send->target]) continue;  // connection refused: nothing arrives
-      TimeNs left = nics_[daemon].transmit(now, send->frame.size(), options_.network);
-      TimeNs latency = options_.network.alpha_ns;
-      if (options_.network.jitter > 0) {
-        auto spread = static_cast<TimeNs>(static_cast<double>(latency) * options_.network.jitter);
-        latency += std::uniform_int_distribution<TimeNs>(0, spread)(rng_);
-      }
-      TimeNs arrival = links_.arrival(daemon, send->target, left + latency);
-      schedule(arrival, FrameEvent{send->target, daemon, std::move(send->frame)});
-    } else if (auto* deliver = std::get_if<DeliverBroadcast>(&effect)) {
-      if (auto status = checker_.on_deliver(daemon, *deliver); !status) {
-        fail(status.error().message);
-      }
-    } else if (auto* fence = std::get_if<FenceDone>(&effect)) {
-      if (auto status = checker_.on_fence_done(daemon, *fence); !status) {
-        fail(status.error().message);
-        return;
-      }
-      trace("d" + std::to_string(daemon) + " fence round " + std::to_string(fence->key.generation) +
-            " " + std::string(fence_status_name(fence->status)));
-      std::uint64_t round = fence->key.generation;
-      if (fence->status != FenceStatus::ok) {
-        ++result_.rounds_failed;
-      } else if (round < options_.rounds) {
-        round_end_[round] = std::max(round_end_[round], now);
-        schedule(now + std::uniform_int_distribution<TimeNs>(0, 20'000)(rng_),
-                 ContributeEvent{daemon, round + 1});
-      } else {
-        round_end_[round] = std::max(round_end_[round], now);
-      }
-    } else if (auto* done = std::get_if<BroadcastDone>(&effect)) {
-      if (auto status = checker_.on_broadcast_done(*done, alive_); !status) {
-        fail(status.error().message);
-      }
-    } else if (auto* timer = std::get_if<SetTimer>(&effect)) {
-      std::uint64_t token = next_token_++;
-      timers_[{daemon, timer->id}] = token;
-      schedule(std::max(timer->deadline_ns, now), TimerEvent{daemon, timer->id, token});
-    } else if (auto* cancel = std::get_if<CancelTimer>(&effect)) {
-      timers_.erase({daemon, cancel->id});
-    } else if (auto* help = std::get_if<ShowHelpTopic>(&effect)) {
-      trace("d" + std::to_string(daemon) + " help " + help->topic);
-    } else if (auto* changed = std::get_if<MembershipChanged>(&effect)) {
-      trace("d" + std::to_string(daemon) + " adopts epoch " + std::to_string(changed->epoch));
-      if (options_.validate_trees) {
-        for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
-          if (auto status = validate_tree(engine.tree(kind), engine.membership()); !status) {
-            fail("d" + std::to_string(daemon) + " derived an invalid " +
-                 std::string(topology_name(kind)) + " tree: " + status.error().message);
-          }
-        }
-      }
-    }
+    dispatch(effect, driver);
   }
-  if (options_.check_engines && result_.ok) {
+  if (!result_.ok) return;
+  if (options_.check_engines) {
     if (auto status = engine.check_invariants(); !status) {
       fail("d" + std::to_string(daemon) + ": " + status.error().message);
     }

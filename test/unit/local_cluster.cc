@@ -1,5 +1,7 @@
 #include "local_cluster.h"
 
+#include "grpcomm/effect_driver.h"
+
 namespace grove::test {
 
 LocalCluster::LocalCluster(std::uint32_t daemons, EngineConfig base,
@@ -19,21 +21,48 @@ LocalCluster::LocalCluster(std::uint32_t daemons, EngineConfig base,
   effects_.resize(daemons);
 }
 
-void LocalCluster::absorb(Vpid vpid, Outbox& out) {
-  for (Effect& effect : out.mutable_effects()) {
-    if (auto* send = std::get_if<SendFrame>(&effect)) {
-      auto header = decode_wire_frame(send->frame, UINT32_MAX);
-      InFlight frame{vpid, send->target, send->path, send->frame, *header};
-      sent_.push_back(frame);
-      queue_.push_back(std::move(frame));
-      continue;
-    }
-    if (auto* timer = std::get_if<SetTimer>(&effect))
-      timers_[{vpid, timer->id}] = timer->deadline_ns;
-    if (auto* cancel = std::get_if<CancelTimer>(&effect)) timers_.erase({vpid, cancel->id});
-    effects_[vpid].push_back(std::move(effect));
+namespace {
+
+// Sends join the in-order queue; timers are armed; every other effect is
+// recorded for the test to inspect.
+class Recorder final : public EffectDriver {
+ public:
+  Recorder(Vpid vpid, std::vector<InFlight>& sent, std::deque<InFlight>& queue,
+           std::map<std::pair<Vpid, TimerId>, TimeNs>& timers, std::vector<Effect>& effects)
+      : vpid_(vpid), sent_(sent), queue_(queue), timers_(timers), effects_(effects) {}
+  void send(SendFrame& send) override {
+    auto header = decode_wire_frame(send.frame, UINT32_MAX);
+    InFlight frame{vpid_, send.target, send.path, send.frame, *header};
+    sent_.push_back(frame);
+    queue_.push_back(std::move(frame));
   }
-  out.clear();
+  void deliver(DeliverBroadcast& e) override { effects_.push_back(e); }
+  void fence_done(FenceDone& e) override { effects_.push_back(e); }
+  void broadcast_done(BroadcastDone& e) override { effects_.push_back(e); }
+  void set_timer(SetTimer& e) override {
+    timers_[{vpid_, e.id}] = e.deadline_ns;
+    effects_.push_back(e);
+  }
+  void cancel_timer(CancelTimer& e) override {
+    timers_.erase({vpid_, e.id});
+    effects_.push_back(e);
+  }
+  void show_help(ShowHelpTopic& e) override { effects_.push_back(e); }
+  void membership_changed(MembershipChanged& e) override { effects_.push_back(e); }
+
+ private:
+  Vpid vpid_;
+  std::vector<InFlight>& sent_;
+  std::deque<InFlight>& queue_;
+  std::map<std::pair<Vpid, TimerId>, TimeNs>& timers_;
+  std::vector<Effect>& effects_;
+};
+
+}  // namespace
+
+void LocalCluster::absorb(Vpid vpid, Outbox& out) {
+  Recorder recorder(vpid, sent_, queue_, timers_, effects_[vpid]);
+  dispatch_all(out, recorder);
 }
 
 void LocalCluster::contribute(Vpid vpid, const FenceRequest& request) {
