@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 extern char** environ;
 
@@ -389,6 +390,16 @@ void JobHost::erase_job(std::uint32_t job) {
       it = ranks_.erase(it);
     } else {
       ++it;
+    }
+  }
+  // The job's directory goes with it (Open MPI's shared-memory backing files
+  // live there), on every daemon: each made it when the launch arrived.
+  if (!session_dir_.empty()) {
+    std::error_code error;
+    std::filesystem::remove_all(job_directory(job), error);
+    if (error) {
+      log_.verbose("daemon", 1, "cannot remove %s: %s", job_directory(job).c_str(),
+                   error.message().c_str());
     }
   }
 }

@@ -173,3 +173,29 @@ TEST_CASE("jobs whose program does not exist never take a daemon down", "[run]")
   auto next = run_on(dvm, {"-np", "8", "--map-by", "node", "true"});
   CHECK(next.exit_code == 0);
 }
+
+TEST_CASE("a finished job leaves no job directory on any daemon", "[run]") {
+  Dvm dvm(3);
+  REQUIRE(dvm.ready());
+  const std::filesystem::path session = dvm.status()["session"].get<std::string>();
+  auto job_directories = [&] {
+    int found = 0;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(session, error)) {
+      if (entry.path().filename().string().rfind("job-", 0) == 0) ++found;
+    }
+    return found;
+  };
+  for (int job = 0; job < 4; ++job) {
+    auto result = run_on(dvm, {"-n", "3", "--map-by", "node", "sh", "-c", "true"});
+    CHECK(result.exit_code == 0);
+  }
+  auto failed = run_on(dvm, {"-n", "3", "--map-by", "node", "sh", "-c", "exit 3"});
+  CHECK(failed.exit_code == 3);
+  // Cleanup reaches every daemon as a broadcast after the job's end: wait for
+  // it (bounded), not for a fixed time.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (job_directories() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(job_directories() == 0);
+}
