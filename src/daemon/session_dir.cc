@@ -45,9 +45,31 @@ Result<std::string> session_base() {
   return base;
 }
 
+namespace {
+
+void remove_stale_dvm_directories(const std::string& base) {
+  std::error_code error;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::directory_iterator(base, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("dvm-", 0) != 0 || !entry.is_directory(error)) continue;
+    char* end = nullptr;
+    long pid = std::strtol(name.c_str() + 4, &end, 10);
+    if (end == nullptr || *end != '\0' || pid <= 0) continue;
+    // A directory whose controller is gone (killed, crashed) is litter: its
+    // socket answers nobody and its jobs' files are orphans.
+    if (!process_alive(static_cast<int>(pid))) stale.push_back(entry.path());
+  }
+  for (const auto& path : stale)
+    (void)remove_tree(path.string());
+}
+
+}  // namespace
+
 Result<DvmInfo> create_dvm_directory(int controller_pid) {
   auto base = session_base();
   if (!base) return base.error();
+  remove_stale_dvm_directories(*base);
   DvmInfo info;
   info.pid = controller_pid;
   info.directory = *base + "/dvm-" + std::to_string(controller_pid);

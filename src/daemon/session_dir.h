@@ -23,7 +23,8 @@ struct DvmInfo {
   std::string socket_path;
 };
 
-// Creates <base>/dvm-<pid> (0700).
+// Creates <base>/dvm-<pid> (0700), first removing the directories of
+// controllers that are gone (a crashed or killed DVM's socket and files).
 Result<DvmInfo> create_dvm_directory(int controller_pid);
 // Creates <dvm>/daemon-<vpid> (0700).
 Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid);
@@ -31,7 +32,7 @@ Result<std::string> create_daemon_directory(const std::string& dvm_directory, un
 Status remove_tree(const std::string& path);
 
 // The DVMs whose controller is still alive. Directories of dead controllers
-// are left alone but not listed.
+// are not listed (the next `grove start` removes them).
 std::vector<DvmInfo> running_dvms();
 // Picks the DVM a command should talk to: `selector` is a pid or a directory;
 // empty means "the only one running" (an error lists them if there are several).

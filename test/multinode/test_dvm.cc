@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -398,5 +399,24 @@ TEST_CASE("an idle control connection is closed by the controller", "[dvm]") {
   char byte;
   CHECK(read(fd, &byte, 1) == 0);
   close(fd);
+  CHECK(dvm.status()["ok"] == true);
+}
+
+TEST_CASE("grove start removes what a dead controller left behind", "[dvm]") {
+  TempDir tmpdir;
+  // A controller that is gone: a process that has exited, and its directory
+  // with a socket and a job's files, as a crash leaves them.
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  REQUIRE(gone > 0);
+  waitpid(gone, nullptr, 0);
+  const std::filesystem::path base = tmpdir.path() + "/grove-" + std::to_string(getuid());
+  const std::filesystem::path litter = base / ("dvm-" + std::to_string(gone));
+  std::filesystem::create_directories(litter / "daemon-0" / "job-7");
+  std::filesystem::permissions(base, std::filesystem::perms::owner_all);
+  std::ofstream(litter / "control.sock") << "";
+  Dvm dvm(1, {}, {}, &tmpdir);
+  REQUIRE(dvm.ready());
+  CHECK_FALSE(std::filesystem::exists(litter));
   CHECK(dvm.status()["ok"] == true);
 }
