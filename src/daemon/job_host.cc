@@ -4,6 +4,7 @@
 #include <linux/close_range.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -42,8 +43,12 @@ namespace {
 // signal dispositions, an empty signal mask, and every descriptor inherited
 // from the daemon closed at exec (the pipes it needs are dup'd onto 0-2 after
 // this). Only async-signal-safe calls: the daemon has threads.
-void become_plain_child() {
+void become_plain_child(pid_t daemon) {
   setpgid(0, 0);
+  // A rank does not outlive its daemon: killed with it, even by SIGKILL
+  // (nobody would be left to end it). If the daemon is already gone, stop.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != daemon) _exit(127);
   struct sigaction plain {};
   plain.sa_handler = SIG_DFL;
   sigemptyset(&plain.sa_mask);
@@ -183,6 +188,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   sigset_t all, parent_mask;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
+  const pid_t daemon = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
@@ -190,7 +196,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     return;
   }
   if (pid == 0) {
-    become_plain_child();
+    become_plain_child(daemon);
     int null = open("/dev/null", O_RDONLY);
     dup2(null, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);

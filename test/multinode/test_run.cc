@@ -31,6 +31,19 @@ int processes_running(const std::string& needle) {
   return found;
 }
 
+// Processes whose command line starts with `prefix` (the program itself, not
+// a launcher that names it among its arguments).
+int processes_started_as(const std::string& prefix) {
+  int found = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    std::ifstream file(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (cmdline.rfind(prefix, 0) == 0) ++found;
+  }
+  return found;
+}
+
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
@@ -198,4 +211,27 @@ TEST_CASE("a finished job leaves no job directory on any daemon", "[run]") {
   while (job_directories() != 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(job_directories() == 0);
+}
+
+// Nobody is left to end the ranks of a daemon killed with SIGKILL; they end
+// with it (parent-death signal), not run on under ppid 1.
+TEST_CASE("the ranks of a SIGKILLed daemon do not outlive it", "[run]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const std::string marker = "41.0625";                             // a sleep no other test runs
+  const std::string needle = std::string("sleep") + '\0' + marker;  // as in /proc/PID/cmdline
+  RunResult result;
+  std::thread job([&] { result = run_on(dvm, {"-n", "2", "--map-by", "node", "sleep", marker}); });
+  auto wait_until = [](const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return done();
+  };
+  const bool started = wait_until([&] { return processes_started_as(needle) == 2; });
+  CHECK(started);
+  kill(dvm.status()["daemons"][1]["pid"].get<int>(), SIGKILL);
+  job.join();
+  CHECK(result.exit_code != 0);
+  CHECK(wait_until([&] { return processes_started_as(needle) == 0; }));
 }
