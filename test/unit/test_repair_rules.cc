@@ -89,3 +89,23 @@ TEST_CASE("bug 5: reading a forward under an older view retires it unforwarded",
   CHECK_FALSE(must_park(1, 0, 3, parent_in_7s_view));
   CHECK_FALSE(must_park(1, 1, 0, parent_in_7s_view));
 }
+
+TEST_CASE("rule 6: an ack vouches only for the subtree it was made for", "[repair]") {
+  SeedScenario s;
+  Tree before = s.old_tree();
+  Tree after = s.new_tree();
+  // 7 acks before hearing of 1's death: from its old slot, a leaf there.
+  AckStamp from_old_slot{0, *before.slot(7)};
+  REQUIRE(from_old_slot.slot == 7);
+  REQUIRE(after.slot(7) == 1u);  // its parent 0 now counts on it for slot 1: 3, 4 and theirs
+  CHECK_FALSE(ack_vouches(from_old_slot, 1, after.slot(7)));
+  // The same daemon, having heard: its new slot, in the parent's epoch.
+  CHECK(ack_vouches(AckStamp{1, 1}, 1, after.slot(7)));
+  // From an epoch the parent has not reached: kept aside, not counted yet.
+  CHECK_FALSE(ack_vouches(AckStamp{2, 1}, 1, after.slot(7)));
+  // A daemon that did not move: its earlier ack covers its (only smaller) subtree.
+  REQUIRE(before.slot(2) == after.slot(2));
+  CHECK(ack_vouches(AckStamp{0, *before.slot(2)}, 1, after.slot(2)));
+  // A daemon that is no longer in the tree vouches for nothing.
+  CHECK_FALSE(ack_vouches(AckStamp{0, 1}, 1, after.slot(1)));
+}
