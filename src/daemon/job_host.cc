@@ -64,6 +64,19 @@ void become_plain_child(pid_t daemon) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+struct Pipe {
+  Fd read;
+  Fd write;
+};
+
+bool make_pipe(Pipe& pipe) {
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return false;
+  pipe.read = Fd(ends[0]);
+  pipe.write = Fd(ends[1]);
+  return true;
+}
+
 std::string signal_name(int signal) {
   const char* name = strsignal(signal);
   return name != nullptr ? name : "signal " + std::to_string(signal);
@@ -165,9 +178,9 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     for (const auto& entry : *extra)
       add_env(entry);
   }
-  int out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      pipe2(exec_pipe, O_CLOEXEC) != 0) {
+  // Owned ends: whatever fails half way, nothing leaks.
+  Pipe out_pipe, err_pipe, exec_pipe;
+  if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe)) {
     fail(std::string("cannot create pipes: ") + std::strerror(errno));
     return;
   }
@@ -199,8 +212,8 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     become_plain_child(daemon);
     int null = open("/dev/null", O_RDONLY);
     dup2(null, STDIN_FILENO);
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
+    dup2(out_pipe.write.get(), STDOUT_FILENO);
+    dup2(err_pipe.write.get(), STDERR_FILENO);
     int code = 0;
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
       code = errno;
@@ -208,25 +221,25 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
       execvpe(argv[0], argv.data(), envp.data());
       code = errno;
     }
-    ssize_t ignored = write(exec_pipe[1], &code, sizeof code);
+    ssize_t ignored = write(exec_pipe.write.get(), &code, sizeof code);
     (void)ignored;
     _exit(127);
   }
   pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
   setpgid(pid, pid);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  close(exec_pipe[1]);
+  out_pipe.write.reset();
+  err_pipe.write.reset();
+  exec_pipe.write.reset();
   // The exec pipe closes without data when exec succeeded.
   int code = 0;
   ssize_t got;
   do {
-    got = read(exec_pipe[0], &code, sizeof code);
+    got = read(exec_pipe.read.get(), &code, sizeof code);
   } while (got < 0 && errno == EINTR);
-  close(exec_pipe[0]);
+  exec_pipe.read.reset();
   r.pid = pid;
-  r.pipes[0] = Fd(out_pipe[0]);
-  r.pipes[1] = Fd(err_pipe[0]);
+  r.pipes[0] = std::move(out_pipe.read);
+  r.pipes[1] = std::move(err_pipe.read);
   if (got == static_cast<ssize_t>(sizeof code)) {
     r.start_error = (cwd.empty() || code == ENOENT || code == EACCES)
                         ? "cannot execute '" + spec.argv[0] + "': " + std::strerror(code)
