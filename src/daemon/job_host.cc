@@ -210,7 +210,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   }
   if (pid == 0) {
     become_plain_child(daemon);
-    int null = open("/dev/null", O_RDONLY);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     dup2(null, STDIN_FILENO);
     dup2(out_pipe.write.get(), STDOUT_FILENO);
     dup2(err_pipe.write.get(), STDERR_FILENO);
