@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -19,29 +20,28 @@ RunResult run_on(Dvm& dvm, std::vector<std::string> args) {
   return dvm.grove(args, std::chrono::seconds(60));
 }
 
-// Processes whose command line (NUL-separated) contains `needle`, from /proc.
-int processes_running(const std::string& needle) {
+// Processes whose command line (NUL-separated, from /proc) satisfies `match`.
+int count_processes(const std::function<bool(const std::string& cmdline)>& match) {
   int found = 0;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     std::ifstream file(entry.path() / "cmdline", std::ios::binary);
     std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (cmdline.find(needle) != std::string::npos) ++found;
+    if (match(cmdline)) ++found;
   }
   return found;
+}
+
+// Processes whose command line contains `needle` anywhere.
+int processes_running(const std::string& needle) {
+  return count_processes(
+      [&](const std::string& cmdline) { return cmdline.find(needle) != std::string::npos; });
 }
 
 // Processes whose command line starts with `prefix` (the program itself, not
 // a launcher that names it among its arguments).
 int processes_started_as(const std::string& prefix) {
-  int found = 0;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    std::ifstream file(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (cmdline.rfind(prefix, 0) == 0) ++found;
-  }
-  return found;
+  return count_processes([&](const std::string& cmdline) { return cmdline.rfind(prefix, 0) == 0; });
 }
 
 std::size_t count(const std::string& text, const std::string& needle) {
