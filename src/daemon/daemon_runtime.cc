@@ -45,6 +45,9 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
       new DaemonRuntime(base, log, std::move(options), std::move(hooks)));
   runtime->max_payload_ = params.get_size("rml_base_max_frame_size");
   runtime->timing_ = params.get_bool("grpcomm_enable_timing");
+  auto fault_plan = parse_fault_plan(params.get_string("debug_fault"));
+  if (!fault_plan) return fault_plan.error();
+  runtime->fault_ = FaultTrigger(*fault_plan, runtime->options_.self);
   runtime->deferred_event_.reset(
       event_new(base, -1, 0, &DaemonRuntime::on_deferred_event, runtime.get()));
   if (!runtime->deferred_event_) return Error{"cannot create the runtime's deferred-hook event"};
@@ -90,6 +93,12 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
     Bytes payload(frame.begin() + kFrameHeaderSize, frame.end());
     if (hooks_.on_control) hooks_.on_control(from, *header, payload);
     return;
+  }
+  if (fault_.armed() && header->type == FrameType::xcast_data && is_release_tag(header->tag)) {
+    ReleaseOpKey op{header->tag, static_cast<std::uint8_t>(header->topology), header->op_id};
+    if (auto fault = fault_.reached(FaultPoint::release_received, op)) {
+      die_for_fault(log_, *fault, op);
+    }
   }
   Outbox out;
   engine_->on_frame(now(), from, frame, out);
@@ -182,6 +191,12 @@ void DaemonRuntime::deliver(DeliverBroadcast& deliver) {
                  std::string(topology_name(deliver.topology)).c_str(),
                  static_cast<unsigned long long>(deliver.op_id), deliver.payload->size(),
                  static_cast<unsigned long long>(fnv1a64(*deliver.payload)));
+  }
+  if (fault_.armed() && is_release_tag(deliver.tag)) {
+    ReleaseOpKey op{deliver.tag, static_cast<std::uint8_t>(deliver.topology), deliver.op_id};
+    if (auto fault = fault_.reached(FaultPoint::release_delivered, op)) {
+      die_for_fault(log_, *fault, op);
+    }
   }
   if (hooks_.on_deliver) hooks_.on_deliver(deliver);
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "daemon/control_messages.h"
+#include "daemon/fault_trigger.h"
 #include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"
 #include "rml/transport/libevent_handles.h"
@@ -102,6 +103,7 @@ class DaemonRuntime : private EffectDriver {
   RuntimeHooks hooks_;
   std::uint64_t max_payload_ = 0;
   bool timing_ = false;  // grpcomm_enable_timing: log every finished broadcast
+  FaultTrigger fault_;   // debug_fault: where this daemon dies, if anywhere
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<TcpTransport> transport_;
   std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;

@@ -113,6 +113,12 @@ Result<ParamValue> parse_param_value(const ParamSpec& spec, std::string_view tex
       return ParamValue{*parsed};
     }
     case ParamKind::string:
+      if (spec.check) {
+        if (auto problem = spec.check(trim(text))) {
+          return Error{"invalid value '" + std::string(text) + "' for parameter '" + spec.name +
+                       "': " + *problem};
+        }
+      }
       return ParamValue{std::string(trim(text))};
     case ParamKind::enumeration: {
       std::string_view wanted = trim(text);

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +48,8 @@ struct ParamSpec {
   std::int64_t min = std::numeric_limits<std::int64_t>::min();  // integer and size
   std::int64_t max = std::numeric_limits<std::int64_t>::max();
   std::vector<std::string> choices;  // enumeration
+  // A string's own syntax: returns what is wrong with `text`, or nothing.
+  std::function<std::optional<std::string>(std::string_view text)> check;
 };
 
 using ParamValue = std::variant<bool, std::int64_t, std::uint64_t, std::string>;

@@ -1,13 +1,21 @@
 #include "util/standard_params.h"
 
+#include "util/fault_plan.h"
+
 namespace grove {
 namespace {
 
 // Integers and sizes both carry a range; only the kind differs.
 ParamSpec ranged(ParamKind kind, std::string name, std::string default_text, std::int64_t min,
                  std::int64_t max, std::string description) {
-  return ParamSpec{
-      std::move(name), kind, std::move(default_text), std::move(description), min, max, {}};
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.kind = kind;
+  spec.default_text = std::move(default_text);
+  spec.description = std::move(description);
+  spec.min = min;
+  spec.max = max;
+  return spec;
 }
 
 ParamSpec integer(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
@@ -57,6 +65,18 @@ void register_standard_params(ParamRegistry& registry) {
                           "Daemon vpid that applies grpcomm_release_delay_ms (-1: every daemon)"));
   registry.define(size("grpcomm_compress_threshold", "4096", 0, std::int64_t{1} << 40,
                        "Broadcast payloads larger than this are deflated once at the originator"));
+  ParamSpec fault;
+  fault.name = "debug_fault";
+  fault.kind = ParamKind::string;
+  fault.description =
+      "Testing only: daemons that kill themselves at a chosen point, as VPID:POINT[:N],... "
+      "(points: release-received, release-delivered; N counts release ops)";
+  fault.check = [](std::string_view text) -> std::optional<std::string> {
+    auto plan = parse_fault_plan(text);
+    if (!plan) return plan.error().message;
+    return std::nullopt;
+  };
+  registry.define(std::move(fault));
   // runtime: process-wide settings.
   registry.define(
       integer("runtime_num_worker_threads", "0", 0, 256,

@@ -1,0 +1,57 @@
+#include "util/fault_plan.h"
+
+#include "util/text.h"
+
+namespace grove {
+namespace {
+
+constexpr FaultPoint kPoints[] = {FaultPoint::release_received, FaultPoint::release_delivered};
+
+}  // namespace
+
+std::string_view fault_point_name(FaultPoint point) {
+  switch (point) {
+    case FaultPoint::release_received:
+      return "release-received";
+    case FaultPoint::release_delivered:
+      return "release-delivered";
+  }
+  return "unknown";
+}
+
+Result<FaultPlan> parse_fault_plan(std::string_view text) {
+  FaultPlan plan;
+  if (trim(text).empty()) return plan;
+  for (const std::string& entry : split(text, ',')) {
+    auto fail = [&](const std::string& why) -> Result<FaultPlan> {
+      return Error{"fault '" + std::string(trim(entry)) + "': " + why +
+                   " (expected VPID:POINT[:N], POINT one of release-received, "
+                   "release-delivered)"};
+    };
+    auto fields = split(trim(entry), ':');
+    if (fields.size() < 2 || fields.size() > 3) return fail("wrong number of fields");
+    FaultSpec spec;
+    auto vpid = parse_int(trim(fields[0]));
+    if (!vpid || *vpid < 0 || *vpid > 0xFFFFFFF) return fail("bad vpid");
+    // The controller holds the DVM's state; losing it is not a repairable fault.
+    if (*vpid == 0) return fail("vpid 0 is the controller and cannot be a victim");
+    spec.vpid = static_cast<std::uint32_t>(*vpid);
+    bool known = false;
+    for (FaultPoint point : kPoints) {
+      if (trim(fields[1]) == fault_point_name(point)) {
+        spec.point = point;
+        known = true;
+      }
+    }
+    if (!known) return fail("unknown point '" + std::string(trim(fields[1])) + "'");
+    if (fields.size() == 3) {
+      auto nth = parse_int(trim(fields[2]));
+      if (!nth || *nth < 1) return fail("N must be a positive integer");
+      spec.nth = static_cast<std::uint64_t>(*nth);
+    }
+    plan.push_back(spec);
+  }
+  return plan;
+}
+
+}  // namespace grove

@@ -1,0 +1,41 @@
+// Deterministic fault injection (`debug_fault`): which daemon dies, and at
+// which point of which release. Tests use it so a fault lands where they mean
+// it to whatever the machine's load; nothing here races a sleep or a log line.
+//
+// Syntax: a comma-separated list of VPID:POINT[:N]. POINT is one of the
+// names below; N (default 1) counts distinct release ops at that daemon.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace grove {
+
+enum class FaultPoint : std::uint8_t {
+  // The Nth release op's data frame has arrived; the engine has not seen it,
+  // so the daemon neither delivers nor forwards it.
+  release_received,
+  // The Nth release op was delivered at this daemon (and logged); the
+  // release has not been handed to local ranks. Forwarding is whatever the
+  // engine did before delivering (none while grpcomm_release_delay_ms holds it).
+  release_delivered,
+};
+
+std::string_view fault_point_name(FaultPoint point);
+
+struct FaultSpec {
+  std::uint32_t vpid = 0;
+  FaultPoint point = FaultPoint::release_received;
+  std::uint64_t nth = 1;
+};
+
+using FaultPlan = std::vector<FaultSpec>;
+
+// "" is the empty plan. Errors name the entry at fault.
+Result<FaultPlan> parse_fault_plan(std::string_view text);
+
+}  // namespace grove
