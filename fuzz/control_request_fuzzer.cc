@@ -1,5 +1,5 @@
 // libFuzzer target for the control socket's request decoder
-// (daemon/control_request.h): any line either decodes to a request whose
+// (control/control_request.h): any line either decodes to a request whose
 // fields are within the documented limits, or is an Error with a message;
 // never an exception, a crash or an unbounded value. Built and run by .ci/fuzz.
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <variant>
 
-#include "daemon/control_request.h"
+#include "control/control_request.h"
 
 namespace {
 

@@ -50,29 +50,6 @@ bool get_accounting(ByteReader& reader, Accounting& accounting) {
 
 }  // namespace
 
-std::string_view daemon_tag_name(std::uint16_t tag) {
-  switch (tag) {
-    case daemon_tags::report:
-      return "report";
-    case daemon_tags::endpoint_table:
-      return "endpoint-table";
-    case daemon_tags::heartbeat:
-      return "heartbeat";
-    case daemon_tags::shutdown:
-      return "shutdown";
-    case daemon_tags::counters_request:
-      return "counters-request";
-    case daemon_tags::counters_reply:
-      return "counters-reply";
-    case daemon_tags::help:
-      return "help";
-    case daemon_tags::bench_barrier:
-      return "bench-barrier";
-    default:
-      return tag_name(tag);
-  }
-}
-
 Bytes encode(const DaemonReport& report) {
   ByteWriter writer;
   put_report(writer, report);

@@ -19,19 +19,6 @@
 
 namespace grove {
 
-namespace daemon_tags {
-inline constexpr std::uint16_t report = tags::first_daemon_tag + 0;            // control
-inline constexpr std::uint16_t endpoint_table = tags::first_daemon_tag + 1;    // broadcast
-inline constexpr std::uint16_t heartbeat = tags::first_daemon_tag + 2;         // control
-inline constexpr std::uint16_t shutdown = tags::first_daemon_tag + 3;          // broadcast
-inline constexpr std::uint16_t counters_request = tags::first_daemon_tag + 4;  // broadcast
-inline constexpr std::uint16_t counters_reply = tags::first_daemon_tag + 5;    // control
-inline constexpr std::uint16_t help = tags::first_daemon_tag + 6;              // control
-inline constexpr std::uint16_t bench_barrier = tags::first_daemon_tag + 7;     // broadcast
-}  // namespace daemon_tags
-
-std::string_view daemon_tag_name(std::uint16_t tag);
-
 // A daemon's first words to the controller.
 struct DaemonReport {
   Vpid vpid = 0;

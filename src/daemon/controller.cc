@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "daemon/host_info.h"
-#include "daemon/local_launcher.h"
+#include "jobs/local_launcher.h"
 #include "rml/transport/dvm_secret.h"
 
 namespace grove {

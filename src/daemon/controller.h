@@ -16,13 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "control/control_request.h"
+#include "control/control_socket.h"
+#include "control/session_dir.h"
 #include "daemon/control_messages.h"
-#include "daemon/control_socket.h"
 #include "daemon/daemon_runtime.h"
-#include "daemon/job_host.h"
-#include "daemon/job_manager.h"
 #include "daemon/pmix_bridge.h"
-#include "daemon/session_dir.h"
+#include "jobs/job_host.h"
+#include "jobs/job_manager.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 #include "util/show_help.h"

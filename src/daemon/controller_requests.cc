@@ -16,7 +16,7 @@ nlohmann::json accounting_json(const Accounting& accounting) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [key, count] : accounting.by_key()) {
     out.push_back({{"type", std::string(frame_type_name(key.type))},
-                   {"tag", std::string(daemon_tag_name(key.tag))},
+                   {"tag", std::string(tag_name(key.tag))},
                    {"topology", std::string(topology_name(key.topology))},
                    {"frames", count.frames},
                    {"bytes", count.bytes}});

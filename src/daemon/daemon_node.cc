@@ -101,7 +101,7 @@ int DaemonNode::run() {
 void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
   if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
   log_.verbose("daemon", 2, "unexpected control %s from %u",
-               std::string(daemon_tag_name(header.tag)).c_str(), from);
+               std::string(tag_name(header.tag)).c_str(), from);
 }
 
 void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "daemon/daemon_runtime.h"
-#include "daemon/job_host.h"
 #include "daemon/pmix_bridge.h"
+#include "jobs/job_host.h"
 #include "rml/transport/endpoint.h"
 #include "util/log.h"
 #include "util/param_registry.h"

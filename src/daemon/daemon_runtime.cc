@@ -117,8 +117,8 @@ void DaemonRuntime::send_control(Vpid to, std::uint16_t tag, Bytes payload) {
   header.epoch = engine_->membership().epoch();
   auto status = transport_->send(to, encode_frame(header, payload), SendPath::direct);
   if (!status) {
-    log_.verbose("rml", 1, "control %s to %u not sent: %s",
-                 std::string(daemon_tag_name(tag)).c_str(), to, status.error().message.c_str());
+    log_.verbose("rml", 1, "control %s to %u not sent: %s", std::string(tag_name(tag)).c_str(), to,
+                 status.error().message.c_str());
   }
 }
 
@@ -212,7 +212,7 @@ void DaemonRuntime::broadcast_done(BroadcastDone& done) {
     log_.verbose("grpcomm", 0,
                  "timing %s %s op %llu: %llu bytes on the wire, started %llu ns, "
                  "completed %llu ns, span %.1f us%s",
-                 std::string(daemon_tag_name(done.tag)).c_str(),
+                 std::string(tag_name(done.tag)).c_str(),
                  std::string(topology_name(done.topology)).c_str(),
                  static_cast<unsigned long long>(done.op_id),
                  static_cast<unsigned long long>(done.wire_bytes),

@@ -12,15 +12,10 @@
 #include <string>
 
 #include "daemon/daemon_runtime.h"
-#include "daemon/job_messages.h"
-#include "daemon/pmix/server.h"
+#include "jobs/job_messages.h"
+#include "pmix/server.h"
 
 namespace grove {
-
-namespace pmix_tags {
-inline constexpr std::uint16_t modex_request = tags::first_daemon_tag + 24;  // control
-inline constexpr std::uint16_t modex_reply = tags::first_daemon_tag + 25;    // control
-}  // namespace pmix_tags
 
 class PmixBridge {
  public:

@@ -7,24 +7,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "rml/tag_registry.h"
 #include "rml/topology.h"
 
 namespace grove {
-
-namespace tags {
-inline constexpr std::uint16_t membership = 1;     // departure/return notices
-inline constexpr std::uint16_t fence_rollup = 2;   // contributions up the routing tree
-inline constexpr std::uint16_t fence_release = 3;  // a fence's aggregate, down
-inline constexpr std::uint16_t group_release = 4;  // a group collective's release
-inline constexpr std::uint16_t op_report = 5;      // daemon -> controller: an op went wrong
-inline constexpr std::uint16_t op_abort = 6;       // controller -> all: an op ended in error
-inline constexpr std::uint16_t launch = 7;         // job launch messages
-inline constexpr std::uint16_t bench_release =
-    8;  // `grove bench release`: a release without a fence
-inline constexpr std::uint16_t first_daemon_tag = 64;  // tags >= this belong to the daemon
-}  // namespace tags
-
-std::string_view tag_name(std::uint16_t tag);
 
 // Releases are what grpcomm_release_delay_ms holds and what may take the release tree.
 inline bool is_release_tag(std::uint16_t tag) {

@@ -1,7 +1,7 @@
 #include "launcher/dvm_client.h"
 
-#include "daemon/control_socket.h"
-#include "daemon/session_dir.h"
+#include "control/control_socket.h"
+#include "control/session_dir.h"
 
 namespace grove {
 

@@ -17,8 +17,8 @@
 #include <map>
 #include <thread>
 
-#include "daemon/control_socket.h"
-#include "daemon/session_dir.h"
+#include "control/control_socket.h"
+#include "control/session_dir.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
 

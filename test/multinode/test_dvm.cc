@@ -18,7 +18,7 @@
 #include <regex>
 #include <thread>
 
-#include "daemon/control_socket.h"
+#include "control/control_socket.h"
 #include "dvm_harness.h"
 #include "grpcomm/tags.h"
 #include "sim/simulator.h"

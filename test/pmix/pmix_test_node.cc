@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "client_launch.h"
-#include "daemon/pmix/server.h"
+#include "pmix/server.h"
 #include "rml/transport/libevent_handles.h"
 
 namespace grove::pmix_test {

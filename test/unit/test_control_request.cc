@@ -2,7 +2,7 @@
 // bad request an error naming the field (these once killed the controller).
 #include <catch2/catch.hpp>
 
-#include "daemon/control_request.h"
+#include "control/control_request.h"
 
 using namespace grove;
 

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "daemon/pmix/upcall.h"
+#include "pmix/upcall.h"
 
 namespace grove::pmix_internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/job_map.h"
+#include "jobs/job_map.h"
 
 #include <algorithm>
 #include <map>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pmix/info_list.h"
-#include "daemon/pmix/server.h"
+#include "pmix/info_list.h"
+#include "pmix/server.h"
 #include "util/result.h"
 
 namespace grove::pmix_internal {

@@ -1,4 +1,4 @@
-#include "daemon/job_messages.h"
+#include "jobs/job_messages.h"
 
 namespace grove {
 namespace {

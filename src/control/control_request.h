@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "daemon/job_map.h"
+#include "jobs/job_request.h"
 #include "util/result.h"
 
 namespace grove {
@@ -31,14 +31,7 @@ struct BenchRequest {
 };
 
 // A job to map and launch (what `grove run` asks).
-struct RunRequest {
-  std::vector<std::string> argv;
-  std::vector<std::string> env;  // NAME=value
-  std::string cwd;
-  std::uint32_t np = 1;
-  MapPolicy policy = MapPolicy::slot;
-  std::uint32_t timeout_s = 0;  // 0: none
-};
+using RunRequest = JobRequest;
 
 using ControlRequest =
     std::variant<StopRequest, StatusRequest, KillRequest, BenchRequest, RunRequest>;

@@ -1,4 +1,4 @@
-#include "daemon/pmix/server.h"
+#include "pmix/server.h"
 
 #include <pmix_server.h>
 #include <sys/stat.h>
@@ -12,9 +12,9 @@
 #include <mutex>
 #include <utility>
 
-#include "daemon/pmix/info_list.h"
-#include "daemon/pmix/job_info.h"
-#include "daemon/pmix/upcall.h"
+#include "pmix/info_list.h"
+#include "pmix/job_info.h"
+#include "pmix/upcall.h"
 
 namespace grove {
 

@@ -1,4 +1,4 @@
-#include "daemon/control_socket.h"
+#include "control/control_socket.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "daemon/control_request.h"
+#include "control/control_request.h"
 
 namespace grove {
 

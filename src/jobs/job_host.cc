@@ -1,4 +1,4 @@
-#include "daemon/job_host.h"
+#include "jobs/job_host.h"
 
 #include <fcntl.h>
 #include <linux/close_range.h>

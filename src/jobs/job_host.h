@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/job_messages.h"
 #include "grpcomm/effects.h"
+#include "jobs/job_messages.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
 

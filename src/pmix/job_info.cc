@@ -1,4 +1,4 @@
-#include "daemon/pmix/job_info.h"
+#include "pmix/job_info.h"
 
 #include <pmix_server.h>
 

@@ -1,4 +1,4 @@
-#include "daemon/session_dir.h"
+#include "control/session_dir.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "daemon/control_request.h"
+#include "control/control_request.h"
 
 namespace grove {
 namespace {

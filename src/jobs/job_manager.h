@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/control_request.h"
-#include "daemon/job_messages.h"
+#include "jobs/job_messages.h"
+#include "jobs/job_request.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
 
@@ -35,7 +35,7 @@ class JobManager {
   JobManager(event_base* base, const Log& log, std::string nspace_prefix, JobManagerHooks hooks);
   ~JobManager();
 
-  void submit(const RunRequest& request, JobEventFn events);
+  void submit(const JobRequest& request, JobEventFn events);
   void on_output(const JobOutput& output);
   void on_exit(const RankExit& exit);
   void on_abort(const JobAbort& abort);

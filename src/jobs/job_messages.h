@@ -8,21 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "daemon/control_messages.h"
-#include "daemon/job_map.h"
+#include "grpcomm/tags.h"
+#include "jobs/job_map.h"
 #include "util/bytes.h"
 #include "util/result.h"
 
 namespace grove {
-
-namespace job_tags {
-inline constexpr std::uint16_t launch = tags::launch;                  // broadcast
-inline constexpr std::uint16_t kill = tags::first_daemon_tag + 16;     // broadcast
-inline constexpr std::uint16_t cleanup = tags::first_daemon_tag + 17;  // broadcast
-inline constexpr std::uint16_t output = tags::first_daemon_tag + 18;   // control
-inline constexpr std::uint16_t exited = tags::first_daemon_tag + 19;   // control
-inline constexpr std::uint16_t aborted = tags::first_daemon_tag + 20;  // control
-}  // namespace job_tags
 
 struct JobSpec {
   std::uint32_t job = 0;

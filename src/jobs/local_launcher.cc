@@ -1,4 +1,4 @@
-#include "daemon/local_launcher.h"
+#include "jobs/local_launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>

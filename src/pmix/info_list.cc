@@ -1,4 +1,4 @@
-#include "daemon/pmix/info_list.h"
+#include "pmix/info_list.h"
 
 #include <utility>
 

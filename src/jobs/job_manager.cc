@@ -1,4 +1,4 @@
-#include "daemon/job_manager.h"
+#include "jobs/job_manager.h"
 
 #include <set>
 
@@ -22,7 +22,7 @@ JobManager::JobManager(event_base* base, const Log& log, std::string nspace_pref
 
 JobManager::~JobManager() = default;
 
-void JobManager::submit(const RunRequest& request, JobEventFn events) {
+void JobManager::submit(const JobRequest& request, JobEventFn events) {
   auto daemons = hooks_.living_daemons();
   auto map = map_ranks(request.np, daemons, request.policy);
   if (!map) {

@@ -1,0 +1,47 @@
+#include "rml/tag_registry.h"
+
+#include <array>
+
+namespace grove {
+namespace {
+
+constexpr std::array kTags{
+    TagInfo{tags::membership, "membership"},
+    TagInfo{tags::fence_rollup, "fence-rollup"},
+    TagInfo{tags::fence_release, "fence-release"},
+    TagInfo{tags::group_release, "group-release"},
+    TagInfo{tags::op_report, "op-report"},
+    TagInfo{tags::op_abort, "op-abort"},
+    TagInfo{tags::launch, "launch"},
+    TagInfo{tags::bench_release, "bench-release"},
+    TagInfo{daemon_tags::report, "report"},
+    TagInfo{daemon_tags::endpoint_table, "endpoint-table"},
+    TagInfo{daemon_tags::heartbeat, "heartbeat"},
+    TagInfo{daemon_tags::shutdown, "shutdown"},
+    TagInfo{daemon_tags::counters_request, "counters-request"},
+    TagInfo{daemon_tags::counters_reply, "counters-reply"},
+    TagInfo{daemon_tags::help, "help"},
+    TagInfo{daemon_tags::bench_barrier, "bench-barrier"},
+    TagInfo{job_tags::kill, "job-kill"},
+    TagInfo{job_tags::cleanup, "job-cleanup"},
+    TagInfo{job_tags::output, "job-output"},
+    TagInfo{job_tags::exited, "job-exited"},
+    TagInfo{job_tags::aborted, "job-aborted"},
+    TagInfo{pmix_tags::modex_request, "modex-request"},
+    TagInfo{pmix_tags::modex_reply, "modex-reply"},
+};
+
+}  // namespace
+
+std::span<const TagInfo> all_tags() {
+  return kTags;
+}
+
+std::string_view tag_name(std::uint16_t tag) {
+  for (const TagInfo& info : kTags) {
+    if (info.tag == tag) return info.name;
+  }
+  return "unknown";
+}
+
+}  // namespace grove

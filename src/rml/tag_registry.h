@@ -1,0 +1,64 @@
+// Every message tag of grove, in one place: the engine's own (below 64) and
+// the daemon's (control frames and DVM-wide broadcasts), so a tag number is
+// never given twice and every log line can name the tag it saw. A new tag is
+// added here, with its name in tag_registry.cc, or nowhere.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace grove {
+
+namespace tags {
+inline constexpr std::uint16_t membership = 1;         // departure/return notices
+inline constexpr std::uint16_t fence_rollup = 2;       // contributions up the routing tree
+inline constexpr std::uint16_t fence_release = 3;      // a fence's aggregate, down
+inline constexpr std::uint16_t group_release = 4;      // a group collective's release
+inline constexpr std::uint16_t op_report = 5;          // daemon -> controller: an op went wrong
+inline constexpr std::uint16_t op_abort = 6;           // controller -> all: an op ended in error
+inline constexpr std::uint16_t launch = 7;             // job launch messages
+inline constexpr std::uint16_t bench_release = 8;      // `grove bench release`: a release, no fence
+inline constexpr std::uint16_t first_daemon_tag = 64;  // tags >= this belong to the daemon
+}  // namespace tags
+
+// Daemon <-> controller (daemon/control_messages.h).
+namespace daemon_tags {
+inline constexpr std::uint16_t report = tags::first_daemon_tag + 0;            // control
+inline constexpr std::uint16_t endpoint_table = tags::first_daemon_tag + 1;    // broadcast
+inline constexpr std::uint16_t heartbeat = tags::first_daemon_tag + 2;         // control
+inline constexpr std::uint16_t shutdown = tags::first_daemon_tag + 3;          // broadcast
+inline constexpr std::uint16_t counters_request = tags::first_daemon_tag + 4;  // broadcast
+inline constexpr std::uint16_t counters_reply = tags::first_daemon_tag + 5;    // control
+inline constexpr std::uint16_t help = tags::first_daemon_tag + 6;              // control
+inline constexpr std::uint16_t bench_barrier = tags::first_daemon_tag + 7;     // broadcast
+}  // namespace daemon_tags
+
+// Jobs (jobs/job_messages.h).
+namespace job_tags {
+inline constexpr std::uint16_t launch = tags::launch;                  // broadcast
+inline constexpr std::uint16_t kill = tags::first_daemon_tag + 16;     // broadcast
+inline constexpr std::uint16_t cleanup = tags::first_daemon_tag + 17;  // broadcast
+inline constexpr std::uint16_t output = tags::first_daemon_tag + 18;   // control
+inline constexpr std::uint16_t exited = tags::first_daemon_tag + 19;   // control
+inline constexpr std::uint16_t aborted = tags::first_daemon_tag + 20;  // control
+}  // namespace job_tags
+
+// The PMIx bridge's direct modex (daemon/pmix_bridge.h).
+namespace pmix_tags {
+inline constexpr std::uint16_t modex_request = tags::first_daemon_tag + 24;  // control
+inline constexpr std::uint16_t modex_reply = tags::first_daemon_tag + 25;    // control
+}  // namespace pmix_tags
+
+struct TagInfo {
+  std::uint16_t tag;
+  std::string_view name;
+};
+
+// Every tag above, once (job_tags::launch is tags::launch).
+std::span<const TagInfo> all_tags();
+
+// The tag's name, or "unknown" for a number no one registered.
+std::string_view tag_name(std::uint16_t tag);
+
+}  // namespace grove

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The layout of src/ is the architecture: each folder may include only the
+folders below it, and the pure layers (util, rml, grpcomm, sim) touch no
+sockets, event loops, threads, libpmix or clocks. Fails naming every include
+that breaks the rule. `--self-test` plants violations in a scratch tree and
+shows each is caught."""
+import os
+import re
+import sys
+import tempfile
+
+# Folder -> the folders its files may include (itself always allowed).
+ALLOWED = {
+    "util": set(),
+    "rml": {"util"},
+    "rml/transport": {"util", "rml"},
+    "grpcomm": {"util", "rml"},
+    "sim": {"util", "rml", "grpcomm"},
+    "pmix": {"util", "rml/transport"},
+    "jobs": {"util", "rml", "rml/transport", "grpcomm"},
+    "control": {"util", "rml", "rml/transport", "grpcomm", "jobs"},
+    "daemon": {"util", "rml", "rml/transport", "grpcomm", "jobs", "control", "pmix"},
+    "launcher": {"util", "rml", "rml/transport", "grpcomm", "sim", "jobs", "control",
+                 "pmix", "daemon"},
+}
+PURE = {"util", "rml", "grpcomm", "sim"}
+# What the pure layers must not include: sockets, event loops, threads, PMIx.
+IMPURE_SYSTEM = re.compile(
+    r"^(event2/|sys/socket\.h|sys/epoll\.h|netinet/|arpa/|netdb\.h|pmix|thread$|mutex$|"
+    r"condition_variable$|future$|pthread\.h|unistd\.h|chrono$)")
+# Nor read a clock: drivers hand the engine `now`.
+CLOCK_CALLS = re.compile(r"\b(monotonic_now_ns|clock_gettime|steady_clock|system_clock)\b")
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+# Pure files allowed a clock: the one place grove reads it.
+CLOCK_OWNERS = {"util/clock.cc", "util/clock.h", "util/log.cc"}
+
+
+def folder_of(relpath):
+    parts = relpath.split("/")
+    if len(parts) >= 3 and parts[0] == "rml" and parts[1] == "transport":
+        return "rml/transport"
+    return parts[0] if len(parts) > 1 else ""
+
+
+def check(src_root):
+    problems = []
+    for directory, _, files in os.walk(src_root):
+        for name in sorted(files):
+            if not name.endswith((".h", ".cc")):
+                continue
+            path = os.path.join(directory, name)
+            rel = os.path.relpath(path, src_root)
+            layer = folder_of(rel)
+            if layer not in ALLOWED:
+                problems.append(f"{rel}: folder '{layer}' has no place in the layering")
+                continue
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+            for number, line in enumerate(text.splitlines(), 1):
+                match = INCLUDE.match(line)
+                if not match:
+                    continue
+                kind, target = match.groups()
+                if kind == '"':
+                    other = folder_of(target)
+                    if other != layer and other not in ALLOWED[layer]:
+                        problems.append(f"{rel}:{number}: {layer} may not include {target}")
+                elif layer in PURE and IMPURE_SYSTEM.match(target):
+                    problems.append(f"{rel}:{number}: pure layer {layer} includes <{target}>")
+            if layer in PURE and rel not in CLOCK_OWNERS:
+                for number, line in enumerate(text.splitlines(), 1):
+                    if CLOCK_CALLS.search(line.split("//")[0]):
+                        problems.append(f"{rel}:{number}: pure layer {layer} reads a clock")
+    return problems
+
+
+def self_test():
+    planted = {
+        "grpcomm/a.cc": '#include "daemon/controller.h"\n',
+        "sim/b.cc": "#include <event2/event.h>\n",
+        "rml/c.h": '#include "rml/transport/tcp_transport.h"\n',
+        "jobs/d.h": '#include "control/control_request.h"\n',
+        "grpcomm/e.cc": "auto t = monotonic_now_ns();\n",
+        "stray/f.cc": "\n",
+        "daemon/ok.cc": '#include "jobs/job_map.h"\n#include <event2/event.h>\n',
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for rel, text in planted.items():
+            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w", encoding="utf-8") as handle:
+                handle.write(text)
+        problems = check(root)
+    caught = {p.split(":")[0] for p in problems}
+    expected = set(planted) - {"daemon/ok.cc"}
+    if caught != expected:
+        print(f"self-test: caught {sorted(caught)}, expected {sorted(expected)}")
+        return 1
+    print(f"self-test: all {len(expected)} planted violations caught, the clean file passed")
+    return 0
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
+        return self_test()
+    if len(sys.argv) != 2:
+        print("usage: check_layering.py SRC_DIR | --self-test")
+        return 2
+    problems = check(sys.argv[1])
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} layering violation(s)")
+        return 1
+    print("layering: every include respects the layers")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
