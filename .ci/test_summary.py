@@ -19,6 +19,8 @@ def count(entry):
     passed = ALL_PASSED.findall(out)
     if passed and ok:
         return int(passed[-1]), 0
+    if ok and "No tests ran" in out:
+        return 0, 0  # a slice whose tags nothing carries today
     mixed = MIXED.findall(out)
     if mixed:
         total, good, bad = mixed[-1]

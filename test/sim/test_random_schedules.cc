@@ -66,17 +66,17 @@ std::size_t sweep(std::uint32_t daemons, std::uint32_t seeds_per_cell) {
 }  // namespace
 
 // 3 counts x 9 radix pairs x 4 fault counts x seeds = 20,520 schedules.
-TEST_CASE("random fault schedules at 10 daemons", "[sim]") {
+TEST_CASE("random fault schedules at 10 daemons", "[sim][schedules]") {
   CHECK(sweep(10, 190) == 6840);
 }
-TEST_CASE("random fault schedules at 64 daemons", "[sim]") {
+TEST_CASE("random fault schedules at 64 daemons", "[sim][schedules]") {
   CHECK(sweep(64, 190) == 6840);
 }
-TEST_CASE("random fault schedules at 257 daemons", "[sim]") {
+TEST_CASE("random fault schedules at 257 daemons", "[sim][schedules]") {
   CHECK(sweep(257, 190) == 6840);
 }
 
-TEST_CASE("regression seeds replay clean", "[sim]") {
+TEST_CASE("regression seeds replay clean", "[sim][replay]") {
   std::ifstream file(GROVE_SIM_REGRESSION_SEEDS);
   REQUIRE(file);
   std::string line;
@@ -95,7 +95,7 @@ TEST_CASE("regression seeds replay clean", "[sim]") {
   CHECK(replayed >= 7);
 }
 
-TEST_CASE("a printed replay line reproduces the run exactly", "[sim]") {
+TEST_CASE("a printed replay line reproduces the run exactly", "[sim][replay]") {
   SimOptions options;
   options.daemons = 33;
   options.radices = {3, 2};
@@ -121,7 +121,8 @@ TEST_CASE("a printed replay line reproduces the run exactly", "[sim]") {
   CHECK(first.fence_ns == again.fence_ns);
 }
 
-TEST_CASE("a replay line with an unknown option or a bad value is refused by name", "[sim]") {
+TEST_CASE("a replay line with an unknown option or a bad value is refused by name",
+          "[sim][replay]") {
   auto unknown = parse_replay_arguments("--daemons 8 --radixx 2");
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.error().message.find("--radixx") != std::string::npos);
@@ -136,7 +137,7 @@ TEST_CASE("a replay line with an unknown option or a bad value is refused by nam
 // radices 2-8 and 64/4, 5-300 daemons, faults up to half, jitter up to 10x
 // alpha, 1-5 rounds, participation 0.1-1, delays on a victim. A fixed sample,
 // three schedules per cell, from the campaign's own seed.
-TEST_CASE("a fixed sample of the campaign matrix holds every invariant", "[sim]") {
+TEST_CASE("a fixed sample of the campaign matrix holds every invariant", "[sim][campaign]") {
   CampaignReport report;
   const std::uint64_t count = campaign_cells().size() * 3;
   for (std::uint64_t index = 0; index < count; ++index)
