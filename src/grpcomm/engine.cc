@@ -198,16 +198,14 @@ void Engine::on_op_report(TimeNs now, const FrameHeader& /*header*/, const Bytes
   TopologyState& state = topology(report->topology);
   auto found = state.ops.find(report->op_id);
   if (found == state.ops.end()) return;  // already complete or aborted
-  OpAbort abort{
-      report->topology, report->op_id, found->second.tag, FenceStatus::topology_mismatch, false,
-      FenceKey{}};
+  OpAbort abort{report->topology, report->op_id, found->second.tag, FenceStatus::topology_mismatch,
+                std::nullopt};
   if (found->second.tag == tags::fence_release) {
     auto plain = (found->second.flags & kFrameCompressed)
                      ? decompress_payload(*found->second.wire, config_.max_payload)
                      : Result<Bytes>(*found->second.wire);
     if (plain) {
       if (auto release = decode_fence_release_header(*plain)) {
-        abort.has_fence = true;
         abort.fence = release->key;
       }
     }
@@ -225,10 +223,10 @@ Status Engine::check_invariants() const {
       if (is_controller() && id >= state.next_id) {
         return Error{"op " + std::to_string(id) + " beyond the originator's counter"};
       }
-      if (op.complete && !op.delivered) {
-        return Error{"op " + std::to_string(id) + " complete but never delivered"};
+      if (!op.forwarded() && !op.sent_to.empty()) {
+        return Error{"op " + std::to_string(id) + " sent to children before forwarding"};
       }
-      if (op.complete && is_controller()) {
+      if (op.phase == OpPhase::complete && is_controller()) {
         return Error{"the originator kept completed op " + std::to_string(id)};
       }
       for (Vpid vpid : op.answered) {

@@ -105,6 +105,16 @@ class Engine {
   Status check_invariants() const;
 
  private:
+  // Where an op is in forwarding. Transitions:
+  //   received -> held         first receipt, while grpcomm_release_delay_ms holds it
+  //   received -> forwarding   the first advance sends to every child
+  //   held -> forwarding       the hold's timer fires
+  //   forwarding -> complete   every child's ack vouches for its current slot
+  //   complete -> forwarding   a repair gave it a child to reach or an ack to wait for
+  // Parking is a gate beside the phase, not a phase: a parked op waits for a
+  // tree version whatever its phase, and resumes where it was.
+  enum class OpPhase : std::uint8_t { received, held, forwarding, complete };
+
   struct XcastOp {
     std::uint16_t tag = 0;
     std::uint16_t flags = 0;
@@ -115,14 +125,12 @@ class Engine {
     // The newest acknowledgement from each child: the epoch and slot it was
     // made in, which name the subtree it vouches for (ack_vouches).
     std::map<Vpid, AckStamp> acked;
-    std::set<Vpid> requesters;       // everyone who sent us the data
-    std::set<Vpid> answered;         // requesters acknowledged from this daemon's current slot
-    std::uint64_t parked_until = 0;  // tree version to wait for (0: not parked)
-    bool delivered = false;
-    bool holding = false;    // release delay armed, not yet forwarded
-    bool forwarded = false;  // the first forwarding pass has run
-    bool complete = false;
-    TimeNs started_ns = 0;  // originator only
+    std::set<Vpid> requesters;  // everyone who sent us the data
+    std::set<Vpid> answered;    // requesters acknowledged from this daemon's current slot
+    OpPhase phase = OpPhase::received;
+    std::optional<std::uint64_t> parked_until;  // the tree version it waits for
+    TimeNs started_ns = 0;                      // originator only
+    bool forwarded() const { return phase == OpPhase::forwarding || phase == OpPhase::complete; }
   };
 
   struct TopologyState {
@@ -179,7 +187,8 @@ class Engine {
   void on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
                      Outbox& out);
   void on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
-  void deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out);
+  // Once per op, when it is created here (delivery is idempotent by construction).
+  void deliver(TopologyKind kind, std::uint64_t op_id, const XcastOp& op, Outbox& out);
   void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
   void repair_ops(TimeNs now, TopologyState& state, Outbox& out);
   void finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, bool ok,

@@ -215,8 +215,8 @@ Result<OpReport> decode_op_report(std::span<const std::byte> payload) {
 Bytes encode(const OpAbort& abort) {
   ByteWriter writer;
   writer.u8(static_cast<std::uint8_t>(abort.topology)).u64(abort.op_id).u16(abort.tag);
-  writer.u8(static_cast<std::uint8_t>(abort.status)).u8(abort.has_fence ? 1 : 0);
-  if (abort.has_fence) writer.text(abort.fence.signature).u64(abort.fence.generation);
+  writer.u8(static_cast<std::uint8_t>(abort.status)).u8(abort.fence ? 1 : 0);
+  if (abort.fence) writer.text(abort.fence->signature).u64(abort.fence->generation);
   return writer.take();
 }
 
@@ -232,8 +232,7 @@ Result<OpAbort> decode_op_abort(std::span<const std::byte> payload) {
   if (!has_fence || *has_fence > 1) return malformed_payload<OpAbort>("op abort");
   abort.op_id = *op_id;
   abort.tag = *tag;
-  abort.has_fence = *has_fence == 1;
-  if (abort.has_fence) {
+  if (*has_fence == 1) {
     auto signature = reader.text();
     auto generation = reader.u64();
     if (!signature || !generation) return malformed_payload<OpAbort>("op abort");

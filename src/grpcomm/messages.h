@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,8 +59,7 @@ struct OpAbort {
   std::uint64_t op_id = 0;
   std::uint16_t tag = 0;
   FenceStatus status = FenceStatus::topology_mismatch;
-  bool has_fence = false;
-  FenceKey fence;  // when the op was a fence release
+  std::optional<FenceKey> fence;  // when the op was a fence release
 };
 
 Bytes encode(const MembershipNotice& notice);

@@ -50,7 +50,7 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   auto found = state.ops.find(id);
   if (found == state.ops.end()) return id;
   if (should_hold(tag)) {
-    found->second.holding = true;
+    found->second.phase = OpPhase::held;
     out.push(SetTimer{TimerId{TimerKind::release_hold, kind, id}, now + config_.release_delay_ns});
     return id;
   }
@@ -58,9 +58,7 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   return id;
 }
 
-void Engine::deliver(TopologyKind kind, std::uint64_t op_id, XcastOp& op, Outbox& out) {
-  if (op.delivered) return;
-  op.delivered = true;
+void Engine::deliver(TopologyKind kind, std::uint64_t op_id, const XcastOp& op, Outbox& out) {
   SharedBytes plain = op.wire;
   if (op.flags & kFrameCompressed) {
     auto inflated = decompress_payload(*op.wire, config_.max_payload);
@@ -126,15 +124,15 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
     // Ack whoever asked, every time they ask (no sender screen).
     op.requesters.insert(header.sender);
     op.answered.erase(header.sender);
-    deliver(header.topology, id, op, out);
+    if (inserted) deliver(header.topology, id, op, out);
     if (rule_on(RepairRule::park_when_behind) &&
         must_park(header.tree_version, membership_.tree_version(), header.sender, state.parent)) {
       // The sender has seen a repair this daemon has not. Deriving children
       // now would read an old tree; wait for the notice.
-      op.parked_until = std::max(op.parked_until, header.tree_version);
+      op.parked_until = std::max(op.parked_until.value_or(0), header.tree_version);
       ++stats_.parked;
     } else if (inserted && should_hold(header.tag)) {
-      op.holding = true;
+      op.phase = OpPhase::held;
       out.push(SetTimer{TimerId{TimerKind::release_hold, header.topology, id},
                         now + config_.release_delay_ns});
     } else {
@@ -163,17 +161,16 @@ void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& pa
 void Engine::on_timer(TimeNs now, TimerId id, Outbox& out) {
   TopologyState& state = topology(id.topology);
   auto found = state.ops.find(id.op_id);
-  if (found == state.ops.end() || !found->second.holding) return;
-  found->second.holding = false;
+  if (found == state.ops.end() || found->second.phase != OpPhase::held) return;
+  found->second.phase = OpPhase::received;
   advance(now, state, id.op_id, found->second, out);
 }
 
 void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
                      Outbox& out) {
-  if (op.parked_until != 0 || op.holding) return;
+  if (op.parked_until || op.phase == OpPhase::held) return;
   const std::vector<Vpid>& children = state.children;
-  const bool first_pass = !op.forwarded;
-  op.forwarded = true;
+  const bool first_pass = !op.forwarded();
   for (Vpid child : forward_targets(children, op.sent_to)) {
     op.sent_to[child] = *state.slot_of_child(child);
     if (!first_pass) ++stats_.replays;
@@ -191,10 +188,10 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
                !ack_vouches(ack->second, membership_.epoch(), state.child_slots[i]));
   }
   if (pending) {
-    op.complete = false;
+    op.phase = OpPhase::forwarding;
     return;
   }
-  op.complete = true;
+  op.phase = OpPhase::complete;
   if (is_controller()) {
     finish_at_origin(now, state, op_id, op, /*ok=*/true, out);
     return;
@@ -213,7 +210,8 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
 void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
                               bool ok, Outbox& out) {
   BroadcastDone done{op.tag, state.kind, op_id, op.wire->size(), op.started_ns, now, ok};
-  if (op.holding) out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op_id}});
+  if (op.phase == OpPhase::held)
+    out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op_id}});
   out.push(done);
   state.ops.erase(op_id);
   state.watermark = state.ops.empty() ? state.next_id : state.ops.begin()->first;
@@ -223,7 +221,7 @@ void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outb
   if (is_controller() || watermark <= state.watermark) return;
   state.watermark = watermark;
   for (auto op = state.ops.begin(); op != state.ops.end() && op->first < watermark;) {
-    if (op->second.holding) {
+    if (op->second.phase == OpPhase::held) {
       out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op->first}});
     }
     op = state.ops.erase(op);
@@ -239,17 +237,18 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
     auto found = state.ops.find(id);
     if (found == state.ops.end()) continue;
     XcastOp& op = found->second;
-    if (op.parked_until != 0 && membership_.tree_version() >= op.parked_until) {
-      op.parked_until = 0;
+    if (op.parked_until && membership_.tree_version() >= *op.parked_until) {
+      op.parked_until.reset();
     }
     // Our own acks were made from the slot we held; from a new one they vouch
     // for another subtree, so every requester is answered again.
     if (state.own_slot_moved) op.answered.clear();
-    if (op.parked_until != 0 || op.holding) continue;
+    if (op.parked_until || op.phase == OpPhase::held) continue;
     // Same place, same children: a complete op whose every requester has
     // been answered has nothing to do. (An incomplete one may now count an ack
     // that came from this epoch early; an op just unparked owes its sender.)
-    const bool settled = op.complete && op.forwarded && op.answered.size() == op.requesters.size();
+    const bool settled =
+        op.phase == OpPhase::complete && op.answered.size() == op.requesters.size();
     if (settled && !state.own_slot_moved && !state.children_moved) continue;
     // A child that died, or moved to another slot since we sent to it, gets
     // the payload (again) in its current place.
@@ -260,7 +259,7 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
     std::erase_if(op.acked, [&](const auto& ack) { return !state.slot_of_child(ack.first); });
     // Weakened: the ones that already forwarded leave the new children to
     // their parent's replay, which nobody sends.
-    if (!rule_on(RepairRule::replay_at_once) && op.forwarded) {
+    if (!rule_on(RepairRule::replay_at_once) && op.forwarded()) {
       for (Vpid child : state.children)
         op.sent_to.try_emplace(child, *state.slot_of_child(child));
     }
@@ -273,15 +272,15 @@ void Engine::apply_op_abort(const OpAbort& abort, Outbox& out) {
   if (!is_controller() && abort.op_id >= state.watermark) {
     auto found = state.ops.find(abort.op_id);
     if (found != state.ops.end()) {
-      if (found->second.holding) {
+      if (found->second.phase == OpPhase::held) {
         out.push(CancelTimer{TimerId{TimerKind::release_hold, abort.topology, abort.op_id}});
       }
       state.ops.erase(found);
     }
     state.aborted.insert(abort.op_id);
   }
-  if (abort.has_fence && abort.fence.generation > fence_generation(abort.fence.signature)) {
-    end_fence(abort.fence, abort.status, 0, nullptr, out);
+  if (abort.fence && abort.fence->generation > fence_generation(abort.fence->signature)) {
+    end_fence(*abort.fence, abort.status, 0, nullptr, out);
   }
 }
 
