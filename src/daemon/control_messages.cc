@@ -92,6 +92,9 @@ Bytes encode(const CountersReply& reply) {
   put_accounting(writer, reply.engine);
   put_accounting(writer, reply.transport_sent);
   put_accounting(writer, reply.transport_received);
+  writer.u64(reply.footprint.ops)
+      .u64(reply.footprint.open_fences)
+      .u64(reply.footprint.fence_signatures);
   return writer.take();
 }
 
@@ -104,9 +107,16 @@ Result<CountersReply> decode_counters_reply(std::span<const std::byte> payload) 
   auto version = reader.u64();
   if (!request || !vpid || !epoch || !version || !get_accounting(reader, reply.engine) ||
       !get_accounting(reader, reply.transport_sent) ||
-      !get_accounting(reader, reply.transport_received) || !reader.done()) {
+      !get_accounting(reader, reply.transport_received)) {
     return malformed_payload<CountersReply>("counters reply");
   }
+  auto ops = reader.u64();
+  auto open_fences = reader.u64();
+  auto signatures = reader.u64();
+  if (!ops || !open_fences || !signatures || !reader.done()) {
+    return malformed_payload<CountersReply>("counters reply");
+  }
+  reply.footprint = EngineFootprint{*ops, *open_fences, *signatures};
   reply.request = *request;
   reply.vpid = *vpid;
   reply.epoch = *epoch;

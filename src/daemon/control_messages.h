@@ -33,6 +33,13 @@ struct EndpointTable {
   std::vector<DaemonReport> daemons;
 };
 
+// What a daemon's engine holds now: a long-lived DVM must not grow per job.
+struct EngineFootprint {
+  std::uint64_t ops = 0;               // xcast ops held, both topologies
+  std::uint64_t open_fences = 0;       // fence rounds waiting for contributions
+  std::uint64_t fence_signatures = 0;  // signatures whose last round is remembered
+};
+
 // A daemon's counters for `grove status`.
 struct CountersReply {
   std::uint64_t request = 0;
@@ -42,6 +49,7 @@ struct CountersReply {
   Accounting engine;  // frames the engine emitted
   Accounting transport_sent;
   Accounting transport_received;
+  EngineFootprint footprint;
 };
 
 // Start one round of the barrier benchmark: every daemon contributes nothing.

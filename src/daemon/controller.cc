@@ -126,7 +126,9 @@ Status Controller::start() {
   host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
     return pmix_->rank_env(spec, rank);
   };
-  host_hooks.on_forget = [this](std::uint32_t job) { pmix_->forget_job(job); };
+  host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
+    pmix_->forget_job(job, nspace);
+  };
   job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
                                         std::move(host_hooks));
   auto pmix =

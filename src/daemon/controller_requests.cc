@@ -107,14 +107,7 @@ void Controller::request_status(ReplyFn reply) {
   }
   status_ = StatusGather{next_request_++, {reply}, {}};
   // The controller's own counters, then everyone else's over the routing tree.
-  const Engine& engine = runtime_->engine();
-  status_->counters[kControllerVpid] = CountersReply{status_->id,
-                                                     kControllerVpid,
-                                                     engine.membership().epoch(),
-                                                     engine.membership().tree_version(),
-                                                     engine.accounting(),
-                                                     runtime_->transport().counters().sent,
-                                                     runtime_->transport().counters().received};
+  status_->counters[kControllerVpid] = runtime_->counters(status_->id);
   runtime_->broadcast(daemon_tags::counters_request, encode_u64(status_->id));
   if (!status_) return;  // every daemon already answered
   status_timer_ = make_timer([this] { finish_status(); });
@@ -143,7 +136,10 @@ void Controller::finish_status() {
                         {"sent_frames", reply.transport_sent.total().frames},
                         {"sent_bytes", reply.transport_sent.total().bytes},
                         {"received_frames", reply.transport_received.total().frames},
-                        {"received_bytes", reply.transport_received.total().bytes}});
+                        {"received_bytes", reply.transport_received.total().bytes},
+                        {"held_ops", reply.footprint.ops},
+                        {"open_fences", reply.footprint.open_fences},
+                        {"fence_signatures", reply.footprint.fence_signatures}});
   }
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);

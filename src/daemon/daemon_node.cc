@@ -81,7 +81,9 @@ int DaemonNode::run() {
   host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
     return pmix_->rank_env(spec, rank);
   };
-  host_hooks.on_forget = [this](std::uint32_t job) { pmix_->forget_job(job); };
+  host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
+    pmix_->forget_job(job, nspace);
+  };
   job_host_ = std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
                                         std::move(host_hooks));
   auto pmix =
@@ -132,14 +134,7 @@ void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
     case daemon_tags::counters_request: {
       auto request = decode_u64(*deliver.payload);
       if (!request) return;
-      const Engine& engine = runtime_->engine();
-      CountersReply reply{*request,
-                          options_.vpid,
-                          engine.membership().epoch(),
-                          engine.membership().tree_version(),
-                          engine.accounting(),
-                          runtime_->transport().counters().sent,
-                          runtime_->transport().counters().received};
+      CountersReply reply = runtime_->counters(*request);
       runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
       return;
     }

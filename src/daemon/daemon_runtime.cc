@@ -85,6 +85,21 @@ TimeNs DaemonRuntime::now() const {
   return monotonic_now_ns();
 }
 
+CountersReply DaemonRuntime::counters(std::uint64_t request) const {
+  CountersReply reply;
+  reply.request = request;
+  reply.vpid = options_.self;
+  reply.epoch = engine_->membership().epoch();
+  reply.tree_version = engine_->membership().tree_version();
+  reply.engine = engine_->accounting();
+  reply.transport_sent = transport_->counters().sent;
+  reply.transport_received = transport_->counters().received;
+  reply.footprint = EngineFootprint{
+      engine_->open_ops(TopologyKind::routing) + engine_->open_ops(TopologyKind::release),
+      engine_->open_fences(), engine_->known_fence_signatures()};
+  return reply;
+}
+
 void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
   auto header = decode_frame_header(frame, max_payload_);
   if (!header) return;  // the transport validated it; nothing else to say

@@ -66,6 +66,8 @@ class DaemonRuntime : private EffectDriver {
   void declare_departure(Vpid vpid);
 
   TimeNs now() const;
+  // This daemon's counters for `grove status`.
+  CountersReply counters(std::uint64_t request) const;
 
  private:
   DaemonRuntime(event_base* base, const Log& log, RuntimeOptions options, RuntimeHooks hooks);

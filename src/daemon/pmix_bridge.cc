@@ -6,10 +6,14 @@
 
 namespace grove {
 
+std::string pmix_fence_scope(const std::string& nspace) {
+  return "pmix:" + nspace + ":";
+}
+
 std::string pmix_fence_signature(const std::string& nspace,
                                  const std::vector<std::uint32_t>& ranks) {
-  if (ranks.empty()) return "pmix:" + nspace + ":*";
-  std::string signature = "pmix:" + nspace + ":";
+  if (ranks.empty()) return pmix_fence_scope(nspace) + "*";
+  std::string signature = pmix_fence_scope(nspace);
   VpidSet set = VpidSet::from_list(ranks);
   bool first = true;
   for (const VpidRange& range : set.ranges()) {
@@ -200,7 +204,8 @@ void PmixBridge::on_abort(const std::string& nspace, std::uint32_t rank, int sta
                         encode(JobAbort{found->second, rank, status, message}));
 }
 
-void PmixBridge::forget_job(std::uint32_t job) {
+void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
+  runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   auto found = jobs_.find(job);
   if (found == jobs_.end()) return;
   (void)server_->deregister_job(found->second.nspace);

@@ -33,7 +33,9 @@ class PmixBridge {
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
   // The job ended: PMIx forgets it.
-  void forget_job(std::uint32_t job);
+  // The job ended: its PMIx registration (if it had ranks here) and the
+  // engine's record of its fences go.
+  void forget_job(std::uint32_t job, const std::string& nspace);
 
  private:
   PmixBridge(DaemonRuntime& runtime, const Log& log,
@@ -55,6 +57,8 @@ class PmixBridge {
 
 // The engine's name for a PMIx fence: the namespace and its participating
 // ranks ("*" for all), identical on every daemon.
+// Every signature of a namespace's fences starts with its scope.
+std::string pmix_fence_scope(const std::string& nspace);
 std::string pmix_fence_signature(const std::string& nspace,
                                  const std::vector<std::uint32_t>& ranks);
 

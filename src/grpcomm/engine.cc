@@ -47,8 +47,7 @@ std::optional<std::uint32_t> Engine::TopologyState::slot_of_child(Vpid vpid) con
 }
 
 std::uint64_t Engine::fence_generation(const std::string& signature) const {
-  auto found = fence_generations_.find(signature);
-  return found == fence_generations_.end() ? 0 : found->second;
+  return fences_.generation(signature);
 }
 
 FrameHeader Engine::header_for(FrameType type, std::uint16_t tag, TopologyKind kind,
@@ -234,7 +233,7 @@ Status Engine::check_invariants() const {
       }
     }
   }
-  for (const auto& [key, tracker] : fences_) {
+  for (const FenceKey& key : fences_.open_keys()) {
     if (key.generation <= fence_generation(key.signature)) {
       return Error{"fence '" + key.signature + "' round " + std::to_string(key.generation) +
                    " still open after its release"};

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "grpcomm/effects.h"
+#include "grpcomm/fence_table.h"
 #include "grpcomm/messages.h"
 #include "grpcomm/repair_rules.h"
 #include "rml/frame.h"
@@ -84,6 +85,10 @@ class Engine {
   // Any daemon: this daemon's contribution to the next round of a fence.
   void contribute(TimeNs now, const FenceRequest& request, Outbox& out);
 
+  // A scope of fence signatures (a job's namespace, as a prefix) has ended:
+  // forget its rounds and drop stragglers for it (grpcomm/fence_table.h).
+  void end_fence_scope(const std::string& scope) { fences_.end_scope(scope); }
+
   // Which daemon holds releases (grpcomm_release_delay_target); -1: every daemon.
   void set_release_delay_target(std::int64_t vpid) { config_.release_delay_target = vpid; }
 
@@ -96,7 +101,9 @@ class Engine {
   const EngineStats& stats() const { return stats_; }
   // Ops this daemon still holds (for invariants and status).
   std::size_t open_ops(TopologyKind kind) const { return topology(kind).ops.size(); }
-  std::size_t open_fences() const { return fences_.size(); }
+  std::size_t open_fences() const { return fences_.open_rounds(); }
+  // Signatures whose last round this daemon remembers (bounded by end_fence_scope).
+  std::size_t known_fence_signatures() const { return fences_.known_signatures(); }
   // The last released round of a fence signature (0: none yet).
   std::uint64_t fence_generation(const std::string& signature) const;
 
@@ -152,17 +159,6 @@ class Engine {
     std::set<std::uint64_t> aborted;
   };
 
-  struct FenceTracker {
-    VpidSet participants;
-    std::map<Vpid, Bytes> contributions;
-    bool local = false;  // this daemon contributed
-    std::optional<Vpid> sent_parent;
-    std::vector<Vpid> sent_keys;
-    // Participants in this daemon's routing subtree, cached per tree version.
-    std::uint64_t subtree_version = UINT64_MAX;
-    std::vector<Vpid> subtree_participants;
-  };
-
   TopologyState& topology(TopologyKind kind) { return topologies_[static_cast<int>(kind)]; }
   const TopologyState& topology(TopologyKind kind) const {
     return topologies_[static_cast<int>(kind)];
@@ -209,8 +205,7 @@ class Engine {
   EngineConfig config_;
   Membership membership_;
   TopologyState topologies_[2];
-  std::map<FenceKey, FenceTracker> fences_;
-  std::map<std::string, std::uint64_t> fence_generations_;  // last released round
+  FenceTable fences_;
   Accounting accounting_;
   EngineStats stats_;
   bool radix_noop_shown_ = false;

@@ -11,8 +11,10 @@
 namespace grove {
 
 void Engine::contribute(TimeNs now, const FenceRequest& request, Outbox& out) {
-  FenceKey key{request.signature, fence_generation(request.signature) + 1};
-  FenceTracker& tracker = fences_[key];
+  FenceKey key = fences_.next_round(request.signature);
+  FenceTracker* open = fences_.open(key);
+  if (!open) return;  // its scope has ended: the job is gone
+  FenceTracker& tracker = *open;
   if (tracker.participants.empty()) {
     tracker.participants = request.participants;
     tracker.participants.insert(config_.self);  // a contributor participates, by definition
@@ -34,8 +36,9 @@ void Engine::on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes&
     ++stats_.malformed;
     return;
   }
-  if (rollup->key.generation <= fence_generation(rollup->key.signature)) return;  // released
-  FenceTracker& tracker = fences_[rollup->key];
+  FenceTracker* open = fences_.open(rollup->key);
+  if (!open) return;  // released already, or its scope ended: a straggler
+  FenceTracker& tracker = *open;
   if (tracker.participants.empty()) tracker.participants = rollup->participants;
   for (auto& [vpid, data] : rollup->contributions) {
     tracker.contributions.try_emplace(vpid, std::move(data));
@@ -98,27 +101,14 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
 
 void Engine::end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,
                        Outbox& out) {
-  // Recorded before looking for a tracker, deliberately: every daemon learns
-  // every signature's round, participant or not.
-  std::uint64_t& generation = fence_generations_[key.signature];
-  generation = std::max(generation, key.generation);
-  for (auto tracker = fences_.lower_bound(FenceKey{key.signature, 0});
-       tracker != fences_.end() && tracker->first.signature == key.signature &&
-       tracker->first.generation <= key.generation;) {
-    if (tracker->first == key && tracker->second.local) {
-      out.push(FenceDone{key, status, lost, status == FenceStatus::ok ? release : nullptr});
-    }
-    tracker = fences_.erase(tracker);
+  if (fences_.release(key)) {
+    out.push(FenceDone{key, status, lost, status == FenceStatus::ok ? release : nullptr});
   }
 }
 
 void Engine::repair_fences(TimeNs now, Outbox& out) {
-  std::vector<FenceKey> keys;
-  for (const auto& [key, tracker] : fences_)
-    keys.push_back(key);
-  for (const FenceKey& key : keys) {
-    auto found = fences_.find(key);
-    if (found != fences_.end()) fence_progress(now, key, found->second, out);
+  for (const FenceKey& key : fences_.open_keys()) {
+    if (FenceTracker* tracker = fences_.find(key)) fence_progress(now, key, *tracker, out);
   }
 }
 

@@ -137,6 +137,7 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
 }
 
 void JobHost::launch(const JobSpec& spec) {
+  nspaces_[spec.job] = spec.nspace;
   if (!session_dir_.empty()) mkdir(job_directory(spec.job).c_str(), 0700);
   for (const RankPlacement& placement : spec.ranks) {
     if (placement.daemon == self_) start_rank(spec, placement);
@@ -399,7 +400,11 @@ void JobHost::forget(std::uint32_t job) {
 }
 
 void JobHost::erase_job(std::uint32_t job) {
-  if (hooks_.on_forget) hooks_.on_forget(job);
+  auto nspace = nspaces_.find(job);
+  if (nspace != nspaces_.end()) {
+    if (hooks_.on_forget) hooks_.on_forget(job, nspace->second);
+    nspaces_.erase(nspace);
+  }
   // Whatever the ranks left behind in their process groups ends with the job.
   for (auto& [key, rank] : ranks_) {
     if (key.first == job && rank->pid > 0) kill(-rank->pid, SIGKILL);

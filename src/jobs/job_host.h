@@ -24,7 +24,8 @@ struct JobHostHooks {
   std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
   std::function<void(const JobOutput&)> on_output;
   std::function<void(const RankExit&)> on_exit;
-  std::function<void(std::uint32_t job)> on_forget;  // the job is over here
+  // The job is over here (every daemon hears of every job, hosting or not).
+  std::function<void(std::uint32_t job, const std::string& nspace)> on_forget;
 };
 
 class JobHost {
@@ -68,6 +69,7 @@ class JobHost {
     EventPtr event;
   };
   std::map<std::uint32_t, std::unique_ptr<KillTimer>> kill_timers_;
+  std::map<std::uint32_t, std::string> nspaces_;  // every launched job until it is forgotten
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
 };
 

@@ -132,20 +132,24 @@ void print_status(const nlohmann::json& status) {
   std::map<unsigned, nlohmann::json> counters;
   for (const auto& entry : status["counters"])
     counters[entry["vpid"].get<unsigned>()] = entry;
-  std::printf("%5s  %-20s %8s  %-8s %14s %14s\n", "vpid", "host", "pid", "state", "sent frames",
-              "sent bytes");
+  // "held" is what the daemon's engine keeps now: ops, open fence rounds and
+  // remembered fence signatures; none of it grows with the jobs a DVM has run.
+  std::printf("%5s  %-20s %8s  %-8s %14s %14s %14s\n", "vpid", "host", "pid", "state",
+              "sent frames", "sent bytes", "held o/f/s");
   for (const auto& daemon : status["daemons"]) {
     unsigned vpid = daemon["vpid"].get<unsigned>();
     auto found = counters.find(vpid);
-    std::string frames = found == counters.end()
-                             ? "-"
-                             : std::to_string(found->second["sent_frames"].get<std::uint64_t>());
-    std::string bytes = found == counters.end()
-                            ? "-"
-                            : std::to_string(found->second["sent_bytes"].get<std::uint64_t>());
-    std::printf("%5u  %-20s %8d  %-8s %14s %14s\n", vpid, daemon["host"].get<std::string>().c_str(),
-                daemon["pid"].get<int>(), daemon["state"].get<std::string>().c_str(),
-                frames.c_str(), bytes.c_str());
+    auto field = [&](const char* name) {
+      return found == counters.end() ? std::string("-")
+                                     : std::to_string(found->second[name].get<std::uint64_t>());
+    };
+    std::string held = found == counters.end() ? "-"
+                                               : field("held_ops") + "/" + field("open_fences") +
+                                                     "/" + field("fence_signatures");
+    std::printf("%5u  %-20s %8d  %-8s %14s %14s %14s\n", vpid,
+                daemon["host"].get<std::string>().c_str(), daemon["pid"].get<int>(),
+                daemon["state"].get<std::string>().c_str(), field("sent_frames").c_str(),
+                field("sent_bytes").c_str(), held.c_str());
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "dvm_harness.h"
 
@@ -169,5 +170,39 @@ TEST_CASE(
       CHECK(next.exit_code == 0);
       CHECK(client_results(next.out).size() == 9);
     }
+  }
+}
+
+TEST_CASE("a DVM that ran many fencing jobs holds no fence state for them", "[pmix]") {
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  for (int job = 0; job < 6; ++job) {
+    auto result =
+        dvm.grove({"run", "-n", "8", "--map-by", "node", fence_client(), "--rounds", "2"});
+    REQUIRE(result.exit_code == 0);
+  }
+  // A job's cleanup reaches every daemon after its last fence; the daemons
+  // forget the job on their next loop turn, so ask until they have (or 10 s).
+  nlohmann::json counters;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto all_clear = [&] {
+    counters = dvm.status()["counters"];
+    if (counters.size() != 4) return false;
+    for (const auto& entry : counters) {
+      if (entry["fence_signatures"] != 0 || entry["open_fences"] != 0) return false;
+    }
+    return true;
+  };
+  while (!all_clear() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO(counters.dump());
+  REQUIRE(counters.size() == 4);
+  for (const auto& entry : counters) {
+    CHECK(entry["fence_signatures"] == 0);
+    CHECK(entry["open_fences"] == 0);
+    // Held: the newest op of each tree (it waits for a later frame's
+    // watermark) and the status requests still in flight; not one per job.
+    CHECK(entry["held_ops"].get<int>() <= 4);
   }
 }

@@ -1,0 +1,75 @@
+// The engine's fence bookkeeping, apart from the broadcast that releases
+// fences: open rounds by (signature, generation), the last released round of
+// every signature, and the scopes (a PMIx namespace's signatures) that have
+// ended. Pure data; the protocol that moves contributions is in fence.cc.
+//
+// Bounded: a scope's signatures are forgotten when the scope ends (the job's
+// cleanup), and the ended scopes themselves are kept only as a window of the
+// newest kRetiredScopes, enough for a straggling rollup or release of a job
+// that just ended to be recognised and dropped instead of opening a round
+// that nothing would ever close.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grpcomm/effects.h"
+#include "rml/vpid_set.h"
+#include "util/bytes.h"
+
+namespace grove {
+
+struct FenceTracker {
+  VpidSet participants;
+  std::map<Vpid, Bytes> contributions;
+  bool local = false;  // this daemon contributed
+  std::optional<Vpid> sent_parent;
+  std::vector<Vpid> sent_keys;
+  // Participants in this daemon's routing subtree, cached per tree version.
+  std::uint64_t subtree_version = UINT64_MAX;
+  std::vector<Vpid> subtree_participants;
+};
+
+class FenceTable {
+ public:
+  static constexpr std::size_t kRetiredScopes = 1024;
+
+  // The last released round of a signature (0: none yet, or its scope ended).
+  std::uint64_t generation(const std::string& signature) const;
+  // The round a contribution of this daemon joins now.
+  FenceKey next_round(const std::string& signature) const {
+    return FenceKey{signature, generation(signature) + 1};
+  }
+  // An open round, created if needed. Null if the round was released already
+  // or its scope has ended: such a contribution or rollup is a straggler.
+  FenceTracker* open(const FenceKey& key);
+  FenceTracker* find(const FenceKey& key);
+
+  // A release of `key` was delivered: records the round and closes it and
+  // every older round of the signature. Returns whether this daemon
+  // contributed to `key` (it then owes its caller a FenceDone).
+  bool release(const FenceKey& key);
+
+  // Every signature that starts with `scope` is forgotten, and later frames
+  // for it are dropped (see the header comment for the bound).
+  void end_scope(const std::string& scope);
+  bool scope_ended(std::string_view signature) const;
+
+  std::size_t open_rounds() const { return open_.size(); }
+  std::size_t known_signatures() const { return generations_.size(); }
+  std::vector<FenceKey> open_keys() const;
+
+ private:
+  std::map<FenceKey, FenceTracker> open_;
+  std::map<std::string, std::uint64_t> generations_;  // last released round
+  std::deque<std::string> retired_;                   // newest at the back
+  std::set<std::string, std::less<>> retired_set_;
+};
+
+}  // namespace grove
