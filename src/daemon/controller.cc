@@ -210,6 +210,8 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       return;
     }
     case daemon_tags::heartbeat:
+      // The answer is how a daemon knows the controller is alive and well.
+      runtime_->send_control(from, daemon_tags::heartbeat, {});
       return;
     case daemon_tags::counters_reply: {
       auto reply = decode_counters_reply(payload);
@@ -330,6 +332,10 @@ void Controller::become_ready() {
   startup_timer_.reset();
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
   if (heartbeat_ms > 0) {
+    const auto interval_ns = static_cast<TimeNs>(heartbeat_ms) * 1'000'000ULL;
+    heartbeat_watch_.emplace(
+        interval_ns, interval_ns * static_cast<TimeNs>(params_.get_int("daemon_heartbeat_misses")));
+    heartbeat_watch_->check(runtime_->now());
     heartbeat_timer_ = make_timer([this] { check_heartbeats(); });
     arm(heartbeat_timer_, heartbeat_ms, /*persist=*/true);
   }
@@ -409,12 +415,16 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
 
 void Controller::check_heartbeats() {
   const TimeNs now = runtime_->now();
-  const auto limit_ns = static_cast<TimeNs>(params_.get_int("daemon_heartbeat_ms") *
-                                            params_.get_int("daemon_heartbeat_misses")) *
-                        1'000'000ULL;
+  // Our own stall (the loop did not run) is no daemon's silence.
+  const TimeNs stalled = heartbeat_watch_->check(now);
+  if (stalled > 0) {
+    log_.verbose("daemon", 1, "the controller's loop stalled for %.1f s; not held against daemons",
+                 static_cast<double>(stalled) / 1e9);
+  }
   for (auto& daemon : daemons_) {
     if (daemon.vpid == 0 || daemon.state != DaemonStateKind::up) continue;
-    if (now - daemon.last_seen_ns > limit_ns) {
+    daemon.last_seen_ns += stalled;
+    if (heartbeat_watch_->silent_too_long(daemon.last_seen_ns, now)) {
       daemon_lost(
           daemon.vpid,
           "missed " + std::to_string(params_.get_int("daemon_heartbeat_misses")) + " heartbeats");

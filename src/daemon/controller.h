@@ -21,6 +21,7 @@
 #include "control/session_dir.h"
 #include "daemon/control_messages.h"
 #include "daemon/daemon_runtime.h"
+#include "daemon/liveness.h"
 #include "daemon/pmix_bridge.h"
 #include "jobs/job_host.h"
 #include "jobs/job_manager.h"
@@ -121,6 +122,7 @@ class Controller {
   // Timers: each owns its std::function.
   std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
   EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
+  std::optional<SilenceWatch> heartbeat_watch_;  // daemon_heartbeat_ms > 0
   EventPtr close_timer_, bench_timer_;
   EventPtr sigint_, sigterm_, sigchld_;
 

@@ -65,6 +65,12 @@ int DaemonNode::run() {
   if (params_.get_int("daemon_heartbeat_ms") > 0) {
     heartbeat_.reset(event_new(base_.get(), -1, EV_PERSIST, &DaemonNode::on_heartbeat_timer, this));
     auto interval_ms = params_.get_int("daemon_heartbeat_ms");
+    if (auto timeout_ms = params_.get_int("daemon_controller_timeout_ms"); timeout_ms > 0) {
+      controller_watch_.emplace(static_cast<TimeNs>(interval_ms) * 1'000'000ULL,
+                                static_cast<TimeNs>(timeout_ms) * 1'000'000ULL);
+      controller_heard_ns_ = runtime_->now();
+      controller_watch_->check(controller_heard_ns_);
+    }
     timeval interval{static_cast<time_t>(interval_ms / 1000),
                      static_cast<suseconds_t>((interval_ms % 1000) * 1000)};
     event_add(heartbeat_.get(), &interval);
@@ -101,6 +107,8 @@ int DaemonNode::run() {
 }
 
 void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
+  if (from == kControllerVpid) controller_heard_ns_ = runtime_->now();
+  if (header.tag == daemon_tags::heartbeat) return;  // the controller's answer
   if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
   log_.verbose("daemon", 2, "unexpected control %s from %u",
                std::string(tag_name(header.tag)).c_str(), from);
@@ -165,6 +173,18 @@ void DaemonNode::on_peer_lost(Vpid peer) {
 
 void DaemonNode::send_heartbeat() {
   runtime_->send_control(kControllerVpid, daemon_tags::heartbeat, {});
+  if (!controller_watch_ || stopping_) return;
+  const TimeNs now = runtime_->now();
+  controller_heard_ns_ += controller_watch_->check(now);  // our own stall is not its silence
+  if (!controller_watch_->silent_too_long(controller_heard_ns_, now)) return;
+  // A controller that holds its connections open but answers nothing is as
+  // lost as one whose connection closed; ranks go with us (JobHost).
+  log_.error(
+      "the controller has not answered for %.1f s (daemon_controller_timeout_ms); "
+      "leaving the DVM with this daemon's ranks",
+      static_cast<double>(now - controller_heard_ns_) / 1e9);
+  exit_code_ = 1;
+  event_base_loopexit(base_.get(), nullptr);
 }
 
 void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {

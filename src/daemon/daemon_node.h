@@ -6,9 +6,11 @@
 #include <event2/event.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/daemon_runtime.h"
+#include "daemon/liveness.h"
 #include "daemon/pmix_bridge.h"
 #include "jobs/job_host.h"
 #include "rml/transport/endpoint.h"
@@ -48,6 +50,9 @@ class DaemonNode {
   EventBasePtr base_;
   std::unique_ptr<DaemonRuntime> runtime_;
   EventPtr heartbeat_;
+  // The controller's answers to our heartbeats (daemon_controller_timeout_ms).
+  std::optional<SilenceWatch> controller_watch_;
+  TimeNs controller_heard_ns_ = 0;
   EventPtr sigterm_;
   EventPtr sigchld_;
   std::unique_ptr<JobHost> job_host_;

@@ -90,6 +90,9 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(
       integer("daemon_heartbeat_misses", "10", 1, 1000,
               "Heartbeat intervals without word after which a daemon is declared lost"));
+  registry.define(integer("daemon_controller_timeout_ms", "30000", 0, 3600000,
+                          "How long a daemon waits without word from the controller before "
+                          "leaving with its ranks (0: forever; needs daemon_heartbeat_ms)"));
   registry.define(integer("daemon_stop_timeout_ms", "5000", 100, 600000,
                           "How long an orderly stop waits for daemons before killing them"));
 }

@@ -420,3 +420,50 @@ TEST_CASE("grove start removes what a dead controller left behind", "[dvm]") {
   CHECK_FALSE(std::filesystem::exists(litter));
   CHECK(dvm.status()["ok"] == true);
 }
+
+namespace {
+
+// Exited, whether or not its parent has reaped it yet (a stopped parent cannot).
+bool process_ended(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  return close == std::string::npos || text.compare(close + 2, 1, "Z") == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a controller that stalls past the heartbeat window condemns no daemon", "[dvm]") {
+  // A 1 s window; the controller is stopped for 3 s, three windows.
+  Dvm dvm(4, {"--mca", "daemon_heartbeat_ms", "100", "--mca", "daemon_heartbeat_misses", "10",
+              "--mca", "daemon_base_verbose", "1"});
+  REQUIRE(dvm.ready());
+  const int controller = dvm.status()["pid"].get<int>();
+  REQUIRE(kill(controller, SIGSTOP) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the stall itself, not a wait for a race
+  REQUIRE(kill(controller, SIGCONT) == 0);
+  auto after = dvm.status();
+  CHECK(after["failed"].empty());
+  CHECK(after["answered"] == 4);
+  CHECK_THAT(dvm.controller().err(), Catch::Contains("the controller's loop stalled"));
+  CHECK_THAT(dvm.controller().err(), !Catch::Contains("missed 10 heartbeats"));
+  CHECK(dvm.bench("barrier", "0", 2)["spans_us"].size() == 2);
+}
+
+TEST_CASE("daemons leave, with their ranks, a controller that stops answering", "[dvm]") {
+  Dvm dvm(3,
+          {"--mca", "daemon_heartbeat_ms", "100", "--mca", "daemon_controller_timeout_ms", "1000"});
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  const int controller = status["pid"].get<int>();
+  const std::vector<int> pids = daemon_pids(status);
+  REQUIRE(kill(controller, SIGSTOP) == 0);
+  const bool left = wait_until([&] { return process_ended(pids[1]) && process_ended(pids[2]); },
+                               std::chrono::seconds(20));
+  REQUIRE(kill(controller, SIGCONT) == 0);
+  CHECK(left);
+  CHECK_THAT(dvm.controller().err(), Catch::Contains("the controller has not answered"));
+  // Back from its stall, the controller finds them gone and says so.
+  CHECK(wait_until([&] { return dvm.status()["failed"].size() == 2; }, std::chrono::seconds(10)));
+}
