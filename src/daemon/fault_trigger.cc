@@ -9,25 +9,25 @@
 namespace grove {
 
 FaultTrigger::FaultTrigger(const FaultPlan& plan, Vpid self) {
-  for (const FaultSpec& spec : plan) {
+  for (const PlannedFault& spec : plan) {
     if (spec.vpid == self) mine_.push_back(spec);
   }
 }
 
-std::optional<FaultSpec> FaultTrigger::reached(FaultPoint point, const ReleaseOpKey& op) {
+std::optional<PlannedFault> FaultTrigger::reached(FaultPoint point, const ReleaseOpKey& op) {
   if (mine_.empty()) return std::nullopt;
   if (!seen_.insert({point, op}).second) return std::nullopt;
   std::uint64_t count = 0;
   for (const auto& [seen_point, key] : seen_) {
     if (seen_point == point) ++count;
   }
-  for (const FaultSpec& spec : mine_) {
+  for (const PlannedFault& spec : mine_) {
     if (spec.point == point && spec.nth == count) return spec;
   }
   return std::nullopt;
 }
 
-void die_for_fault(const Log& log, const FaultSpec& fault, const ReleaseOpKey& op) {
+void die_for_fault(const Log& log, const PlannedFault& fault, const ReleaseOpKey& op) {
   // The log flushes each line, so it is whole even though we die next.
   log.error("debug_fault: dying at %s of release op %llu (number %llu here)",
             std::string(fault_point_name(fault.point)).c_str(),

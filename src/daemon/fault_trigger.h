@@ -30,7 +30,7 @@ class FaultTrigger {
   bool armed() const { return !mine_.empty(); }
   // Records that `op` reached `point`; returns the planned fault if this is
   // the Nth distinct op there. A repeat of an op already counted is not new.
-  std::optional<FaultSpec> reached(FaultPoint point, const ReleaseOpKey& op);
+  std::optional<PlannedFault> reached(FaultPoint point, const ReleaseOpKey& op);
 
  private:
   FaultPlan mine_;
@@ -38,6 +38,6 @@ class FaultTrigger {
 };
 
 // Logs why and kills the calling process with SIGKILL. Never returns.
-[[noreturn]] void die_for_fault(const Log& log, const FaultSpec& fault, const ReleaseOpKey& op);
+[[noreturn]] void die_for_fault(const Log& log, const PlannedFault& fault, const ReleaseOpKey& op);
 
 }  // namespace grove

@@ -30,7 +30,7 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
     };
     auto fields = split(trim(entry), ':');
     if (fields.size() < 2 || fields.size() > 3) return fail("wrong number of fields");
-    FaultSpec spec;
+    PlannedFault spec;
     auto vpid = parse_int(trim(fields[0]));
     if (!vpid || *vpid < 0 || *vpid > 0xFFFFFFF) return fail("bad vpid");
     // The controller holds the DVM's state; losing it is not a repairable fault.

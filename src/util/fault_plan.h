@@ -27,13 +27,13 @@ enum class FaultPoint : std::uint8_t {
 
 std::string_view fault_point_name(FaultPoint point);
 
-struct FaultSpec {
+struct PlannedFault {
   std::uint32_t vpid = 0;
   FaultPoint point = FaultPoint::release_received;
   std::uint64_t nth = 1;
 };
 
-using FaultPlan = std::vector<FaultSpec>;
+using FaultPlan = std::vector<PlannedFault>;
 
 // "" is the empty plan. Errors name the entry at fault.
 Result<FaultPlan> parse_fault_plan(std::string_view text);
