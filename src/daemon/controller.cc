@@ -122,7 +122,10 @@ Status Controller::start() {
   if (!daemon_dir) return daemon_dir.error();
   JobHostHooks host_hooks;
   host_hooks.on_output = [this](const JobOutput& output) { job_manager_->on_output(output); };
-  host_hooks.on_exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
+  host_hooks.on_exit = [this](RankExit exit) {
+    pmix_->classify_exit(exit);
+    job_manager_->on_exit(exit);
+  };
   host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
     return pmix_->rank_env(spec, rank);
   };

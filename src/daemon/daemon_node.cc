@@ -81,7 +81,8 @@ int DaemonNode::run() {
   host_hooks.on_output = [this](const JobOutput& output) {
     runtime_->send_control(kControllerVpid, job_tags::output, encode(output));
   };
-  host_hooks.on_exit = [this](const RankExit& exit) {
+  host_hooks.on_exit = [this](RankExit exit) {
+    pmix_->classify_exit(exit);
     runtime_->send_control(kControllerVpid, job_tags::exited, encode(exit));
   };
   host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {

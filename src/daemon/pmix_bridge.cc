@@ -44,6 +44,14 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   hooks.on_direct_modex = [self](std::uint64_t handle, std::string nspace, std::uint32_t rank) {
     self->on_direct_modex(handle, nspace, rank);
   };
+  hooks.on_connected = [self](std::string nspace, std::uint32_t rank) {
+    auto job = self->by_nspace_.find(nspace);
+    if (job != self->by_nspace_.end()) self->unfinalized_.insert({job->second, rank});
+  };
+  hooks.on_finalized = [self](std::string nspace, std::uint32_t rank) {
+    auto job = self->by_nspace_.find(nspace);
+    if (job != self->by_nspace_.end()) self->unfinalized_.erase({job->second, rank});
+  };
   PmixServerOptions options;
   options.tmpdir = tmpdir;
   options.daemon_vpid = runtime.self();
@@ -204,7 +212,16 @@ void PmixBridge::on_abort(const std::string& nspace, std::uint32_t rank, int sta
                         encode(JobAbort{found->second, rank, status, message}));
 }
 
+void PmixBridge::classify_exit(RankExit& exit) {
+  // The connect (and any finalize) were posted before the rank could exit,
+  // but the loop may not have handled them yet.
+  server_->handle_pending_upcalls();
+  const bool owed = unfinalized_.erase({exit.job, exit.rank}) != 0;
+  if (owed && exit.kind == ExitKind::exited) exit.kind = ExitKind::left_without_finalize;
+}
+
 void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
+  std::erase_if(unfinalized_, [&](const auto& entry) { return entry.first == job; });
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   auto found = jobs_.find(job);
   if (found == jobs_.end()) return;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "daemon/daemon_runtime.h"
@@ -36,6 +37,9 @@ class PmixBridge {
   // The job ended: its PMIx registration (if it had ranks here) and the
   // engine's record of its fences go.
   void forget_job(std::uint32_t job, const std::string& nspace);
+  // A local rank's exit, as the controller should hear it: an exit after
+  // PMIx_Init without PMIx_Finalize becomes ExitKind::left_without_finalize.
+  void classify_exit(RankExit& exit);
 
  private:
   PmixBridge(DaemonRuntime& runtime, const Log& log,
@@ -52,6 +56,8 @@ class PmixBridge {
   std::unique_ptr<PmixServer> server_;
   std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
   std::map<std::string, std::uint32_t> by_nspace_;
+  // Local ranks that connected and have not finalized, by (job, rank).
+  std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;
   std::map<std::string, std::deque<std::uint64_t>> fences_;  // signature -> PMIx handles
 };
 

@@ -121,6 +121,13 @@ void JobManager::on_exit(const RankExit& exit) {
     case ExitKind::failed_start:
       fail(job, 127, "rank " + std::to_string(exit.rank) + " never started: " + exit.message);
       break;
+    case ExitKind::left_without_finalize:
+      // As PRRTE does: a rank that joined PMIx and left without finalizing
+      // may hold up every fence of its job, so the job ends now.
+      fail(job, exit.status != 0 ? exit.status : 1,
+           "rank " + std::to_string(exit.rank) + " exited with status " +
+               std::to_string(exit.status) + " without calling PMIx_Finalize");
+      break;
   }
   maybe_finish(exit.job);
 }

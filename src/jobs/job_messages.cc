@@ -103,7 +103,7 @@ Result<RankExit> decode_rank_exit(std::span<const std::byte> payload) {
   auto kind = reader.u8();
   auto status = reader.u32();
   auto message = reader.text();
-  if (!job || !rank || !kind || !status || !message || !reader.done() || *kind < 1 || *kind > 3) {
+  if (!job || !rank || !kind || !status || !message || !reader.done() || *kind < 1 || *kind > 4) {
     return malformed_payload<RankExit>("rank exit");
   }
   return RankExit{*job, *rank, static_cast<ExitKind>(*kind), static_cast<std::int32_t>(*status),

@@ -38,6 +38,9 @@ enum class ExitKind : std::uint8_t {
   exited = 1,        // status is the exit code
   signaled = 2,      // status is the signal
   failed_start = 3,  // message says why (exec failed, no such program)
+  // Exited (status is the exit code) after PMIx_Init, without PMIx_Finalize:
+  // its peers may be waiting for it in a fence that can never complete.
+  left_without_finalize = 4,
 };
 
 struct RankExit {

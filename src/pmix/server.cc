@@ -28,6 +28,7 @@ static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
 namespace {
 
 using pmix_internal::AbortUpcall;
+using pmix_internal::ConnectedUpcall;
 using pmix_internal::DirectModexUpcall;
 using pmix_internal::FenceUpcall;
 using pmix_internal::FinalizedUpcall;
@@ -153,6 +154,10 @@ class PmixServer::Impl {
   std::uint32_t daemon_vpid() const { return daemon_vpid_; }
   std::size_t pending_fence_count() const { return pending_fences_.size(); }
   std::size_t pending_direct_modex_count() const { return pending_direct_modex_.size(); }
+
+  void drain_upcalls() {
+    if (mailbox_) mailbox_->drain();
+  }
 
  private:
   struct PendingModex {
@@ -313,6 +318,9 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     void operator()(DirectModexUpcall& call) { impl.handle_direct_modex(call); }
     void operator()(AbortUpcall& call) { impl.handle_abort(call); }
     void operator()(FinalizedUpcall& call) { impl.handle_finalized(call); }
+    void operator()(ConnectedUpcall& call) {
+      if (impl.hooks_.on_connected) impl.hooks_.on_connected(call.nspace, call.rank);
+    }
     void operator()(LocalModexReply& reply) { impl.handle_local_modex(reply); }
   };
   std::visit(Visitor{*this}, upcall);
@@ -396,6 +404,10 @@ void PmixServer::fetch_local_modex(const std::string& nspace, std::uint32_t rank
 Status PmixServer::complete_direct_modex(std::uint64_t handle, int status,
                                          std::vector<std::byte> blob) {
   return impl_->complete_direct_modex(handle, status, std::move(blob));
+}
+
+void PmixServer::handle_pending_upcalls() {
+  impl_->drain_upcalls();
 }
 
 std::uint32_t PmixServer::daemon_vpid() const {

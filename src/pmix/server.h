@@ -100,6 +100,8 @@ struct PmixHooks {
       on_abort;
   // A local client called PMIx_Finalize (it is released after the hook).
   std::function<void(std::string nspace, std::uint32_t rank)> on_finalized;
+  // A local client connected (its PMIx_Init is about to return).
+  std::function<void(std::string nspace, std::uint32_t rank)> on_connected;
   // A local client wants a remote rank's data: fetch it with
   // fetch_local_modex on the daemon hosting that rank, then call
   // complete_direct_modex(handle, status, blob) here.
@@ -149,6 +151,10 @@ class PmixServer {
   // Answers an on_direct_modex request with the blob fetch_local_modex gave
   // on the hosting daemon. Errors: an unknown or already completed handle.
   Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
+
+  // Runs, now, every upcall PMIx has posted and the loop has not yet
+  // handled: what a client did before it exited is known when its exit is.
+  void handle_pending_upcalls();
 
   std::uint32_t daemon_vpid() const;
   std::size_t pending_fence_count() const;

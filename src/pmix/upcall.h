@@ -54,6 +54,13 @@ struct FinalizedUpcall {
   void* cbdata = nullptr;
 };
 
+// client_connected: a local client finished PMIx_Init's handshake. Posted
+// before the client's PMIx_Init returns, so before it can exit.
+struct ConnectedUpcall {
+  std::string nspace;
+  std::uint32_t rank = 0;
+};
+
 // The answer to PMIx_server_dmodex_request (fetch_local_modex), copied.
 struct LocalModexReply {
   std::uint64_t request = 0;
@@ -61,8 +68,8 @@ struct LocalModexReply {
   std::vector<std::byte> blob;
 };
 
-using Upcall =
-    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, LocalModexReply>;
+using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
+                            ConnectedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,

@@ -95,13 +95,16 @@ pmix_status_t client_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t 
 }
 
 // Every registered client is accepted at once. PMIx 4.2 may pass a null
-// cbfunc here, so "done" is said by the return value, never by the callback.
-pmix_status_t client_connected(const pmix_proc_t*, void*, pmix_op_cbfunc_t, void*) {
+// cbfunc here, so "done" is said by the return value, never by the callback;
+// the daemon is told (it must know which ranks owe a PMIx_Finalize).
+pmix_status_t client_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
+  if (proc != nullptr) post(ConnectedUpcall{nspace_of(*proc), proc->rank});
   return PMIX_OPERATION_SUCCEEDED;
 }
 
-pmix_status_t client_connected2(const pmix_proc_t*, void*, pmix_info_t[], std::size_t,
+pmix_status_t client_connected2(const pmix_proc_t* proc, void*, pmix_info_t[], std::size_t,
                                 pmix_op_cbfunc_t, void*) {
+  if (proc != nullptr) post(ConnectedUpcall{nspace_of(*proc), proc->rank});
   return PMIX_OPERATION_SUCCEEDED;
 }
 

@@ -22,6 +22,7 @@
 // saw the same data. --timing adds one line per fence and a summary (the
 // sequential-fence method of seed 004: per-fence cost should stay flat across
 // rounds). --abort calls PMIx_Abort(STATUS) right after PMIx_Init.
+// --leave-without-finalize RANK makes that rank exit 0 right after PMIx_Init.
 // --probe-unsupported checks that publish, lookup and spawn fail promptly
 // with an error instead of hanging (and reports what connect returns).
 //
@@ -55,6 +56,7 @@ struct Options {
   bool timing = false;
   bool abort = false;
   int abort_status = 0;
+  int leave_rank = -1;  // --leave-without-finalize RANK
   bool probe_unsupported = false;
 };
 
@@ -110,13 +112,17 @@ Options parse_options(int argc, char** argv) {
       options.abort = true;
       options.abort_status = static_cast<int>(value);
       ++i;
+    } else if (arg == "--leave-without-finalize" && has_value &&
+               parse_count(argv[i + 1], 0, 1000000, value)) {
+      options.leave_rank = static_cast<int>(value);
+      ++i;
     } else if (parse_count(argv[i], 0, 1000000, value)) {
       options.rounds = static_cast<int>(value);
     } else {
       fail(kExitUsage,
            "bad argument '%s'; usage: pmix_fence_client [ROUNDS] [--rounds K] [--barrier] "
            "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
-           "[--probe-unsupported]",
+           "[--leave-without-finalize RANK] [--probe-unsupported]",
            argv[i]);
     }
   }
@@ -324,6 +330,11 @@ int main(int argc, char** argv) {
                           " aborts with status " + std::to_string(options.abort_status);
     pmix_status_t status = PMIx_Abort(options.abort_status, message.c_str(), nullptr, 0);
     fail(kExitPmix, "rank %u: PMIx_Abort returned %s", id.self.rank, PMIx_Error_string(status));
+  }
+  if (static_cast<int>(id.self.rank) == options.leave_rank) {
+    // Exits 0 with PMIx initialised and never finalised: its peers' first
+    // fence waits for it in vain unless the runtime notices.
+    std::exit(0);
   }
   if (options.probe_unsupported) probe_unsupported(id);
 

@@ -206,3 +206,23 @@ TEST_CASE("a DVM that ran many fencing jobs holds no fence state for them", "[pm
     CHECK(entry["held_ops"].get<int>() <= 4);
   }
 }
+
+TEST_CASE("a rank that leaves without PMIx_Finalize ends its job instead of hanging a fence",
+          "[pmix]") {
+  Dvm dvm(3);
+  REQUIRE(dvm.ready());
+  for (const char* leaver : {"0", "4"}) {  // on the controller, and on a daemon
+    INFO("leaving rank " << leaver);
+    auto job = dvm.grove({"run", "-n", "6", "--map-by", "node", fence_client(), "--rounds", "2",
+                          "--leave-without-finalize", leaver},
+                         std::chrono::seconds(60));
+    CHECK(job.exit_code == 1);
+    CHECK_THAT(job.err, Catch::Contains(std::string("rank ") + leaver +
+                                        " exited with status 0 without calling PMIx_Finalize"));
+  }
+  // Programs that never use PMIx exit as they like.
+  auto plain = dvm.grove({"run", "-n", "3", "true"});
+  CHECK(plain.exit_code == 0);
+  auto next = dvm.grove({"run", "-n", "6", fence_client(), "--rounds", "1"});
+  CHECK(next.exit_code == 0);
+}

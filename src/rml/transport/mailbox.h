@@ -69,6 +69,20 @@ class Mailbox {
     if (was_empty) wake();
   }
 
+  // Handles every message posted so far, now (owning thread only).
+  void drain() {
+    std::uint64_t count = 0;
+    ssize_t ignored = ::read(wake_fd_.get(), &count, sizeof count);
+    (void)ignored;  // EAGAIN after a spurious wakeup is fine
+    std::vector<Message> batch;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      batch.swap(queue_);
+    }
+    for (Message& message : batch)
+      handler_(message);
+  }
+
  private:
   explicit Mailbox(Handler handler) : handler_(std::move(handler)) {}
 
@@ -82,19 +96,6 @@ class Mailbox {
   }
 
   static void on_wake(evutil_socket_t, short, void* arg) { static_cast<Mailbox*>(arg)->drain(); }
-
-  void drain() {
-    std::uint64_t count = 0;
-    ssize_t ignored = ::read(wake_fd_.get(), &count, sizeof count);
-    (void)ignored;  // EAGAIN after a spurious wakeup is fine
-    std::vector<Message> batch;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      batch.swap(queue_);
-    }
-    for (Message& message : batch)
-      handler_(message);
-  }
 
   Handler handler_;
   std::mutex mutex_;
