@@ -30,6 +30,7 @@
 #include "rml/tree.h"
 #include "rml/tree_cache.h"
 #include "rml/vpid_set.h"
+#include "util/flat_map.h"
 
 namespace grove {
 
@@ -46,6 +47,9 @@ struct EngineConfig {
   std::shared_ptr<TreeCache> tree_cache;
   // Tests only: repair rules replaced by their naive forms (repair_rules.h).
   RepairRules weakened;
+  // The simulator's: remember which ops each input touched, so
+  // check_invariants_after_input() checks those and not every op held.
+  bool track_touched_ops = false;
 };
 
 struct FenceRequest {
@@ -110,6 +114,9 @@ class Engine {
   // Internal consistency; the simulator calls it after every input. Returns
   // the first violated invariant.
   Status check_invariants() const;
+  // The same after one input (needs track_touched_ops): the per-op checks
+  // run on the ops that input touched, the only ones it can have broken.
+  Status check_invariants_after_input();
 
  private:
   // Where an op is in forwarding. Transitions:
@@ -128,12 +135,12 @@ class Engine {
     SharedBytes wire;  // payload as on the wire, held for replay
     // Children this op was forwarded to, with the slot each held then: a child
     // that has since died or moved is sent to again in its new place.
-    std::map<Vpid, std::uint32_t> sent_to;
+    FlatMap<Vpid, std::uint32_t> sent_to;
     // The newest acknowledgement from each child: the epoch and slot it was
     // made in, which name the subtree it vouches for (ack_vouches).
-    std::map<Vpid, AckStamp> acked;
-    std::set<Vpid> requesters;  // everyone who sent us the data
-    std::set<Vpid> answered;    // requesters acknowledged from this daemon's current slot
+    FlatMap<Vpid, AckStamp> acked;
+    FlatSet<Vpid> requesters;  // everyone who sent us the data
+    FlatSet<Vpid> answered;    // requesters acknowledged from this daemon's current slot
     OpPhase phase = OpPhase::received;
     std::optional<std::uint64_t> parked_until;  // the tree version it waits for
     TimeNs started_ns = 0;                      // originator only
@@ -209,6 +216,9 @@ class Engine {
   Accounting accounting_;
   EngineStats stats_;
   bool radix_noop_shown_ = false;
+  std::vector<std::pair<TopologyKind, std::uint64_t>> touched_;  // track_touched_ops
+  Status check_op(const TopologyState& state, std::uint64_t id, const XcastOp& op) const;
+  Status check_tables() const;
 };
 
 }  // namespace grove

@@ -57,6 +57,13 @@ bool FenceTable::scope_ended(std::string_view signature) const {
   return false;
 }
 
+const FenceKey* FenceTable::released_but_open() const {
+  for (const auto& [key, tracker] : open_) {
+    if (key.generation <= generation(key.signature)) return &key;
+  }
+  return nullptr;
+}
+
 std::vector<FenceKey> FenceTable::open_keys() const {
   std::vector<FenceKey> keys;
   keys.reserve(open_.size());

@@ -64,6 +64,9 @@ class FenceTable {
   std::size_t open_rounds() const { return open_.size(); }
   std::size_t known_signatures() const { return generations_.size(); }
   std::vector<FenceKey> open_keys() const;
+  // The first open round whose signature has a release at or after it (an
+  // invariant says there is none), or null.
+  const FenceKey* released_but_open() const;
 
  private:
   std::map<FenceKey, FenceTracker> open_;

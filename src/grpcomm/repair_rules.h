@@ -36,8 +36,9 @@ struct RepairRules {
 // Whom a daemon answers when its subtree has the payload: everyone who asked
 // and has not been answered, not whoever it now calls its parent. Answering a
 // daemon that holds nothing costs nothing; not answering the asker hangs it.
-inline std::vector<Vpid> ack_targets(const std::set<Vpid>& requesters,
-                                     const std::set<Vpid>& answered) {
+// `requesters` and `answered` are any ordered sets of vpids.
+template <typename Requesters = std::set<Vpid>, typename Answered = Requesters>
+std::vector<Vpid> ack_targets(const Requesters& requesters, const Answered& answered) {
   std::vector<Vpid> out;
   for (Vpid requester : requesters) {
     if (answered.count(requester) == 0) out.push_back(requester);

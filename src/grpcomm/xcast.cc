@@ -32,6 +32,7 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   TopologyState& state = topology(kind);
   const std::uint64_t id = state.next_id++;
   XcastOp& op = state.ops[id];
+  if (config_.track_touched_ops) touched_.emplace_back(kind, id);
   op.tag = tag;
   op.started_ns = now;
   // Deflated once, here; relays forward these bytes untouched. A payload that
@@ -114,6 +115,7 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
   } else if (rule_on(RepairRule::accept_any_sender) || state.parent == header.sender) {
     auto [where, inserted] = state.ops.try_emplace(id);
     XcastOp& op = where->second;
+    if (config_.track_touched_ops) touched_.emplace_back(header.topology, id);
     if (inserted) {
       op.tag = header.tag;
       op.flags = header.flags;
@@ -168,6 +170,7 @@ void Engine::on_timer(TimeNs now, TimerId id, Outbox& out) {
 
 void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
                      Outbox& out) {
+  if (config_.track_touched_ops) touched_.emplace_back(state.kind, op_id);
   if (op.parked_until || op.phase == OpPhase::held) return;
   const std::vector<Vpid>& children = state.children;
   const bool first_pass = !op.forwarded();
@@ -252,11 +255,10 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
     if (settled && !state.own_slot_moved && !state.children_moved) continue;
     // A child that died, or moved to another slot since we sent to it, gets
     // the payload (again) in its current place.
-    std::erase_if(op.sent_to, [&](const auto& entry) {
-      return state.slot_of_child(entry.first) != entry.second;
-    });
+    erase_if(op.sent_to,
+             [&](const auto& entry) { return state.slot_of_child(entry.first) != entry.second; });
     // Acks from daemons that are no longer children vouch for nothing here.
-    std::erase_if(op.acked, [&](const auto& ack) { return !state.slot_of_child(ack.first); });
+    erase_if(op.acked, [&](const auto& ack) { return !state.slot_of_child(ack.first); });
     // Weakened: the ones that already forwarded leave the new children to
     // their parent's replay, which nobody sends.
     if (!rule_on(RepairRule::replay_at_once) && op.forwarded()) {

@@ -199,6 +199,7 @@ Simulation::Simulation(const SimOptions& options)
   config.low_radix_release = options.low_radix_release;
   config.compress_threshold = options.compress_threshold;
   config.release_delay_ns = options.release_delay_ns;
+  config.track_touched_ops = options.check_engines;
   // -2 means "only the first victim", set once the faults are planned; until
   // then (and with no faults at all) nobody delays.
   config.release_delay_target =
@@ -403,7 +404,7 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
   }
   if (!result_.ok) return;
   if (options_.check_engines) {
-    if (auto status = engine.check_invariants(); !status) {
+    if (auto status = engine.check_invariants_after_input(); !status) {
       fail("d" + std::to_string(daemon) + ": " + status.error().message);
     }
   }
