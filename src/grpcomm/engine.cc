@@ -85,7 +85,9 @@ void Engine::on_frame(TimeNs now, Vpid from, std::span<const std::byte> bytes, O
 
 void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out) {
   auto decoded = decode_wire_frame(frame, config_.max_payload);
-  if (!decoded || decoded->sender != from) {
+  // The hop must be who the header says, a member, and not this daemon: an
+  // engine answers its sender, and must never answer itself or a stranger.
+  if (!decoded || decoded->sender != from || from == config_.self || !membership_.contains(from)) {
     ++stats_.malformed;
     return;
   }

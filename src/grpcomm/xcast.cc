@@ -100,6 +100,12 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
     refuse_mismatch(header, out);
     return;
   }
+  if (is_controller()) {
+    // The originator of every broadcast is the root of every tree: nobody
+    // sends it data, and an op it never issued must not enter its books.
+    ++stats_.malformed;
+    return;
+  }
   TopologyState& state = topology(header.topology);
   learn_watermark(state, header.watermark, out);
   // A notice is applied on receipt, whoever sent it: it is the news that
