@@ -357,7 +357,23 @@ TEST_CASE("malformed frames are counted and ignored", "[engine]") {
   header.tag = tags::fence_rollup;
   header.sender = 0;
   cluster.engine(1).on_frame(1, 0, encode_frame(header, to_bytes("nonsense")), out);
+  // Frames that claim this daemon, or a vpid outside the DVM, as their hop
+  // (the engine would answer them: itself, or a stranger).
+  header.type = FrameType::xcast_data;
+  header.tag = tags::group_release;
+  header.sender = 1;
+  cluster.engine(1).on_frame(1, 1, encode_frame(header, to_bytes("x")), out);
+  header.sender = 9;
+  cluster.engine(1).on_frame(1, 9, encode_frame(header, to_bytes("x")), out);
+  // Data for the root, which originates every broadcast and is nobody's child.
+  header.destination = 0;
+  header.sender = 1;
+  header.op_id = 14;
+  cluster.engine(0).on_frame(1, 1, encode_frame(header, to_bytes("x")), out);
   CHECK(out.empty());
-  CHECK(cluster.engine(1).stats().malformed == 4);
+  CHECK(cluster.engine(1).stats().malformed == 6);
+  CHECK(cluster.engine(0).stats().malformed == 1);
+  CHECK(cluster.engine(0).open_ops(TopologyKind::routing) == 0);
   CHECK(cluster.engine(1).check_invariants());
+  CHECK(cluster.engine(0).check_invariants());
 }
