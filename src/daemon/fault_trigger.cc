@@ -16,11 +16,9 @@ FaultTrigger::FaultTrigger(const FaultPlan& plan, Vpid self) {
 
 std::optional<PlannedFault> FaultTrigger::reached(FaultPoint point, const ReleaseOpKey& op) {
   if (mine_.empty()) return std::nullopt;
-  if (!seen_.insert({point, op}).second) return std::nullopt;
-  std::uint64_t count = 0;
-  for (const auto& [seen_point, key] : seen_) {
-    if (seen_point == point) ++count;
-  }
+  std::set<ReleaseOpKey>& seen = seen_[point];
+  if (!seen.insert(op).second) return std::nullopt;
+  const std::uint64_t count = seen.size();
   for (const PlannedFault& spec : mine_) {
     if (spec.point == point && spec.nth == count) return spec;
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -34,7 +35,7 @@ class FaultTrigger {
 
  private:
   FaultPlan mine_;
-  std::set<std::pair<FaultPoint, ReleaseOpKey>> seen_;
+  std::map<FaultPoint, std::set<ReleaseOpKey>> seen_;  // distinct ops, by point
 };
 
 // Logs why and kills the calling process with SIGKILL. Never returns.

@@ -171,6 +171,7 @@ class PmixServer::Impl {
   void handle_direct_modex(DirectModexUpcall& upcall);
   void handle_abort(AbortUpcall& upcall);
   void handle_finalized(FinalizedUpcall& upcall);
+  void handle_connected(ConnectedUpcall& upcall);
   void handle_local_modex(LocalModexReply& reply);
 
   std::uint32_t daemon_vpid_;
@@ -318,9 +319,7 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     void operator()(DirectModexUpcall& call) { impl.handle_direct_modex(call); }
     void operator()(AbortUpcall& call) { impl.handle_abort(call); }
     void operator()(FinalizedUpcall& call) { impl.handle_finalized(call); }
-    void operator()(ConnectedUpcall& call) {
-      if (impl.hooks_.on_connected) impl.hooks_.on_connected(call.nspace, call.rank);
-    }
+    void operator()(ConnectedUpcall& call) { impl.handle_connected(call); }
     void operator()(LocalModexReply& reply) { impl.handle_local_modex(reply); }
   };
   std::visit(Visitor{*this}, upcall);
@@ -357,6 +356,10 @@ void PmixServer::Impl::handle_abort(AbortUpcall& upcall) {
 void PmixServer::Impl::handle_finalized(FinalizedUpcall& upcall) {
   if (hooks_.on_finalized) hooks_.on_finalized(upcall.nspace, upcall.rank);
   if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_SUCCESS, upcall.cbdata);
+}
+
+void PmixServer::Impl::handle_connected(ConnectedUpcall& upcall) {
+  if (hooks_.on_connected) hooks_.on_connected(upcall.nspace, upcall.rank);
 }
 
 void PmixServer::Impl::handle_local_modex(LocalModexReply& reply) {
