@@ -64,6 +64,20 @@ Result<DaemonReport> decode_daemon_report(std::span<const std::byte> payload) {
   return report;
 }
 
+Bytes encode(const LaunchFailure& failure) {
+  ByteWriter writer;
+  writer.u32(failure.vpid).text(failure.reason);
+  return writer.take();
+}
+
+Result<LaunchFailure> decode_launch_failure(std::span<const std::byte> payload) {
+  ByteReader reader(payload);
+  auto vpid = reader.u32();
+  auto reason = reader.text();
+  if (!vpid || !reason || !reader.done()) return malformed_payload<LaunchFailure>("launch failure");
+  return LaunchFailure{*vpid, *reason};
+}
+
 Bytes encode(const EndpointTable& table) {
   ByteWriter writer;
   writer.u32(static_cast<std::uint32_t>(table.daemons.size()));

@@ -58,7 +58,14 @@ struct BenchBarrier {
   VpidSet participants;
 };
 
+// A daemon could not start one it was to start (tree spawn), and why.
+struct LaunchFailure {
+  Vpid vpid = 0;
+  std::string reason;
+};
+
 Bytes encode(const DaemonReport& report);
+Bytes encode(const LaunchFailure& failure);
 Bytes encode(const EndpointTable& table);
 Bytes encode(const CountersReply& reply);
 Bytes encode(const ShowHelpTopic& help);
@@ -66,6 +73,7 @@ Bytes encode(const BenchBarrier& bench);
 Bytes encode_u64(std::uint64_t value);
 
 Result<DaemonReport> decode_daemon_report(std::span<const std::byte> payload);
+Result<LaunchFailure> decode_launch_failure(std::span<const std::byte> payload);
 Result<EndpointTable> decode_endpoint_table(std::span<const std::byte> payload);
 Result<CountersReply> decode_counters_reply(std::span<const std::byte> payload);
 Result<ShowHelpTopic> decode_help(std::span<const std::byte> payload);

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "daemon/host_info.h"
-#include "jobs/local_launcher.h"
+#include "plm/route_address.h"
 #include "rml/transport/dvm_secret.h"
 
 namespace grove {
@@ -36,6 +36,7 @@ Controller::~Controller() {
   job_manager_.reset();
   job_host_.reset();
   pmix_.reset();
+  ssh_.reset();
   control_.reset();
   startup_timer_.reset();
   heartbeat_timer_.reset();
@@ -99,14 +100,29 @@ Status Controller::start() {
   hooks.on_fence_done = [this](const FenceDone& done) { on_fence_done(done); };
   hooks.on_help = [this](const ShowHelpTopic& help) { on_help(help); };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
+  // Daemons on other hosts reach us at the address that routes to them.
+  std::string bind_host = "127.0.0.1";
+  std::string advertised = bind_host;
+  if (options_.plan) {
+    options_.daemons = options_.plan->size();
+    bind_host = "0.0.0.0";
+    advertised = "127.0.0.1";
+    for (const PlannedDaemon& daemon : options_.plan->daemons) {
+      if (daemon.vpid == kControllerVpid) continue;
+      auto address = source_address_toward(daemon.host.name);
+      if (!address) return address.error();
+      advertised = *address;
+      break;
+    }
+  }
   auto runtime = DaemonRuntime::create(
       base_.get(), params_, log_,
-      RuntimeOptions{kControllerVpid, options_.daemons, secret_, "127.0.0.1"}, hooks);
+      RuntimeOptions{kControllerVpid, options_.daemons, secret_, bind_host}, hooks);
   if (!runtime) return runtime.error();
   runtime_ = std::move(*runtime);
   auto endpoint = runtime_->listen();
   if (!endpoint) return endpoint.error();
-  endpoint_ = endpoint->to_string();
+  endpoint_ = Endpoint{advertised, endpoint->port}.to_string();
 
   auto control =
       ControlServer::create(base_.get(), dvm_.socket_path,
@@ -143,8 +159,9 @@ Status Controller::start() {
   manager_hooks.living_daemons = [this] {
     std::vector<MapDaemon> living;
     for (const auto& daemon : daemons_) {
-      if (daemon.state == DaemonStateKind::up) {
-        living.push_back(MapDaemon{daemon.vpid, daemon.cores, daemon.hostname});
+      if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
+        living.push_back(
+            MapDaemon{daemon.vpid, daemon.slots.value_or(daemon.cores), daemon.hostname});
       }
     }
     return living;
@@ -174,25 +191,7 @@ Status Controller::start() {
   event_add(sigterm_.get(), nullptr);
   event_add(sigchld_.get(), nullptr);
 
-  daemons_.resize(options_.daemons);
-  daemons_[0] = DaemonRecord{
-      kControllerVpid, static_cast<int>(getpid()), local_hostname(), local_core_count(),
-      endpoint_,       DaemonStateKind::up,        runtime_->now(),  ""};
-  const std::vector<std::string> param_arguments = params_.child_arguments();
-  const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
-  for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
-    auto directory = create_daemon_directory(dvm_.directory, vpid);
-    if (!directory) return directory.error();
-    LaunchRequest request{groved,          vpid,   options_.daemons, endpoint_, *directory,
-                          param_arguments, secret_};
-    auto pid = launch_local_daemon(request);
-    if (!pid) return pid.error();
-    daemons_[vpid].vpid = vpid;
-    daemons_[vpid].pid = *pid;
-  }
-  log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
-               groved.c_str(), endpoint_.c_str());
-
+  if (auto status = launch_daemons(); !status) return status;
   startup_timer_ = make_timer([this] { on_startup_timeout(); });
   arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));
   if (options_.daemons == 1) become_ready();
@@ -210,6 +209,12 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
         return;
       }
       on_report(from, *report);
+      return;
+    }
+    case daemon_tags::launch_failed: {
+      if (auto failure = decode_launch_failure(payload)) {
+        on_launch_failed(failure->vpid, failure->reason);
+      }
       return;
     }
     case daemon_tags::heartbeat:
@@ -270,7 +275,11 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
     return;
   }
   record.hostname = report.hostname;
+  record.host_pid = static_cast<int>(report.pid);
   record.cores = report.cores;
+  // The welcome tells a daemon started over ssh that it may start its own
+  // children (tree spawn) and free its launcher's slot.
+  runtime_->send_control(from, daemon_tags::welcome, {});
   record.endpoint = report.endpoint;
   record.state = DaemonStateKind::up;
   record.last_seen_ns = runtime_->now();
@@ -282,7 +291,8 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   EndpointTable table;
   for (const auto& daemon : daemons_) {
     table.daemons.push_back(DaemonReport{daemon.vpid, daemon.endpoint, daemon.hostname,
-                                         daemon.cores, static_cast<std::uint32_t>(daemon.pid)});
+                                         daemon.cores,
+                                         static_cast<std::uint32_t>(daemon.host_pid)});
   }
   endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(table));
 }
@@ -370,6 +380,8 @@ void Controller::fail_startup(const std::string& message) {
   for (const auto& daemon : daemons_) {
     if (daemon.vpid != 0 && daemon.pid > 0) waitpid(daemon.pid, nullptr, 0);
   }
+  // Daemons already up on other hosts leave when our connections close.
+  ssh_.reset();
   control_.reset();
   runtime_.reset();
   if (!dvm_.directory.empty()) {
@@ -385,12 +397,11 @@ void Controller::on_startup_timeout() {
   std::string missing;
   for (const auto& daemon : daemons_) {
     if (daemon.state == DaemonStateKind::launching) {
-      missing += (missing.empty() ? "" : ", ") + std::to_string(daemon.vpid);
+      missing += (missing.empty() ? "" : ", ") + describe_daemon(daemon.vpid);
     }
   }
   fail_startup("daemons never reported within daemon_report_timeout_ms (" +
-               std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): vpid " +
-               missing);
+               std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): " + missing);
 }
 
 void Controller::on_peer_lost(Vpid peer) {
@@ -402,7 +413,7 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   DaemonRecord& record = daemons_[vpid];
   if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
   if (!ready_) {
-    fail_startup("daemon " + std::to_string(vpid) + " failed during startup: " + reason);
+    fail_startup(describe_daemon(vpid) + " failed during startup: " + reason);
     return;
   }
   record.state = DaemonStateKind::failed;
@@ -452,6 +463,7 @@ void Controller::reap_children() {
                           : "exited with status " + std::to_string(WEXITSTATUS(status));
     daemon_lost(daemon.vpid, "its process " + how);
   }
+  if (ssh_) ssh_->reap();
   if (job_host_) job_host_->reap();
   if (stopping_) finish_stop();
 }

@@ -25,6 +25,8 @@
 #include "daemon/pmix_bridge.h"
 #include "jobs/job_host.h"
 #include "jobs/job_manager.h"
+#include "plm/spawn_plan.h"
+#include "plm/ssh_launcher.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 #include "util/show_help.h"
@@ -35,6 +37,9 @@ struct ControllerOptions {
   std::uint32_t daemons = 2;  // including the controller itself
   std::string report_uri;     // write the DVM's URI here once ready
   std::string groved_path;
+  // Daemons on other hosts (ssh); without one, `daemons` run on this host.
+  std::optional<SpawnPlan> plan;
+  std::string prefix;  // --prefix / GROVE_PREFIX: the install on remote hosts
   // Called once: with an empty string when the DVM is ready, else an error.
   std::function<void(const std::string& error)> on_ready;
 };
@@ -44,8 +49,11 @@ std::string_view daemon_state_name(DaemonStateKind state);
 
 struct DaemonRecord {
   Vpid vpid = 0;
-  int pid = 0;
+  int pid = 0;       // our child (a local groved); 0 for daemons on other hosts
+  int host_pid = 0;  // its pid on its own host, as it reported
   std::string hostname;
+  std::optional<std::uint32_t> slots;  // from the host list; else its cores
+  bool holds_ranks = true;
   std::uint32_t cores = 0;
   std::string endpoint;
   DaemonStateKind state = DaemonStateKind::launching;
@@ -62,6 +70,12 @@ class Controller {
 
  private:
   Status start();
+  // controller_launch.cc: starting the other daemons.
+  Status launch_daemons();
+  Status launch_local_daemons();
+  Status launch_remote_daemons();
+  void on_launch_failed(Vpid vpid, const std::string& reason);
+  std::string describe_daemon(Vpid vpid) const;  // "daemon 3 (node3)"
   void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
   void on_deliver(const DeliverBroadcast& deliver);
@@ -105,6 +119,7 @@ class Controller {
   std::unique_ptr<JobHost> job_host_;
   std::unique_ptr<JobManager> job_manager_;
   std::unique_ptr<PmixBridge> pmix_;
+  std::unique_ptr<SshLauncher> ssh_;
   DvmInfo dvm_;
   std::vector<DaemonRecord> daemons_;
   std::vector<std::byte> secret_;

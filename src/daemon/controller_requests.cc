@@ -90,7 +90,7 @@ nlohmann::json Controller::status_json() const {
   for (const DaemonRecord& daemon : daemons_) {
     daemons.push_back({{"vpid", daemon.vpid},
                        {"host", daemon.hostname},
-                       {"pid", std::abs(daemon.pid)},
+                       {"pid", daemon.host_pid != 0 ? daemon.host_pid : std::abs(daemon.pid)},
                        {"state", std::string(daemon_state_name(daemon.state))},
                        {"cores", daemon.cores},
                        {"endpoint", daemon.endpoint},
@@ -270,6 +270,10 @@ void Controller::close_and_reap() {
           kill(daemon.pid, SIGKILL);
         }
       }
+      if (ssh_ && ssh_->running() > 0) {
+        log_.error("%zu ssh sessions to daemons did not end; killing them", ssh_->running());
+        ssh_->signal_all(SIGKILL);
+      }
       reap_timer_ = make_timer([this] { close_and_reap(); });
       arm(reap_timer_, 50);
     });
@@ -284,12 +288,14 @@ void Controller::close_and_reap() {
     daemon.pid = -daemon.pid;
     if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
   }
-  for (const auto& daemon : daemons_) {
-    if (daemon.vpid != 0 && daemon.pid > 0) {
-      reap_timer_ = make_timer([this] { close_and_reap(); });
-      arm(reap_timer_, 20);
-      return;
-    }
+  if (ssh_) ssh_->reap();
+  bool waiting = ssh_ && ssh_->running() > 0;
+  for (const auto& daemon : daemons_)
+    waiting = waiting || (daemon.vpid != 0 && daemon.pid > 0);
+  if (waiting) {
+    reap_timer_ = make_timer([this] { close_and_reap(); });
+    arm(reap_timer_, 20);
+    return;
   }
   complete_stop();
 }

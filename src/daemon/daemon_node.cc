@@ -2,9 +2,11 @@
 
 #include <signal.h>
 #include <unistd.h>
+#include <cstdio>
 
 #include "daemon/control_messages.h"
 #include "daemon/host_info.h"
+#include "util/text.h"
 
 namespace grove {
 
@@ -12,6 +14,7 @@ DaemonNode::DaemonNode(const ParamRegistry& params, Log& log, NodeOptions option
     : params_(params), log_(log), options_(std::move(options)) {}
 
 DaemonNode::~DaemonNode() {
+  ssh_.reset();
   job_host_.reset();
   pmix_.reset();
   heartbeat_.reset();
@@ -110,9 +113,36 @@ int DaemonNode::run() {
 void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
   if (from == kControllerVpid) controller_heard_ns_ = runtime_->now();
   if (header.tag == daemon_tags::heartbeat) return;  // the controller's answer
+  if (header.tag == daemon_tags::welcome && from == kControllerVpid) {
+    on_welcome();
+    return;
+  }
   if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
   log_.verbose("daemon", 2, "unexpected control %s from %u",
                std::string(tag_name(header.tag)).c_str(), from);
+}
+
+void DaemonNode::on_welcome() {
+  if (welcomed_ || !options_.plan) return;
+  welcomed_ = true;
+  // Our launcher's slot frees on this line; then we start our own children.
+  std::printf("%s\n", std::string(kDaemonUpLine).c_str());
+  std::fflush(stdout);
+  std::vector<Vpid> children = options_.plan->launches(options_.vpid);
+  if (children.empty()) return;
+  SshLaunchConfig config;
+  config.agent = split_words(params_.get_string("plm_ssh_agent"));
+  config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
+  config.param_arguments = params_.child_arguments();
+  config.bootstrap = Bootstrap{options_.secret, options_.plan, options_.remote};
+  SshLauncher::Hooks hooks;
+  hooks.on_failed = [this](Vpid vpid, const std::string& reason) {
+    runtime_->send_control(kControllerVpid, daemon_tags::launch_failed,
+                           encode(LaunchFailure{vpid, reason}));
+  };
+  ssh_ = std::make_unique<SshLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+  log_.verbose("plm", 1, "starting %zu daemons of our subtree", children.size());
+  ssh_->launch(children);
 }
 
 void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
@@ -193,7 +223,9 @@ void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {
 }
 
 void DaemonNode::on_sigchld(evutil_socket_t, short, void* arg) {
-  static_cast<DaemonNode*>(arg)->job_host_->reap();
+  auto* node = static_cast<DaemonNode*>(arg);
+  node->job_host_->reap();
+  if (node->ssh_) node->ssh_->reap();
 }
 
 void DaemonNode::on_signal(evutil_socket_t, short, void* arg) {

@@ -13,6 +13,8 @@
 #include "daemon/liveness.h"
 #include "daemon/pmix_bridge.h"
 #include "jobs/job_host.h"
+#include "plm/bootstrap.h"
+#include "plm/ssh_launcher.h"
 #include "rml/transport/endpoint.h"
 #include "util/log.h"
 #include "util/param_registry.h"
@@ -26,6 +28,9 @@ struct NodeOptions {
   std::vector<std::byte> secret;
   std::string session_dir;
   std::string bind_host = "127.0.0.1";
+  // Set for daemons started over ssh: whom to start once welcomed.
+  std::optional<SpawnPlan> plan;
+  RemoteSettings remote;
 };
 
 class DaemonNode {
@@ -39,6 +44,7 @@ class DaemonNode {
   void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
   void on_deliver(const DeliverBroadcast& deliver);
   void on_peer_lost(Vpid peer);
+  void on_welcome();
   void send_heartbeat();
   static void on_heartbeat_timer(evutil_socket_t, short, void* arg);
   static void on_signal(evutil_socket_t, short, void* arg);
@@ -57,6 +63,8 @@ class DaemonNode {
   EventPtr sigchld_;
   std::unique_ptr<JobHost> job_host_;
   std::unique_ptr<PmixBridge> pmix_;
+  std::unique_ptr<SshLauncher> ssh_;  // tree spawn: our children in the plan
+  bool welcomed_ = false;
   bool stopping_ = false;
   int exit_code_ = 0;
 };

@@ -1,13 +1,19 @@
-// groved: one daemon of a grove DVM, started by the controller (`grove start`).
-// The DVM secret arrives on an inherited file descriptor, never on argv.
+// groved: one daemon of a grove DVM, started by the controller (`grove start`)
+// or, over ssh, by its parent in the routing tree. The bootstrap (DVM secret,
+// spawn plan) arrives on a private descriptor, never on argv.
 #include <CLI/CLI.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "control/session_dir.h"
 #include "daemon/daemon_node.h"
 #include "daemon/host_info.h"
-#include "rml/transport/dvm_secret.h"
+#include "plm/bootstrap.h"
+#include "plm/route_address.h"
 #include "util/param_sources.h"
 #include "util/standard_params.h"
 
@@ -17,15 +23,20 @@ int main(int argc, char** argv) {
   CLI::App app{"groved: a grove daemon. It is started by 'grove start', not by hand.", "groved"};
   grove::NodeOptions options;
   std::string controller;
-  int secret_fd = -1;
+  int bootstrap_fd = -1;
   std::vector<std::pair<std::string, std::string>> mca;
   app.add_option("--vpid", options.vpid, "This daemon's vpid")->required();
   app.add_option("--dvm-size", options.dvm_size, "Daemons in the DVM")->required();
   app.add_option("--controller", controller, "The controller's host:port")->required();
-  app.add_option("--secret-fd", secret_fd, "Inherited descriptor carrying the DVM secret")
+  app.add_option("--bootstrap-fd", bootstrap_fd,
+                 "Descriptor carrying the DVM secret and spawn plan (0 over ssh)")
       ->required();
-  app.add_option("--session-dir", options.session_dir, "This daemon's session directory");
-  app.add_option("--bind", options.bind_host, "Address to listen on")->capture_default_str();
+  app.add_option("--session-dir", options.session_dir,
+                 "This daemon's session directory (default: one of its own, removed at exit)");
+  options.bind_host = "auto";
+  app.add_option("--bind", options.bind_host,
+                 "Address to listen on; 'auto' is the one that routes to the controller")
+      ->capture_default_str();
   app.add_option(
          "--mca",
          [&mca](const CLI::results_t& results) {
@@ -55,17 +66,58 @@ int main(int argc, char** argv) {
     return 1;
   }
   options.controller = *endpoint;
-  auto secret = grove::read_secret(secret_fd);
-  if (!secret) {
-    std::fprintf(stderr, "groved: error: reading the DVM secret: %s\n",
-                 secret.error().message.c_str());
+  auto bootstrap = grove::read_bootstrap(bootstrap_fd);
+  if (!bootstrap) {
+    std::fprintf(stderr, "groved: error: reading the bootstrap: %s\n",
+                 bootstrap.error().message.c_str());
     return 1;
   }
-  close(secret_fd);
-  options.secret = std::move(*secret);
+  // Over ssh this is our standard input: nothing more comes on it.
+  close(bootstrap_fd);
+  options.secret = std::move(bootstrap->secret);
+  options.plan = std::move(bootstrap->plan);
+  options.remote = std::move(bootstrap->remote);
+  if (options.plan && options.vpid >= options.plan->size()) {
+    std::fprintf(stderr, "groved: error: vpid %u is not in the spawn plan\n", options.vpid);
+    return 1;
+  }
+  if (options.bind_host == "auto") {
+    auto address = grove::source_address_toward(options.controller.host);
+    if (!address) {
+      std::fprintf(stderr, "groved: error: %s\n", address.error().message.c_str());
+      return 1;
+    }
+    options.bind_host = *address;
+  }
+  // A daemon on another host has no DVM directory of the controller's: it
+  // makes its own and removes it when it leaves.
+  std::string own_directory;
+  if (options.session_dir.empty()) {
+    auto base = grove::session_base();
+    if (!base) {
+      std::fprintf(stderr, "groved: error: %s\n", base.error().message.c_str());
+      return 1;
+    }
+    own_directory = *base + "/groved-" + std::to_string(getpid());
+    if (mkdir(own_directory.c_str(), 0700) != 0) {
+      std::fprintf(stderr, "groved: error: cannot create %s\n", own_directory.c_str());
+      return 1;
+    }
+    auto made = grove::create_daemon_directory(own_directory, options.vpid);
+    if (!made) {
+      std::fprintf(stderr, "groved: error: %s\n", made.error().message.c_str());
+      return 1;
+    }
+    options.session_dir = *made;
+  }
   grove::Log log("groved vpid " + std::to_string(options.vpid) + " " + grove::local_hostname() +
                      ":" + std::to_string(getpid()),
                  params);
-  grove::DaemonNode node(params, log, std::move(options));
-  return node.run();
+  int code = 0;
+  {
+    grove::DaemonNode node(params, log, std::move(options));
+    code = node.run();
+  }
+  if (!own_directory.empty()) (void)grove::remove_tree(own_directory);
+  return code;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -14,6 +15,8 @@
 #include "daemon/host_info.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "plm/host_list.h"
+#include "plm/spawn_plan.h"
 #include "util/text.h"
 
 namespace grove {
@@ -23,7 +26,48 @@ struct StartOptions {
   std::uint32_t local = 0;
   bool daemonize = false;
   std::string report_uri;
+  std::string hosts;     // --host a,b:4,c
+  std::string hostfile;  // --hostfile FILE
+  std::string launcher = "auto";
+  std::string prefix;
 };
+
+// The DVM's hosts and who starts whom, from --host/--hostfile; no plan means
+// daemons on this host only.
+Result<std::optional<SpawnPlan>> plan_from_options(const CliContext& context,
+                                                   const StartOptions& options) {
+  const bool listed = !options.hosts.empty() || !options.hostfile.empty();
+  std::string launcher = options.launcher;
+  if (launcher == "auto") launcher = listed ? "ssh" : "local";
+  if (launcher == "slurm") {
+    return Error{
+        "--launcher slurm: the Slurm launcher is not built yet; use --host or --hostfile "
+        "with ssh inside the allocation"};
+  }
+  if (launcher == "local") {
+    if (listed)
+      return Error{"--launcher local starts daemons on this host only; drop --host/--hostfile"};
+    return std::optional<SpawnPlan>{};
+  }
+  if (!listed) return Error{"--launcher ssh needs --host or --hostfile"};
+  if (options.local != 0) return Error{"--local and --host/--hostfile exclude each other"};
+  std::vector<HostEntry> hosts;
+  if (!options.hostfile.empty()) {
+    auto from_file = read_hostfile(options.hostfile);
+    if (!from_file) return from_file.error();
+    hosts = std::move(*from_file);
+  }
+  if (!options.hosts.empty()) {
+    auto from_option = parse_host_option(options.hosts);
+    if (!from_option) return from_option.error();
+    hosts.insert(hosts.end(), from_option->begin(), from_option->end());
+  }
+  auto plan = plan_dvm(hosts, local_hostname(),
+                       static_cast<std::uint32_t>(context.params.get_int("rml_base_radix")),
+                       !context.params.get_bool("plm_ssh_no_tree_spawn"));
+  if (!plan) return plan.error();
+  return std::optional<SpawnPlan>{std::move(*plan)};
+}
 
 // Runs the controller in this process; `ready_fd` (if >= 0) receives one line
 // when the DVM is ready ("ready ...") or could not start ("error ...").
@@ -32,6 +76,17 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
   ControllerOptions controller_options;
   controller_options.daemons = options.local == 0 ? 2 : options.local;
   controller_options.report_uri = options.report_uri;
+  auto plan = plan_from_options(context, options);
+  if (!plan) {
+    print_cli_error(plan.error().message);
+    return 1;
+  }
+  if (*plan) controller_options.daemons = (*plan)->size();
+  controller_options.plan = std::move(*plan);
+  controller_options.prefix = options.prefix;
+  if (controller_options.prefix.empty()) {
+    if (const char* prefix = std::getenv("GROVE_PREFIX")) controller_options.prefix = prefix;
+  }
   const std::uint32_t daemons = controller_options.daemons;
   controller_options.on_ready = [ready_fd, daemons](const std::string& error) {
     std::string line =
@@ -51,6 +106,13 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
 }
 
 int start_dvm(CliContext& context, const StartOptions& options) {
+  // Bad host lists fail here, before anything forks.
+  auto plan = plan_from_options(context, options);
+  if (!plan) {
+    print_cli_error(plan.error().message);
+    return 1;
+  }
+  const std::uint32_t daemons = *plan ? (*plan)->size() : (options.local == 0 ? 2 : options.local);
   if (!options.daemonize) return run_controller(context, options, -1);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -87,8 +149,7 @@ int start_dvm(CliContext& context, const StartOptions& options) {
     line.append(buffer, got);
   close(fds[0]);
   if (line.rfind("ready", 0) == 0) {
-    std::printf("grove: DVM ready: %u daemons, controller pid %d\n",
-                options.local == 0 ? 2 : options.local, pid);
+    std::printf("grove: DVM ready: %u daemons, controller pid %d\n", daemons, pid);
     return 0;
   }
   waitpid(pid, nullptr, 0);
@@ -203,12 +264,25 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
 
 void add_dvm_commands(CLI::App& app, CliContext& context) {
   auto start = std::make_shared<StartOptions>();
-  CLI::App* start_command = app.add_subcommand("start", "Start a DVM on this host");
+  CLI::App* start_command =
+      app.add_subcommand("start", "Start a DVM on this host, or across hosts over ssh");
   add_param_options(*start_command, context);
   start_command
       ->add_option("--local", start->local,
                    "Daemons on this host, the controller included (default 2)")
       ->check(CLI::Range(1u, 4096u));
+  start_command->add_option("--host,-H", start->hosts,
+                            "Hosts to span, as HOST[:SLOTS],... (user@host allowed)");
+  start_command->add_option("--hostfile", start->hostfile,
+                            "File of hosts: '[user@]host [slots=N] [max_slots=M]' per line");
+  start_command
+      ->add_option("--launcher", start->launcher,
+                   "How daemons start: auto (ssh with hosts, else local), local, ssh, slurm")
+      ->check(CLI::IsMember({"auto", "local", "ssh", "slurm"}))
+      ->capture_default_str();
+  start_command->add_option("--prefix", start->prefix,
+                            "grove's install directory on remote hosts (default: $GROVE_PREFIX, "
+                            "else this groved's absolute path)");
   start_command->add_flag("--daemonize", start->daemonize,
                           "Return once the DVM is ready; it keeps running in the background");
   start_command->add_option("--report-uri", start->report_uri,

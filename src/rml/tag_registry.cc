@@ -22,6 +22,8 @@ constexpr std::array kTags{
     TagInfo{daemon_tags::counters_reply, "counters-reply"},
     TagInfo{daemon_tags::help, "help"},
     TagInfo{daemon_tags::bench_barrier, "bench-barrier"},
+    TagInfo{daemon_tags::welcome, "welcome"},
+    TagInfo{daemon_tags::launch_failed, "launch-failed"},
     TagInfo{job_tags::kill, "job-kill"},
     TagInfo{job_tags::cleanup, "job-cleanup"},
     TagInfo{job_tags::output, "job-output"},

@@ -32,6 +32,8 @@ inline constexpr std::uint16_t counters_request = tags::first_daemon_tag + 4;  /
 inline constexpr std::uint16_t counters_reply = tags::first_daemon_tag + 5;    // control
 inline constexpr std::uint16_t help = tags::first_daemon_tag + 6;              // control
 inline constexpr std::uint16_t bench_barrier = tags::first_daemon_tag + 7;     // broadcast
+inline constexpr std::uint16_t welcome = tags::first_daemon_tag + 8;           // control
+inline constexpr std::uint16_t launch_failed = tags::first_daemon_tag + 9;     // control
 }  // namespace daemon_tags
 
 // Jobs (jobs/job_messages.h).

@@ -95,6 +95,22 @@ void register_standard_params(ParamRegistry& registry) {
                           "leaving with its ranks (0: forever; needs daemon_heartbeat_ms)"));
   registry.define(integer("daemon_stop_timeout_ms", "5000", 100, 600000,
                           "How long an orderly stop waits for daemons before killing them"));
+  // plm: starting daemons on other hosts.
+  registry.define(integer("plm_base_verbose", "0", 0, kVerboseMax,
+                          "Verbosity of daemon launching (1 names every launch and its end)"));
+  ParamSpec agent;
+  agent.name = "plm_ssh_agent";
+  agent.kind = ParamKind::string;
+  agent.default_text = "ssh";
+  agent.description =
+      "The command that starts daemons on other hosts, with its options (e.g. 'ssh -F FILE')";
+  registry.define(agent);
+  registry.define(boolean("plm_ssh_no_tree_spawn", "false",
+                          "Start every remote daemon from the controller instead of along the "
+                          "routing tree"));
+  registry.define(integer("plm_ssh_num_concurrent", "128", 1, 65535,
+                          "Daemon launches one daemon runs at once (an ssh session counts until "
+                          "its daemon has reported)"));
 }
 
 }  // namespace grove

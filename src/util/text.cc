@@ -18,6 +18,20 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t start = text.find_first_not_of(" \t\r\n", at);
+    if (start == std::string_view::npos) break;
+    std::size_t end = text.find_first_of(" \t\r\n", start);
+    if (end == std::string_view::npos) end = text.size();
+    words.emplace_back(text.substr(start, end - start));
+    at = end;
+  }
+  return words;
+}
+
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
   std::size_t start = 0;

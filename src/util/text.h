@@ -11,6 +11,8 @@ namespace grove {
 
 std::string_view trim(std::string_view text);
 std::vector<std::string> split(std::string_view text, char separator);
+// Words separated by blanks (spaces, tabs, newlines); no quoting.
+std::vector<std::string> split_words(std::string_view text);
 
 // Levenshtein distance, used to suggest the closest known name for a typo.
 std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 using namespace grove::test;
 
@@ -197,4 +198,30 @@ TEST_CASE("grove sim replays a run from every option it prints", "[cli]") {
   auto b = nlohmann::json::parse(again.out);
   CHECK(a["events"] == b["events"]);
   CHECK(a["traffic"] == b["traffic"]);
+}
+
+TEST_CASE("grove start refuses bad host lists and launcher choices before starting anything",
+          "[cli]") {
+  grove::test::TempDir dir;
+  auto refused = [&](std::vector<std::string> args, const std::string& expected) {
+    RunOptions options;
+    options.extra_env = {dir.env()};
+    args.insert(args.begin(), "start");
+    auto result = run_grove(args, options);
+    INFO(result.out << result.err);
+    CHECK(result.exit_code == 1);
+    CHECK_THAT(result.err, Catch::Contains(expected));
+  };
+  refused({"--host", "a;reboot"}, "--host: 'a;reboot': not a host name");
+  refused({"--host", "a:0"}, "expected HOST:SLOTS with a count");
+  refused({"--hostfile", dir.path() + "/missing"}, "cannot read the hostfile");
+  refused({"--hostfile", dir.write("bad.hosts", "n1 slots=2\nn2 max_slots=1 slots=3\n")},
+          "bad.hosts:2: slots=3 exceeds max_slots=1");
+  refused({"--launcher", "ssh"}, "--launcher ssh needs --host or --hostfile");
+  refused({"--launcher", "local", "--host", "n1"}, "--launcher local starts daemons on this host");
+  refused({"--local", "3", "--host", "n1"}, "--local and --host/--hostfile exclude each other");
+  refused({"--launcher", "slurm"}, "the Slurm launcher is not built yet");
+  // Nothing was started: no DVM directory appeared.
+  auto status = run_grove({"status"}, RunOptions{{dir.env()}, {}, std::chrono::seconds(10), ""});
+  CHECK(status.exit_code != 0);
 }

@@ -290,7 +290,7 @@ TEST_CASE("daemons that never report end the start with an error naming them", "
       options);
   CHECK(result.exit_code == 1);
   CHECK_THAT(result.err, Catch::Contains("never reported"));
-  CHECK_THAT(result.err, Catch::Contains("vpid 1, 2"));
+  CHECK_THAT(result.err, Catch::Contains("daemon 1, daemon 2"));
   auto no_dvm = run_program({grove_binary(), "status"}, options);
   CHECK(no_dvm.exit_code != 0);
   CHECK_THAT(no_dvm.err, Catch::Contains("no running DVM"));

@@ -19,9 +19,10 @@ ALLOWED = {
     "pmix": {"util", "rml/transport"},
     "jobs": {"util", "rml", "rml/transport", "grpcomm"},
     "control": {"util", "rml", "rml/transport", "grpcomm", "jobs"},
-    "daemon": {"util", "rml", "rml/transport", "grpcomm", "jobs", "control", "pmix"},
+    "plm": {"util", "rml", "rml/transport"},
+    "daemon": {"util", "rml", "rml/transport", "grpcomm", "jobs", "control", "pmix", "plm"},
     "launcher": {"util", "rml", "rml/transport", "grpcomm", "sim", "jobs", "control",
-                 "pmix", "daemon"},
+                 "pmix", "plm", "daemon"},
 }
 PURE = {"util", "rml", "grpcomm", "sim"}
 # What the pure layers must not include: sockets, event loops, threads, PMIx.

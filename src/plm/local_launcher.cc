@@ -1,4 +1,4 @@
-#include "jobs/local_launcher.h"
+#include "plm/local_launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,12 +10,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include "rml/transport/dvm_secret.h"
+#include "plm/bootstrap.h"
 
 namespace grove {
 
 namespace {
-constexpr int kSecretFd = 3;
+constexpr int kBootstrapFd = 3;
 }
 
 std::string find_groved() {
@@ -41,8 +41,8 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
                                    std::to_string(request.dvm_size),
                                    "--controller",
                                    request.controller_endpoint,
-                                   "--secret-fd",
-                                   std::to_string(kSecretFd),
+                                   "--bootstrap-fd",
+                                   std::to_string(kBootstrapFd),
                                    "--session-dir",
                                    request.session_dir};
   args.insert(args.end(), request.param_arguments.begin(), request.param_arguments.end());
@@ -62,10 +62,10 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);  // the controller died before prctl took effect
     signal(SIGPIPE, SIG_DFL);
-    if (pipe_fds[0] == kSecretFd) {
-      fcntl(kSecretFd, F_SETFD, 0);
+    if (pipe_fds[0] == kBootstrapFd) {
+      fcntl(kBootstrapFd, F_SETFD, 0);
     } else {
-      dup2(pipe_fds[0], kSecretFd);  // dup2 clears close-on-exec on the copy
+      dup2(pipe_fds[0], kBootstrapFd);  // dup2 clears close-on-exec on the copy
     }
     execvp(argv[0], argv.data());
     const char message[] = "groved: cannot execute the daemon binary\n";
@@ -74,7 +74,7 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
     _exit(127);
   }
   close(pipe_fds[0]);
-  auto status = write_secret(pipe_fds[1], request.secret);
+  auto status = write_bootstrap(pipe_fds[1], Bootstrap{request.secret, std::nullopt, {}});
   close(pipe_fds[1]);
   if (!status) {
     kill(pid, SIGKILL);

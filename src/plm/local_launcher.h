@@ -1,5 +1,5 @@
-// Starts groved processes on this host: fork, hand over the DVM secret on an
-// inherited pipe (never argv, never a file), exec.
+// Starts groved processes on this host: fork, hand over the bootstrap (the
+// DVM secret) on an inherited pipe (never argv, never a file), exec.
 #pragma once
 
 #include <string>

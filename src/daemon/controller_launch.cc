@@ -1,0 +1,105 @@
+// The controller starting the DVM's other daemons: forked on this host, or
+// over ssh along the spawn plan (it starts its own children; with tree spawn
+// each daemon then starts its own once the controller has welcomed it).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/controller.h"
+#include "daemon/host_info.h"
+#include "plm/local_launcher.h"
+#include "util/text.h"
+
+namespace grove {
+
+std::string Controller::describe_daemon(Vpid vpid) const {
+  std::string text = "daemon " + std::to_string(vpid);
+  if (vpid < daemons_.size() && !daemons_[vpid].hostname.empty()) {
+    text += " (" + daemons_[vpid].hostname + ")";
+  }
+  return text;
+}
+
+Status Controller::launch_daemons() {
+  daemons_.resize(options_.daemons);
+  daemons_[0] = DaemonRecord{};
+  DaemonRecord& self = daemons_[0];
+  self.vpid = kControllerVpid;
+  self.pid = static_cast<int>(getpid());
+  self.host_pid = self.pid;
+  self.hostname = local_hostname();
+  self.cores = local_core_count();
+  self.endpoint = endpoint_;
+  self.state = DaemonStateKind::up;
+  self.last_seen_ns = runtime_->now();
+  if (options_.plan) {
+    const PlannedDaemon& planned = options_.plan->daemons[kControllerVpid];
+    self.slots = planned.host.slots;
+    self.holds_ranks = planned.holds_ranks;
+    return launch_remote_daemons();
+  }
+  return launch_local_daemons();
+}
+
+Status Controller::launch_local_daemons() {
+  const std::vector<std::string> param_arguments = params_.child_arguments();
+  const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
+  for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
+    auto directory = create_daemon_directory(dvm_.directory, vpid);
+    if (!directory) return directory.error();
+    LaunchRequest request{groved,          vpid,   options_.daemons, endpoint_, *directory,
+                          param_arguments, secret_};
+    auto pid = launch_local_daemon(request);
+    if (!pid) return pid.error();
+    daemons_[vpid].vpid = vpid;
+    daemons_[vpid].pid = *pid;
+  }
+  log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
+               groved.c_str(), endpoint_.c_str());
+  return ok_status();
+}
+
+Status Controller::launch_remote_daemons() {
+  const SpawnPlan& plan = *options_.plan;
+  for (Vpid vpid = 1; vpid < plan.size(); ++vpid) {
+    DaemonRecord& record = daemons_[vpid];
+    record.vpid = vpid;
+    record.hostname = plan.daemons[vpid].host.name;
+    record.slots = plan.daemons[vpid].host.slots;
+  }
+  if (plan.size() == 1) return ok_status();
+  SshLaunchConfig config;
+  config.agent = split_words(params_.get_string("plm_ssh_agent"));
+  if (config.agent.empty()) return Error{"plm_ssh_agent is empty"};
+  config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
+  config.param_arguments = params_.child_arguments();
+  config.bootstrap.secret = secret_;
+  config.bootstrap.plan = plan;
+  config.bootstrap.remote.prefix = options_.prefix;
+  config.bootstrap.remote.groved_path =
+      !options_.prefix.empty()
+          ? options_.prefix + "/bin/groved"
+          : (options_.groved_path.empty() ? find_groved() : options_.groved_path);
+  config.bootstrap.remote.controller_endpoint = endpoint_;
+  SshLauncher::Hooks hooks;
+  hooks.on_failed = [this](Vpid vpid, const std::string& reason) {
+    on_launch_failed(vpid, reason);
+  };
+  log_.verbose("daemon", 1, "starting %u daemons over '%s' (%s spawn), groved at %s",
+               plan.size() - 1, params_.get_string("plm_ssh_agent").c_str(),
+               plan.tree_spawn ? "tree" : "flat", config.bootstrap.remote.groved_path.c_str());
+  ssh_ = std::make_unique<SshLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+  ssh_->launch(plan.launches(kControllerVpid));
+  return ok_status();
+}
+
+void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
+  if (vpid == kControllerVpid || vpid >= daemons_.size()) return;
+  if (!ready_) {
+    fail_startup("cannot start " + describe_daemon(vpid) + ": " + reason);
+    return;
+  }
+  log_.error("cannot start %s: %s", describe_daemon(vpid).c_str(), reason.c_str());
+}
+
+}  // namespace grove

@@ -1,0 +1,283 @@
+#include "plm/ssh_launcher.h"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace grove {
+namespace {
+
+constexpr std::size_t kTailLines = 8;
+
+// In the forked client, before exec: a session of its own (no terminal to
+// prompt on), default signals, an empty mask, no inherited descriptors but
+// 0-2. Only async-signal-safe calls.
+void become_ssh_child(int in_fd, int out_fd, int err_fd) {
+  setsid();
+  struct sigaction plain {};
+  plain.sa_handler = SIG_DFL;
+  sigemptyset(&plain.sa_mask);
+  for (int signal = 1; signal < NSIG; ++signal)
+    sigaction(signal, &plain, nullptr);
+  dup2(in_fd, STDIN_FILENO);
+  dup2(out_fd, STDOUT_FILENO);
+  dup2(err_fd, STDERR_FILENO);
+  if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
+    const long limit = sysconf(_SC_OPEN_MAX);
+    for (int fd = 3; fd < limit; ++fd)
+      close(fd);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string remote_daemon_command(const SshLaunchConfig& config, Vpid vpid) {
+  const RemoteSettings& remote = config.bootstrap.remote;
+  const SpawnPlan& plan = *config.bootstrap.plan;
+  std::string command = "exec ";
+  if (!remote.prefix.empty()) {
+    // PRRTE users met "command not found" without this: the remote shell's
+    // PATH and library path need not know the install.
+    command += "env PATH=" + shell_quote(remote.prefix + "/bin") +
+               ":\"$PATH\" LD_LIBRARY_PATH=" + shell_quote(remote.prefix + "/lib") +
+               ":\"${LD_LIBRARY_PATH:-}\" ";
+  }
+  std::vector<std::string> args = {remote.groved_path,
+                                   "--vpid",
+                                   std::to_string(vpid),
+                                   "--dvm-size",
+                                   std::to_string(plan.size()),
+                                   "--controller",
+                                   remote.controller_endpoint,
+                                   "--bootstrap-fd",
+                                   "0"};
+  args.insert(args.end(), config.param_arguments.begin(), config.param_arguments.end());
+  for (std::size_t i = 0; i < args.size(); ++i)
+    command += (i == 0 ? "" : " ") + shell_quote(args[i]);
+  return command;
+}
+
+std::vector<std::string> ssh_argv(const SshLaunchConfig& config, Vpid vpid) {
+  std::vector<std::string> argv = config.agent;
+  if (!argv.empty() && std::filesystem::path(argv[0]).filename() == "ssh") {
+    // Never a password prompt: a launch either works unattended or fails.
+    argv.insert(argv.begin() + 1, {"-o", "BatchMode=yes", "-x"});
+  }
+  argv.push_back(config.bootstrap.plan->daemons[vpid].host.ssh_target());
+  argv.push_back(remote_daemon_command(config, vpid));
+  return argv;
+}
+
+SshLauncher::SshLauncher(event_base* base, Log& log, SshLaunchConfig config, Hooks hooks)
+    : base_(base), log_(log), config_(std::move(config)), hooks_(std::move(hooks)) {
+  // A client that dies before reading its bootstrap must not kill us.
+  signal(SIGPIPE, SIG_IGN);
+}
+
+SshLauncher::~SshLauncher() {
+  signal_all(SIGTERM);
+  for (auto& [pid, client] : clients_) {
+    client->out_event.reset();
+    client->err_event.reset();
+    close(client->out_fd);
+    close(client->err_fd);
+    waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
+void SshLauncher::signal_all(int signal) {
+  for (auto& [pid, client] : clients_)
+    kill(pid, signal);
+}
+
+void SshLauncher::launch(const std::vector<Vpid>& vpids) {
+  for (Vpid vpid : vpids)
+    queue_.push_back(vpid);
+  start_queued();
+}
+
+void SshLauncher::start_queued() {
+  while (!queue_.empty() && launching_ < config_.max_concurrent) {
+    Vpid vpid = queue_.front();
+    queue_.pop_front();
+    start(vpid);
+  }
+}
+
+void SshLauncher::start(Vpid vpid) {
+  const std::string host = config_.bootstrap.plan->daemons[vpid].host.name;
+  auto fail = [&](const std::string& why) {
+    if (hooks_.on_failed) hooks_.on_failed(vpid, "cannot start ssh to " + host + ": " + why);
+  };
+  int in[2], out[2], err[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return fail(std::strerror(errno));
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in[0]);
+    close(in[1]);
+    return fail(std::strerror(errno));
+  }
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    for (int fd : {in[0], in[1], out[0], out[1]})
+      close(fd);
+    return fail(std::strerror(errno));
+  }
+  std::vector<std::string> args = ssh_argv(config_, vpid);
+  std::vector<char*> argv;
+  for (auto& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  log_.verbose("plm", 1, "starting daemon %u on %s", vpid, host.c_str());
+  // Signals stay blocked across fork until the child has reset their handlers.
+  sigset_t all, parent_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
+  pid_t pid = fork();
+  if (pid == 0) {
+    become_ssh_child(in[0], out[1], err[1]);
+    execvp(argv[0], argv.data());
+    const char message[] = "grove: cannot execute the ssh agent (plm_ssh_agent)\n";
+    ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
+    (void)ignored;
+    _exit(127);
+  }
+  pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  if (pid < 0) {
+    for (int fd : {in[1], out[0], err[0]})
+      close(fd);
+    return fail(std::string("fork: ") + std::strerror(errno));
+  }
+  // The bootstrap is small (a pipe holds it); closing our end is the EOF
+  // the remote side may wait for.
+  auto written = write_bootstrap(in[1], config_.bootstrap);
+  close(in[1]);
+  auto client = std::make_unique<Client>();
+  client->owner = this;
+  client->vpid = vpid;
+  client->pid = pid;
+  client->out_fd = out[0];
+  client->err_fd = err[0];
+  evutil_make_socket_nonblocking(out[0]);
+  evutil_make_socket_nonblocking(err[0]);
+  client->out_event.reset(
+      event_new(base_, out[0], EV_READ | EV_PERSIST, &SshLauncher::on_readable, client.get()));
+  client->err_event.reset(
+      event_new(base_, err[0], EV_READ | EV_PERSIST, &SshLauncher::on_readable, client.get()));
+  event_add(client->out_event.get(), nullptr);
+  event_add(client->err_event.get(), nullptr);
+  if (!written) client->err_tail.push_back(written.error().message);
+  ++launching_;
+  clients_[pid] = std::move(client);
+}
+
+void SshLauncher::on_readable(evutil_socket_t fd, short, void* arg) {
+  auto* client = static_cast<Client*>(arg);
+  client->owner->read_output(*client, fd == client->err_fd);
+}
+
+void SshLauncher::read_output(Client& client, bool is_stderr) {
+  const int fd = is_stderr ? client.err_fd : client.out_fd;
+  std::string& buffer = is_stderr ? client.err_buffer : client.out_buffer;
+  char chunk[4096];
+  for (;;) {
+    ssize_t got = read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got == 0) (is_stderr ? client.err_event : client.out_event).reset();
+      break;
+    }
+    buffer.append(chunk, static_cast<std::size_t>(got));
+  }
+  const std::string host = config_.bootstrap.plan->daemons[client.vpid].host.name;
+  for (auto newline = buffer.find('\n'); newline != std::string::npos;
+       newline = buffer.find('\n')) {
+    std::string line = buffer.substr(0, newline);
+    buffer.erase(0, newline + 1);
+    if (!is_stderr) {
+      if (!client.up && line == kDaemonUpLine) {
+        client.up = true;
+        --launching_;
+        log_.verbose("plm", 1, "daemon %u on %s is up", client.vpid, host.c_str());
+        start_queued();
+      }
+      continue;
+    }
+    // The remote daemon's own log lines pass through (they name it); the
+    // tail is what a failed launch shows.
+    std::fprintf(stderr, "%s\n", line.c_str());
+    client.err_tail.push_back(line);
+    if (client.err_tail.size() > kTailLines) client.err_tail.pop_front();
+  }
+}
+
+void SshLauncher::reap() {
+  std::vector<std::pair<int, int>> ended;
+  for (auto& [pid, client] : clients_) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) ended.emplace_back(pid, status);
+  }
+  for (auto [pid, status] : ended) {
+    auto found = clients_.find(pid);
+    std::unique_ptr<Client> client = std::move(found->second);
+    clients_.erase(found);
+    finish(*client, status);
+  }
+}
+
+void SshLauncher::finish(Client& client, int status) {
+  // Whatever the client wrote before it ended is still in the pipes.
+  if (client.out_event) read_output(client, false);
+  if (client.err_event) read_output(client, true);
+  client.out_event.reset();
+  client.err_event.reset();
+  close(client.out_fd);
+  close(client.err_fd);
+  const std::string host = config_.bootstrap.plan->daemons[client.vpid].host.name;
+  if (client.up) {
+    log_.verbose("plm", 1, "the ssh session of daemon %u on %s ended (%s)", client.vpid,
+                 host.c_str(), describe_exit(status).c_str());
+    return;
+  }
+  --launching_;
+  std::string reason = "ssh to " + host + " " + describe_exit(status);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 255) reason += " (ssh could not connect)";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) reason += " (command not found)";
+  if (!client.err_tail.empty()) {
+    reason += "; last lines:";
+    for (const auto& line : client.err_tail)
+      reason += "\n    " + line;
+  }
+  if (hooks_.on_failed) hooks_.on_failed(client.vpid, reason);
+  start_queued();
+}
+
+}  // namespace grove

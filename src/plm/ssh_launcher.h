@@ -1,0 +1,92 @@
+// Starts daemons on other hosts through ssh (or the agent plm_ssh_agent
+// names): one ssh client per daemon, its standard input carrying the
+// bootstrap (secret and spawn plan), its output read here. A launch holds one
+// of plm_ssh_num_concurrent slots until its daemon prints that it is up (the
+// controller has welcomed it); a client that ends before that is a failed
+// launch, reported with the host and the last lines the remote side printed.
+#pragma once
+
+#include <event2/event.h>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plm/bootstrap.h"
+#include "rml/transport/libevent_handles.h"
+#include "util/log.h"
+
+namespace grove {
+
+// The line a daemon started over ssh prints on its standard output once the
+// controller has welcomed it.
+inline constexpr std::string_view kDaemonUpLine = "grove-daemon-up";
+
+struct SshLaunchConfig {
+  std::vector<std::string> agent = {"ssh"};
+  std::uint32_t max_concurrent = 128;
+  std::vector<std::string> param_arguments;  // --mca NAME VALUE ..., passed on
+  Bootstrap bootstrap;                       // plan and remote settings set
+};
+
+// The remote shell command that starts daemon `vpid` (sh syntax; every piece
+// from the plan or the user is quoted).
+std::string remote_daemon_command(const SshLaunchConfig& config, Vpid vpid);
+// The ssh argv for daemon `vpid`: agent, BatchMode for ssh, target, command.
+std::vector<std::string> ssh_argv(const SshLaunchConfig& config, Vpid vpid);
+// Single-quotes text for sh.
+std::string shell_quote(const std::string& text);
+
+class SshLauncher {
+ public:
+  struct Hooks {
+    // Before it was up: which daemon, on which host, and why.
+    std::function<void(Vpid vpid, const std::string& reason)> on_failed;
+  };
+  SshLauncher(event_base* base, Log& log, SshLaunchConfig config, Hooks hooks);
+  // Ends every ssh client still running (SIGTERM, then reaps what it can).
+  ~SshLauncher();
+  SshLauncher(const SshLauncher&) = delete;
+  SshLauncher& operator=(const SshLauncher&) = delete;
+
+  // Starts (or queues, past the cap) the launch of each vpid.
+  void launch(const std::vector<Vpid>& vpids);
+  // Reaps ssh clients that have exited (call on SIGCHLD).
+  void reap();
+  // Clients still running.
+  std::size_t running() const { return clients_.size(); }
+  void signal_all(int signal);
+
+ private:
+  struct Client {
+    SshLauncher* owner = nullptr;
+    Vpid vpid = 0;
+    int pid = 0;
+    bool up = false;
+    int out_fd = -1;
+    int err_fd = -1;
+    EventPtr out_event;
+    EventPtr err_event;
+    std::string out_buffer;
+    std::string err_buffer;
+    std::deque<std::string> err_tail;
+  };
+  void start(Vpid vpid);
+  void start_queued();
+  void read_output(Client& client, bool is_stderr);
+  void finish(Client& client, int status);
+  static void on_readable(evutil_socket_t fd, short, void* arg);
+
+  event_base* base_;
+  Log& log_;
+  SshLaunchConfig config_;
+  Hooks hooks_;
+  std::deque<Vpid> queue_;
+  std::uint32_t launching_ = 0;                     // started, not yet up
+  std::map<int, std::unique_ptr<Client>> clients_;  // by pid
+};
+
+}  // namespace grove

@@ -1,0 +1,307 @@
+// DVMs across hosts: grove start over ssh on a namespace swarm (one network
+// namespace per host, each with its own hostname and a real sshd), real
+// daemons, real PMIx clients and Open MPI programs. Nothing is mocked.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include "swarm/swarm_harness.h"
+
+using namespace grove::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string grove_bin() {
+  return binary_from_env("GROVE_BIN");
+}
+std::string fence_client() {
+  return binary_from_env("GROVE_PMIX_FENCE_CLIENT");
+}
+
+// A DVM whose controller runs on node0 of the swarm, in the foreground, so
+// its log (and, through ssh, every daemon's) is captured.
+class SwarmDvm {
+ public:
+  SwarmDvm(Swarm& swarm, const std::string& hostfile_text, std::vector<std::string> extra)
+      : swarm_(swarm) {
+    hostfile_ = swarm.write("hosts-" + std::to_string(++count_), hostfile_text);
+    uri_ = swarm.dir() + "/dvm-" + std::to_string(count_) + ".uri";
+    std::vector<std::string> argv = {
+        grove_bin(), "start",         "--hostfile",      hostfile_, "--report-uri",     uri_,
+        "--mca",     "plm_ssh_agent", swarm.ssh_agent(), "--mca",   "plm_base_verbose", "1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    controller_ = swarm.start(0, argv, {"TMPDIR=" + swarm.dir()});
+  }
+  ~SwarmDvm() {
+    if (controller_ && controller_->running()) {
+      stop();
+      controller_->terminate();
+    }
+  }
+
+  // Whether the DVM came up (or its start failed) within the timeout.
+  bool ready(std::chrono::milliseconds timeout = 60s) {
+    return controller_->wait_for("DVM ready", timeout);
+  }
+  BackgroundProcess& controller() { return *controller_; }
+
+  std::unique_ptr<BackgroundProcess> start_grove(std::vector<std::string> args) {
+    std::vector<std::string> argv = {grove_bin()};
+    argv.insert(argv.end(), args.begin(), args.begin() + 1);
+    argv.insert(argv.end(), {"--dvm", "unix:" + socket()});
+    argv.insert(argv.end(), args.begin() + 1, args.end());
+    return swarm_.start(0, argv, {"TMPDIR=" + swarm_.dir()});
+  }
+
+  RunResult grove(std::vector<std::string> args, std::chrono::milliseconds timeout = 120s) {
+    std::vector<std::string> argv = {grove_bin()};
+    argv.insert(argv.end(), args.begin(), args.begin() + 1);
+    argv.insert(argv.end(), {"--dvm", "unix:" + socket()});
+    argv.insert(argv.end(), args.begin() + 1, args.end());
+    RunOptions options;
+    options.timeout = timeout;
+    options.extra_env = {"TMPDIR=" + swarm_.dir()};
+    return swarm_.run(0, argv, options);
+  }
+  nlohmann::json status() {
+    auto result = grove({"status", "--json"});
+    if (result.exit_code != 0) return nlohmann::json::object();
+    return nlohmann::json::parse(result.out);
+  }
+  void stop() {
+    grove({"stop"});
+    controller_->wait_exit(30s);
+  }
+
+ private:
+  std::string socket() {
+    std::ifstream file(uri_);
+    std::string line;
+    std::getline(file, line);
+    return line.rfind("unix:", 0) == 0 ? line.substr(5) : line;
+  }
+
+  Swarm& swarm_;
+  std::string hostfile_;
+  std::string uri_;
+  std::unique_ptr<BackgroundProcess> controller_;
+  static inline int count_ = 0;
+};
+
+std::string hostfile(int first, int last, int slots) {
+  std::string text = "# written by the test\n";
+  for (int host = first; host <= last; ++host)
+    text += "node" + std::to_string(host) + " slots=" + std::to_string(slots) + "\n";
+  return text;
+}
+
+// Waits until no process of any host runs `needle`; returns what is left.
+std::vector<std::string> wait_gone(Swarm& swarm, const std::string& needle,
+                                   std::chrono::milliseconds timeout = 15s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = swarm.find_processes(needle);
+    if (left.empty() || std::chrono::steady_clock::now() > deadline) return left;
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+// "rank R/N: ... digest D, local L/M on HOST" lines: rank -> (digest, host).
+std::map<int, std::pair<std::string, std::string>> fence_results(const std::string& out) {
+  std::map<int, std::pair<std::string, std::string>> results;
+  std::regex line(
+      R"(rank (\d+)/\d+: \d+ rounds ok, modex \d+ bytes, digest ([0-9a-f]+), local \d+/\d+ on (\S+))");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
+       ++it) {
+    results[std::stoi((*it)[1])] = {(*it)[2], (*it)[3]};
+  }
+  return results;
+}
+
+}  // namespace
+
+TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop", "[swarm]") {
+  Swarm swarm(9);
+  REQUIRE(swarm.ok());
+  INFO(swarm.error());
+  SwarmDvm dvm(swarm, hostfile(0, 8, 2), {"--mca", "rml_base_radix", "2"});
+  REQUIRE(dvm.ready());
+  const std::string log = dvm.controller().err();
+  INFO(log);
+  // Three levels of launches below the controller: 0 -> 1,2; 1 -> 3,4; 3 -> 7,8.
+  CHECK(std::regex_search(
+      log, std::regex(R"(grove controller node0:\d+\] [^\n]*starting daemon 1 on node1)")));
+  CHECK(std::regex_search(
+      log, std::regex(R"(groved vpid 1 node1:\d+\] [^\n]*starting daemon 3 on node3)")));
+  CHECK(std::regex_search(
+      log, std::regex(R"(groved vpid 3 node3:\d+\] [^\n]*starting daemon 7 on node7)")));
+  CHECK(std::regex_search(
+      log, std::regex(R"(groved vpid 2 node2:\d+\] [^\n]*starting daemon 6 on node6)")));
+
+  auto status = dvm.status();
+  REQUIRE(status["daemons"].size() == 9);
+  for (const auto& daemon : status["daemons"]) {
+    unsigned vpid = daemon["vpid"].get<unsigned>();
+    CHECK(daemon["host"] == "node" + std::to_string(vpid));
+    CHECK(daemon["state"] == "up");
+  }
+
+  auto job = dvm.grove({"run", "-n", "18", fence_client(), "--rounds", "3", "--max-bytes", "4096"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  auto results = fence_results(job.out);
+  REQUIRE(results.size() == 18);
+  for (const auto& [rank, entry] : results) {
+    CHECK(entry.first == results[0].first);                    // everyone saw the same data
+    CHECK(entry.second == "node" + std::to_string(rank / 2));  // two slots per host, in order
+  }
+
+  dvm.stop();
+  CHECK(dvm.controller().wait_exit(30s) == 0);
+  CHECK(wait_gone(swarm, "groved").empty());
+}
+
+TEST_CASE("ssh at radix 64 and flat: an Open MPI job with two ranks per host", "[swarm][mpi]") {
+  Swarm swarm(9);
+  REQUIRE(swarm.ok());
+  for (const char* flat : {"false", "true"}) {
+    INFO("plm_ssh_no_tree_spawn " << flat);
+    // The controller's host is not in the list: it holds no ranks.
+    SwarmDvm dvm(swarm, hostfile(1, 8, 2), {"--mca", "plm_ssh_no_tree_spawn", flat});
+    REQUIRE(dvm.ready());
+    const std::string log = dvm.controller().err();
+    INFO(log);
+    // At radix 64 the controller starts all eight either way.
+    CHECK_FALSE(
+        std::regex_search(log, std::regex(R"(groved vpid \d+ [^\]]*\] [^\n]*starting daemon)")));
+    auto mpi = dvm.grove({"run", "-n", "16", binary_from_env("GROVE_MPI_COLLECTIVES")});
+    INFO(mpi.out << mpi.err);
+    CHECK(mpi.exit_code == 0);
+    for (int rank = 0; rank < 16; ++rank) {
+      CHECK_THAT(mpi.out, Catch::Contains("mpi rank " + std::to_string(rank) +
+                                          " of 16: allreduce 136 alltoall ok barrier ok"));
+    }
+    auto fence = dvm.grove({"run", "-n", "16", fence_client(), "--rounds", "2"});
+    auto results = fence_results(fence.out);
+    REQUIRE(results.size() == 16);
+    for (const auto& [rank, entry] : results)
+      CHECK(entry.second == "node" + std::to_string(1 + rank / 2));
+    dvm.stop();
+    CHECK(wait_gone(swarm, "groved").empty());
+  }
+}
+
+TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]") {
+  Swarm swarm(6);
+  REQUIRE(swarm.ok());
+  SECTION("a host without groved") {
+    const std::string groved = binary_from_env("GROVE_GROVED");
+    REQUIRE(swarm.hide(4, groved.substr(0, groved.rfind('/'))));
+    SwarmDvm dvm(swarm, hostfile(1, 5, 1), {"--mca", "rml_base_radix", "2"});
+    CHECK(dvm.controller().wait_exit(60s) == 1);
+    const std::string err = dvm.controller().err();
+    INFO(err);
+    CHECK_THAT(
+        err, Catch::Contains("cannot start daemon 4 (node4): ssh to node4 exited with status 127"));
+    CHECK_THAT(err, Catch::Contains("not found"));
+  }
+  SECTION("a host whose sshd is down") {
+    REQUIRE(swarm.stop_sshd(3));
+    SwarmDvm dvm(swarm, hostfile(1, 5, 1), {});
+    CHECK(dvm.controller().wait_exit(60s) == 1);
+    const std::string err = dvm.controller().err();
+    INFO(err);
+    CHECK_THAT(err, Catch::Contains("cannot start daemon 3 (node3): ssh to node3 exited with "
+                                    "status 255 (ssh could not connect)"));
+    CHECK_THAT(err, Catch::Contains("Connection refused"));
+  }
+  SECTION("a bad hostfile line") {
+    SwarmDvm dvm(swarm, "node1\nnode2 slots=two\n", {});
+    CHECK(dvm.controller().wait_exit(30s) == 1);
+    CHECK_THAT(dvm.controller().err(), Catch::Contains(":2: 'slots=two': expected a count"));
+  }
+  CHECK(wait_gone(swarm, "groved").empty());
+}
+
+TEST_CASE("every process of one host killed mid-job: the job fails naming it, the DVM goes on",
+          "[swarm]") {
+  Swarm swarm(7);
+  REQUIRE(swarm.ok());
+  SwarmDvm dvm(swarm, hostfile(0, 6, 2), {"--mca", "rml_base_radix", "2"});
+  REQUIRE(dvm.ready());
+  // Every rank says where it runs, then waits; the kill lands once all 14
+  // have said so. node1 is vpid 1, the parent of 3 and 4 in the routing tree
+  // and the daemon that started them: its subtree must stay.
+  auto job = dvm.start_grove(
+      {"run", "-n", "14", "/bin/sh", "-c", "echo running on $(hostname); exec sleep 300"});
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  auto count_running = [&] {
+    const std::string& out = job->out();
+    std::size_t count = 0;
+    for (auto at = out.find("running on"); at != std::string::npos;
+         at = out.find("running on", at + 1))
+      ++count;
+    return count;
+  };
+  while (count_running() < 14 && std::chrono::steady_clock::now() < deadline)
+    job->wait_for("\n", 100ms);
+  REQUIRE(count_running() == 14);
+  REQUIRE(swarm.kill_host(1));
+  CHECK(job->wait_exit(60s) != 0);
+  INFO(job->out() << job->err());
+  CHECK_THAT(job->err(),
+             Catch::Contains("daemon 1 (node1), which hosted ranks of this job, was lost"));
+
+  auto status = dvm.status();
+  REQUIRE(status["daemons"].size() == 7);
+  for (const auto& daemon : status["daemons"]) {
+    unsigned vpid = daemon["vpid"].get<unsigned>();
+    CHECK(daemon["state"] == (vpid == 1 ? "failed" : "up"));
+  }
+  auto next = dvm.grove({"run", "-n", "12", fence_client(), "--rounds", "2"});
+  INFO(next.out << next.err);
+  CHECK(next.exit_code == 0);
+  auto results = fence_results(next.out);
+  CHECK(results.size() == 12);
+  for (const auto& [rank, entry] : results)
+    CHECK(entry.second != "node1");
+  dvm.stop();
+  CHECK(wait_gone(swarm, "groved").empty());
+  CHECK(wait_gone(swarm, "sleep 300").empty());
+}
+
+TEST_CASE("the install under --prefix is used where this groved's path does not exist", "[swarm]") {
+  Swarm swarm(3);
+  REQUIRE(swarm.ok());
+  const std::string groved = binary_from_env("GROVE_GROVED");
+  const std::string build_dir = groved.substr(0, groved.rfind('/'));
+  // An install of its own under the swarm's directory; the build tree is
+  // hidden on the remote hosts, so only the prefix can work there.
+  const std::string prefix = swarm.dir() + "/opt/grove";
+  REQUIRE(run_program({"/bin/mkdir", "-p", prefix + "/bin", prefix + "/lib"}).exit_code == 0);
+  REQUIRE(run_program({"/bin/cp", groved, prefix + "/bin/groved"}).exit_code == 0);
+  REQUIRE(swarm.hide(1, build_dir));
+  REQUIRE(swarm.hide(2, build_dir));
+  {
+    SwarmDvm without(swarm, hostfile(1, 2, 1), {});
+    CHECK(without.controller().wait_exit(60s) == 1);
+    CHECK_THAT(without.controller().err(), Catch::Contains("exited with status 127"));
+  }
+  CHECK(wait_gone(swarm, "groved").empty());
+  SwarmDvm dvm(swarm, hostfile(1, 2, 1), {"--prefix", prefix});
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  REQUIRE(status["daemons"].size() == 3);
+  auto job = dvm.grove({"run", "-n", "2", "/bin/hostname"});
+  CHECK(job.exit_code == 0);
+  CHECK_THAT(job.out, Catch::Contains("node1") && Catch::Contains("node2"));
+  CHECK_FALSE(swarm.find_processes(prefix + "/bin/groved").empty());
+  dvm.stop();
+  CHECK(wait_gone(swarm, "groved").empty());
+}
