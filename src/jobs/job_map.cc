@@ -3,27 +3,49 @@
 #include <algorithm>
 #include <map>
 
+#include "util/text.h"
+
 namespace grove {
 
-Result<MapPolicy> parse_map_policy(const std::string& text) {
-  if (text == "slot" || text == "core") return MapPolicy::slot;
-  if (text == "node") return MapPolicy::node;
-  return Error{"--map-by '" + text + "': expected slot or node"};
+Result<MapSpec> parse_map_policy(const std::string& text) {
+  if (text == "slot" || text == "core") return MapSpec{MapPolicy::slot, 0};
+  if (text == "node") return MapSpec{MapPolicy::node, 0};
+  const std::string prefix = "ppr:";
+  const std::string suffix = ":node";
+  if (text.size() > prefix.size() + suffix.size() && text.rfind(prefix, 0) == 0 &&
+      text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    auto count = parse_int(text.substr(prefix.size(), text.size() - prefix.size() - suffix.size()));
+    if (count && *count >= 1 && *count <= 65535) {
+      return MapSpec{MapPolicy::ppr, static_cast<std::uint32_t>(*count)};
+    }
+  }
+  return Error{"--map-by '" + text + "': expected slot, node or ppr:N:node (N from 1 to 65535)"};
 }
 
-Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons,
-                         MapPolicy policy) {
+Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
   if (np == 0) return Error{"-n must be at least 1"};
   if (daemons.empty()) return Error{"no living daemon to run on"};
+  if (spec.policy == MapPolicy::ppr) {
+    const std::uint64_t room = std::uint64_t{spec.per_node} * daemons.size();
+    if (np > room) {
+      return Error{"--map-by ppr:" + std::to_string(spec.per_node) + ":node places at most " +
+                   std::to_string(room) + " ranks on " + std::to_string(daemons.size()) +
+                   " daemons; -n is " + std::to_string(np)};
+    }
+  }
   std::uint64_t slots = 0;
   for (const auto& daemon : daemons)
     slots += std::max<std::uint32_t>(1, daemon.slots);
   JobMap map;
   map.oversubscribed = np > slots;
   std::vector<Vpid> owner(np);
-  if (policy == MapPolicy::node) {
+  if (spec.policy == MapPolicy::node) {
     for (std::uint32_t rank = 0; rank < np; ++rank)
       owner[rank] = daemons[rank % daemons.size()].vpid;
+  } else if (spec.policy == MapPolicy::ppr) {
+    map.oversubscribed = false;  // the user asked for N per node, whatever the slots
+    for (std::uint32_t rank = 0; rank < np; ++rank)
+      owner[rank] = daemons[rank / spec.per_node].vpid;
   } else {
     // Fill every daemon's slots in vpid order; ranks beyond the slots go one
     // per daemon in turn. Each daemon's ranks are contiguous.

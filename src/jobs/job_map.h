@@ -14,6 +14,14 @@ namespace grove {
 enum class MapPolicy : std::uint8_t {
   slot,  // fill each daemon's slots in vpid order, then the next daemon
   node,  // one rank per daemon in turn
+  ppr,   // exactly N ranks per daemon (ppr:N:node), in vpid order
+};
+
+// A policy and, for ppr, its N.
+struct MapSpec {
+  MapPolicy policy = MapPolicy::slot;
+  std::uint32_t per_node = 0;
+  bool operator==(const MapSpec&) const = default;
 };
 
 struct MapDaemon {
@@ -36,9 +44,11 @@ struct JobMap {
   bool oversubscribed = false;       // more ranks than slots
 };
 
-Result<MapPolicy> parse_map_policy(const std::string& text);
+// slot (or core), node, or ppr:N:node.
+Result<MapSpec> parse_map_policy(const std::string& text);
 // Maps `np` ranks onto living daemons. With more ranks than slots the
-// mapping wraps around (oversubscribing) and says so.
-Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapPolicy policy);
+// mapping wraps around (oversubscribing) and says so; ppr never wraps: more
+// than N ranks per daemon is an error.
+Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec);
 
 }  // namespace grove

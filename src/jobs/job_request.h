@@ -16,7 +16,7 @@ struct JobRequest {
   std::vector<std::string> env;  // NAME=value
   std::string cwd;
   std::uint32_t np = 1;
-  MapPolicy policy = MapPolicy::slot;
+  MapSpec policy;
   std::uint32_t timeout_s = 0;  // 0: none
 };
 

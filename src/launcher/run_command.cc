@@ -19,6 +19,7 @@
 
 #include "control/control_socket.h"
 #include "control/session_dir.h"
+#include "jobs/job_map.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
 
@@ -246,8 +247,13 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->add_option("-n,--np", options->np, "Number of ranks")
       ->required()
       ->check(CLI::Range(1u, 1u << 22));
-  command->add_option("--map-by", options->map_by, "slot (fill each daemon's cores) or node")
-      ->check(CLI::IsMember({"slot", "core", "node"}))
+  command
+      ->add_option("--map-by", options->map_by,
+                   "slot (fill each daemon's slots), node (round robin) or ppr:N:node")
+      ->check([](const std::string& text) {
+        auto spec = parse_map_policy(text);
+        return spec ? std::string() : spec.error().message;
+      })
       ->capture_default_str();
   command->add_flag("--tag-output", options->tag_output,
                     "Prefix every line with [job,rank]<stdout|stderr>:");

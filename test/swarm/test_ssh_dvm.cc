@@ -172,22 +172,26 @@ TEST_CASE("ssh at radix 64 and flat: an Open MPI job with two ranks per host", "
   REQUIRE(swarm.ok());
   for (const char* flat : {"false", "true"}) {
     INFO("plm_ssh_no_tree_spawn " << flat);
-    // The controller's host is not in the list: it holds no ranks.
-    SwarmDvm dvm(swarm, hostfile(1, 8, 2), {"--mca", "plm_ssh_no_tree_spawn", flat});
+    // The controller's host is not in the list: it holds no ranks. One slot
+    // per host, two ranks per host all the same: ppr ignores slots.
+    SwarmDvm dvm(swarm, hostfile(1, 8, 1), {"--mca", "plm_ssh_no_tree_spawn", flat});
     REQUIRE(dvm.ready());
     const std::string log = dvm.controller().err();
     INFO(log);
     // At radix 64 the controller starts all eight either way.
     CHECK_FALSE(
         std::regex_search(log, std::regex(R"(groved vpid \d+ [^\]]*\] [^\n]*starting daemon)")));
-    auto mpi = dvm.grove({"run", "-n", "16", binary_from_env("GROVE_MPI_COLLECTIVES")});
+    auto mpi = dvm.grove(
+        {"run", "-n", "16", "--map-by", "ppr:2:node", binary_from_env("GROVE_MPI_COLLECTIVES")});
     INFO(mpi.out << mpi.err);
     CHECK(mpi.exit_code == 0);
     for (int rank = 0; rank < 16; ++rank) {
       CHECK_THAT(mpi.out, Catch::Contains("mpi rank " + std::to_string(rank) +
                                           " of 16: allreduce 136 alltoall ok barrier ok"));
     }
-    auto fence = dvm.grove({"run", "-n", "16", fence_client(), "--rounds", "2"});
+    auto fence =
+        dvm.grove({"run", "-n", "16", "--map-by", "ppr:2:node", fence_client(), "--rounds", "2"});
+    CHECK_THAT(fence.err, !Catch::Contains("oversubscribed"));
     auto results = fence_results(fence.out);
     REQUIRE(results.size() == 16);
     for (const auto& [rank, entry] : results)

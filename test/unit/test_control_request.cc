@@ -33,7 +33,7 @@ TEST_CASE("well-formed requests decode to their types", "[control]") {
   CHECK(job.argv == std::vector<std::string>{"sh", "-c", "true"});
   CHECK(job.env == std::vector<std::string>{"A=1"});
   CHECK(job.np == 4);
-  CHECK(job.policy == MapPolicy::node);
+  CHECK(job.policy == MapSpec{MapPolicy::node, 0});
   CHECK(job.timeout_s == 9);
 }
 

@@ -1,0 +1,1 @@
+"""Modules of swarm.py (see test/swarm/README.md)."""
