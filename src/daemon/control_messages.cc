@@ -109,6 +109,7 @@ Bytes encode(const CountersReply& reply) {
   writer.u64(reply.footprint.ops)
       .u64(reply.footprint.open_fences)
       .u64(reply.footprint.fence_signatures);
+  writer.u64(reply.controller_rtt_ns);
   return writer.take();
 }
 
@@ -127,10 +128,12 @@ Result<CountersReply> decode_counters_reply(std::span<const std::byte> payload) 
   auto ops = reader.u64();
   auto open_fences = reader.u64();
   auto signatures = reader.u64();
-  if (!ops || !open_fences || !signatures || !reader.done()) {
+  auto rtt = reader.u64();
+  if (!ops || !open_fences || !signatures || !rtt || !reader.done()) {
     return malformed_payload<CountersReply>("counters reply");
   }
   reply.footprint = EngineFootprint{*ops, *open_fences, *signatures};
+  reply.controller_rtt_ns = *rtt;
   reply.request = *request;
   reply.vpid = *vpid;
   reply.epoch = *epoch;

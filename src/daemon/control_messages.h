@@ -50,6 +50,9 @@ struct CountersReply {
   Accounting transport_sent;
   Accounting transport_received;
   EngineFootprint footprint;
+  // Round trip of this daemon's last answered heartbeat to the controller
+  // (0: none yet, or the controller itself).
+  std::uint64_t controller_rtt_ns = 0;
 };
 
 // Start one round of the barrier benchmark: every daemon contributes nothing.

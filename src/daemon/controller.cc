@@ -218,8 +218,9 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       return;
     }
     case daemon_tags::heartbeat:
-      // The answer is how a daemon knows the controller is alive and well.
-      runtime_->send_control(from, daemon_tags::heartbeat, {});
+      // The answer is how a daemon knows the controller is alive and well;
+      // it carries the daemon's own send time back, for its round trip.
+      runtime_->send_control(from, daemon_tags::heartbeat, payload);
       return;
     case daemon_tags::counters_reply: {
       auto reply = decode_counters_reply(payload);

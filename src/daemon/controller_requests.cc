@@ -82,6 +82,7 @@ nlohmann::json Controller::status_json() const {
   out["radix"] = params_.get_int("rml_base_radix");
   out["radix2"] = params_.get_int("rml_base_radix2");
   out["low_radix_release"] = params_.get_bool("grpcomm_low_radix_release");
+  out["heartbeat_ms"] = params_.get_int("daemon_heartbeat_ms");
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : params_.non_defaults())
     params[name] = value;
@@ -94,6 +95,9 @@ nlohmann::json Controller::status_json() const {
                        {"state", std::string(daemon_state_name(daemon.state))},
                        {"cores", daemon.cores},
                        {"endpoint", daemon.endpoint},
+                       {"silent_ms", daemon.state == DaemonStateKind::up && daemon.vpid != 0
+                                         ? (runtime_->now() - daemon.last_seen_ns) / 1'000'000
+                                         : 0},
                        {"failure", daemon.failure}});
   }
   out["daemons"] = daemons;
@@ -139,7 +143,8 @@ void Controller::finish_status() {
                         {"received_bytes", reply.transport_received.total().bytes},
                         {"held_ops", reply.footprint.ops},
                         {"open_fences", reply.footprint.open_fences},
-                        {"fence_signatures", reply.footprint.fence_signatures}});
+                        {"fence_signatures", reply.footprint.fence_signatures},
+                        {"controller_rtt_us", reply.controller_rtt_ns / 1000}});
   }
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);

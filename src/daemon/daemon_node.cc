@@ -112,7 +112,12 @@ int DaemonNode::run() {
 
 void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
   if (from == kControllerVpid) controller_heard_ns_ = runtime_->now();
-  if (header.tag == daemon_tags::heartbeat) return;  // the controller's answer
+  if (header.tag == daemon_tags::heartbeat) {  // the controller's answer: our send time
+    if (auto sent = decode_u64(payload); sent && *sent <= runtime_->now()) {
+      controller_rtt_ns_ = runtime_->now() - *sent;
+    }
+    return;
+  }
   if (header.tag == daemon_tags::welcome && from == kControllerVpid) {
     on_welcome();
     return;
@@ -174,6 +179,7 @@ void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
       auto request = decode_u64(*deliver.payload);
       if (!request) return;
       CountersReply reply = runtime_->counters(*request);
+      reply.controller_rtt_ns = controller_rtt_ns_;
       runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
       return;
     }
@@ -203,7 +209,7 @@ void DaemonNode::on_peer_lost(Vpid peer) {
 }
 
 void DaemonNode::send_heartbeat() {
-  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat, {});
+  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat, encode_u64(runtime_->now()));
   if (!controller_watch_ || stopping_) return;
   const TimeNs now = runtime_->now();
   controller_heard_ns_ += controller_watch_->check(now);  // our own stall is not its silence

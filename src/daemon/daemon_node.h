@@ -59,6 +59,7 @@ class DaemonNode {
   // The controller's answers to our heartbeats (daemon_controller_timeout_ms).
   std::optional<SilenceWatch> controller_watch_;
   TimeNs controller_heard_ns_ = 0;
+  TimeNs controller_rtt_ns_ = 0;  // of the last answered heartbeat
   EventPtr sigterm_;
   EventPtr sigchld_;
   std::unique_ptr<JobHost> job_host_;

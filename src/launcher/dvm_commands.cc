@@ -15,6 +15,7 @@
 #include "daemon/host_info.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "launcher/status_tree.h"
 #include "plm/host_list.h"
 #include "plm/spawn_plan.h"
 #include "util/text.h"
@@ -214,12 +215,13 @@ void print_status(const nlohmann::json& status) {
   }
 }
 
-int status_dvm(const std::string& selector, bool json) {
+int status_dvm(const std::string& selector, bool json, bool tree) {
   auto reply = ask_dvm(selector, {{"cmd", "status"}}, std::chrono::seconds(30));
   if (!reply) {
     print_cli_error(reply.error().message);
     return 1;
   }
+  if (tree) return print_status_tree(*reply, json);
   if (json) {
     std::cout << reply->dump(2) << "\n";
   } else {
@@ -302,8 +304,12 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
   add_param_options(*status_command, context);
   add_dvm_option(*status_command, *status_selector);
   status_command->add_flag("--json", *status_json, "Print JSON");
-  context.actions[status_command] = [status_selector, status_json] {
-    return status_dvm(*status_selector, *status_json);
+  auto status_tree = std::make_shared<bool>(false);
+  status_command->add_flag(
+      "--tree", *status_tree,
+      "Draw the routing and release trees: host, state (up, suspect, lost, promoted), round trip");
+  context.actions[status_command] = [status_selector, status_json, status_tree] {
+    return status_dvm(*status_selector, *status_json, *status_tree);
   };
 
   struct BenchOptions {

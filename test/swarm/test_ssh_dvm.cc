@@ -268,6 +268,14 @@ TEST_CASE("every process of one host killed mid-job: the job fails naming it, th
     unsigned vpid = daemon["vpid"].get<unsigned>();
     CHECK(daemon["state"] == (vpid == 1 ? "failed" : "up"));
   }
+  // The tree view: node1's slot went to a daemon of its subtree.
+  auto tree = dvm.grove({"status", "--tree"});
+  INFO(tree.out);
+  CHECK(tree.exit_code == 0);
+  CHECK_THAT(tree.out, Catch::Contains("routing tree, radix 2:"));
+  CHECK_THAT(tree.out, Catch::Contains("4 node4 (up, promoted)"));
+  CHECK_THAT(tree.out, Catch::Contains("lost: 1 (node1)"));
+  CHECK(std::regex_search(tree.out, std::regex(R"(\n    3 node3 \(up\) rtt \d+ us)")));
   auto next = dvm.grove({"run", "-n", "12", fence_client(), "--rounds", "2"});
   INFO(next.out << next.err);
   CHECK(next.exit_code == 0);
