@@ -45,6 +45,7 @@ Controller::~Controller() {
   status_timer_.reset();
   close_timer_.reset();
   bench_timer_.reset();
+  launch_failure_timer_.reset();
   sigint_.reset();
   sigterm_.reset();
   sigchld_.reset();

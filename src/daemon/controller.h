@@ -138,7 +138,7 @@ class Controller {
   std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
   EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
   std::optional<SilenceWatch> heartbeat_watch_;  // daemon_heartbeat_ms > 0
-  EventPtr close_timer_, bench_timer_;
+  EventPtr close_timer_, bench_timer_, launch_failure_timer_;
   EventPtr sigint_, sigterm_, sigchld_;
 
   // An outstanding status gathering.

@@ -96,7 +96,12 @@ Status Controller::launch_remote_daemons() {
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
   if (vpid == kControllerVpid || vpid >= daemons_.size()) return;
   if (!ready_) {
-    fail_startup("cannot start " + describe_daemon(vpid) + ": " + reason);
+    // Not from inside the launcher's own callback: failing the start
+    // destroys the launcher. The first failure is the one reported.
+    if (launch_failure_timer_) return;
+    launch_failure_timer_ = make_timer([this, message = "cannot start " + describe_daemon(vpid) +
+                                                         ": " + reason] { fail_startup(message); });
+    arm(launch_failure_timer_, 0);
     return;
   }
   log_.error("cannot start %s: %s", describe_daemon(vpid).c_str(), reason.c_str());

@@ -176,8 +176,11 @@ void SshLauncher::start(Vpid vpid) {
       close(fd);
     return fail(std::string("fork: ") + std::strerror(errno));
   }
-  // The bootstrap is small (a pipe holds it); closing our end is the EOF
-  // the remote side may wait for.
+  // The whole bootstrap must fit in the pipe, or writing it would wait for
+  // ssh to connect (about 20 bytes per host; the default pipe holds 64 KiB).
+  // Closing our end is the EOF the remote side may wait for.
+  const std::size_t plan_bytes = 64 + 32 * config_.bootstrap.plan->size();
+  if (plan_bytes > 60'000) fcntl(in[1], F_SETPIPE_SZ, static_cast<int>(plan_bytes + 4096));
   auto written = write_bootstrap(in[1], config_.bootstrap);
   close(in[1]);
   auto client = std::make_unique<Client>();

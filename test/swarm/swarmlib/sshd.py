@@ -65,6 +65,8 @@ LoginGraceTime 30
 MaxStartups 1000
 MaxSessions 1000
 Subsystem sftp internal-sftp
+# the sanitizer settings of a test run reach the daemons it starts remotely
+AcceptEnv ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 """
 
 
@@ -94,6 +96,7 @@ Host *
   AddressFamily inet
   ForwardAgent no
   ForwardX11 no
+  SendEnv ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 """
 
 
