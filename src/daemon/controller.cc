@@ -371,6 +371,9 @@ void Controller::become_ready() {
 }
 
 void Controller::fail_startup(const std::string& message) {
+  if (start_failed_) return;
+  start_failed_ = true;
+  startup_timer_.reset();
   log_.error("%s", message.c_str());
   if (options_.on_ready) {
     options_.on_ready(message);
@@ -379,8 +382,10 @@ void Controller::fail_startup(const std::string& message) {
   for (const auto& daemon : daemons_) {
     if (daemon.vpid != 0 && daemon.pid > 0) kill(daemon.pid, SIGKILL);
   }
-  for (const auto& daemon : daemons_) {
-    if (daemon.vpid != 0 && daemon.pid > 0) waitpid(daemon.pid, nullptr, 0);
+  for (auto& daemon : daemons_) {
+    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
+    waitpid(daemon.pid, nullptr, 0);
+    daemon.pid = -daemon.pid;  // reaped: never signal this pid again
   }
   // Daemons already up on other hosts leave when our connections close.
   ssh_.reset();
@@ -415,7 +420,7 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   DaemonRecord& record = daemons_[vpid];
   if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
   if (!ready_) {
-    fail_startup(describe_daemon(vpid) + " failed during startup: " + reason);
+    defer_fail_startup(describe_daemon(vpid) + " failed during startup: " + reason);
     return;
   }
   record.state = DaemonStateKind::failed;

@@ -75,6 +75,7 @@ class Controller {
   Status launch_local_daemons();
   Status launch_remote_daemons();
   void on_launch_failed(Vpid vpid, const std::string& reason);
+  void defer_fail_startup(const std::string& message);
   std::string describe_daemon(Vpid vpid) const;  // "daemon 3 (node3)"
   void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
@@ -126,6 +127,7 @@ class Controller {
   std::string endpoint_;
   bool ready_ = false;
   bool stopping_ = false;
+  bool start_failed_ = false;
   enum class StopStage : std::uint8_t { running, notifying, reaping, done };
   StopStage stop_stage_ = StopStage::running;
   std::string stop_reason_;

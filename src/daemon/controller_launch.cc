@@ -95,16 +95,25 @@ Status Controller::launch_remote_daemons() {
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
   if (vpid == kControllerVpid || vpid >= daemons_.size()) return;
+  if (stopping_) {
+    // Our own stop ends the sessions still launching; not a failed start.
+    log_.verbose("plm", 1, "launch of %s ended by the stop: %s", describe_daemon(vpid).c_str(),
+                 reason.c_str());
+    return;
+  }
   if (!ready_) {
-    // Not from inside the launcher's own callback: failing the start
-    // destroys the launcher. The first failure is the one reported.
-    if (launch_failure_timer_) return;
-    launch_failure_timer_ = make_timer([this, message = "cannot start " + describe_daemon(vpid) +
-                                                         ": " + reason] { fail_startup(message); });
-    arm(launch_failure_timer_, 0);
+    defer_fail_startup("cannot start " + describe_daemon(vpid) + ": " + reason);
     return;
   }
   log_.error("cannot start %s: %s", describe_daemon(vpid).c_str(), reason.c_str());
+}
+
+void Controller::defer_fail_startup(const std::string& message) {
+  // Never from inside a launcher's or the transport's callback: failing the
+  // start destroys both. The first failure is the one reported.
+  if (launch_failure_timer_) return;
+  launch_failure_timer_ = make_timer([this, message] { fail_startup(message); });
+  arm(launch_failure_timer_, 0);
 }
 
 }  // namespace grove

@@ -89,16 +89,18 @@ nlohmann::json Controller::status_json() const {
   out["params"] = params;
   nlohmann::json daemons = nlohmann::json::array();
   for (const DaemonRecord& daemon : daemons_) {
-    daemons.push_back({{"vpid", daemon.vpid},
-                       {"host", daemon.hostname},
-                       {"pid", daemon.host_pid != 0 ? daemon.host_pid : std::abs(daemon.pid)},
-                       {"state", std::string(daemon_state_name(daemon.state))},
-                       {"cores", daemon.cores},
-                       {"endpoint", daemon.endpoint},
-                       {"silent_ms", daemon.state == DaemonStateKind::up && daemon.vpid != 0
-                                         ? (runtime_->now() - daemon.last_seen_ns) / 1'000'000
-                                         : 0},
-                       {"failure", daemon.failure}});
+    daemons.push_back(
+        {{"vpid", daemon.vpid},
+         {"host", daemon.hostname},
+         {"pid", daemon.host_pid != 0 ? daemon.host_pid : std::abs(daemon.pid)},
+         {"state", std::string(daemon_state_name(daemon.state))},
+         {"cores", daemon.cores},
+         {"endpoint", daemon.endpoint},
+         {"silent_ms",
+          daemon.state == DaemonStateKind::up && daemon.vpid != 0
+              ? (runtime_->now() - std::min(daemon.last_seen_ns, runtime_->now())) / 1'000'000
+              : 0},
+         {"failure", daemon.failure}});
   }
   out["daemons"] = daemons;
   return out;
@@ -245,6 +247,7 @@ void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
   });
   arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
   stop_stage_ = StopStage::notifying;
+  startup_timer_.reset();
   job_manager_->end_all("the DVM is stopping");
   if (!ready_) {
     finish_stop();

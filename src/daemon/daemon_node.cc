@@ -137,6 +137,13 @@ void DaemonNode::on_welcome() {
   if (children.empty()) return;
   SshLaunchConfig config;
   config.agent = split_words(params_.get_string("plm_ssh_agent"));
+  if (config.agent.empty()) {
+    for (Vpid child : children) {
+      runtime_->send_control(kControllerVpid, daemon_tags::launch_failed,
+                             encode(LaunchFailure{child, "plm_ssh_agent is empty"}));
+    }
+    return;
+  }
   config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
   config.param_arguments = params_.child_arguments();
   config.bootstrap = Bootstrap{options_.secret, options_.plan, options_.remote};

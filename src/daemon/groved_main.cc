@@ -3,11 +3,14 @@
 // spawn plan) arrives on a private descriptor, never on argv.
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "control/session_dir.h"
 #include "daemon/daemon_node.h"
@@ -72,8 +75,12 @@ int main(int argc, char** argv) {
                  bootstrap.error().message.c_str());
     return 1;
   }
-  // Over ssh this is our standard input: nothing more comes on it.
-  close(bootstrap_fd);
+  // Over ssh this is our standard input: nothing more comes on it. /dev/null
+  // takes its place, so no later descriptor becomes fd 0 by accident.
+  if (int null = open("/dev/null", O_RDONLY | O_CLOEXEC); null >= 0) {
+    dup2(null, bootstrap_fd);
+    close(null);
+  }
   options.secret = std::move(bootstrap->secret);
   options.plan = std::move(bootstrap->plan);
   options.remote = std::move(bootstrap->remote);
@@ -98,11 +105,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "groved: error: %s\n", base.error().message.c_str());
       return 1;
     }
-    own_directory = *base + "/groved-" + std::to_string(getpid());
-    if (mkdir(own_directory.c_str(), 0700) != 0) {
-      std::fprintf(stderr, "groved: error: cannot create %s\n", own_directory.c_str());
+    std::string pattern = *base + "/groved-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::fprintf(stderr, "groved: error: cannot create a directory in %s: %s\n", base->c_str(),
+                   std::strerror(errno));
       return 1;
     }
+    own_directory = pattern;
     auto made = grove::create_daemon_directory(own_directory, options.vpid);
     if (!made) {
       std::fprintf(stderr, "groved: error: %s\n", made.error().message.c_str());

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <sodium.h>
+
 #include "rml/transport/dvm_secret.h"
 
 namespace grove {
@@ -90,14 +92,19 @@ Status decode_spawn_plan(std::span<const std::byte> bytes, SpawnPlan& plan,
   return ok_status();
 }
 
-Status write_bootstrap(int fd, const Bootstrap& bootstrap) {
-  if (auto status = write_secret(fd, bootstrap.secret); !status) return status;
+Bytes encode_bootstrap(const Bootstrap& bootstrap) {
   Bytes plan;
   if (bootstrap.plan) plan = encode_spawn_plan(*bootstrap.plan, bootstrap.remote);
-  ByteWriter length;
-  length.u32(static_cast<std::uint32_t>(plan.size()));
-  if (auto status = write_all(fd, length.take()); !status) return status;
-  return write_all(fd, plan);
+  ByteWriter writer;
+  writer.raw(bootstrap.secret).u32(static_cast<std::uint32_t>(plan.size())).raw(plan);
+  return writer.take();
+}
+
+Status write_bootstrap(int fd, const Bootstrap& bootstrap) {
+  Bytes bytes = encode_bootstrap(bootstrap);
+  auto status = write_all(fd, bytes);
+  sodium_memzero(bytes.data(), bytes.size());
+  return status;
 }
 
 Result<Bootstrap> read_bootstrap(int fd) {

@@ -31,7 +31,9 @@ struct Bootstrap {
 Bytes encode_spawn_plan(const SpawnPlan& plan, const RemoteSettings& remote);
 Status decode_spawn_plan(std::span<const std::byte> bytes, SpawnPlan& plan, RemoteSettings& remote);
 
-// Writes the secret, then the plan (or an empty one). Does not close fd.
+// The bytes write_bootstrap writes: the secret, the plan's length, the plan.
+Bytes encode_bootstrap(const Bootstrap& bootstrap);
+// Writes encode_bootstrap's bytes (blocking). Does not close fd.
 Status write_bootstrap(int fd, const Bootstrap& bootstrap);
 // Reads exactly what write_bootstrap wrote; end of input early is an Error.
 Result<Bootstrap> read_bootstrap(int fd);

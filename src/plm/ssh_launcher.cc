@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+
+#include <sodium.h>
 
 namespace grove {
 namespace {
@@ -21,14 +24,22 @@ constexpr std::size_t kTailLines = 8;
 // 0-2. Only async-signal-safe calls.
 void become_ssh_child(int in_fd, int out_fd, int err_fd) {
   setsid();
+  // A client still connecting when its launcher dies must not linger.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
   struct sigaction plain {};
   plain.sa_handler = SIG_DFL;
   sigemptyset(&plain.sa_mask);
   for (int signal = 1; signal < NSIG; ++signal)
     sigaction(signal, &plain, nullptr);
-  dup2(in_fd, STDIN_FILENO);
-  dup2(out_fd, STDOUT_FILENO);
-  dup2(err_fd, STDERR_FILENO);
+  // dup2 onto itself keeps close-on-exec: clear it by hand then.
+  for (auto [from, to] : {std::pair{in_fd, STDIN_FILENO}, std::pair{out_fd, STDOUT_FILENO},
+                          std::pair{err_fd, STDERR_FILENO}}) {
+    if (from == to) {
+      fcntl(to, F_SETFD, 0);
+    } else {
+      dup2(from, to);
+    }
+  }
   if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
     const long limit = sysconf(_SC_OPEN_MAX);
     for (int fd = 3; fd < limit; ++fd)
@@ -63,11 +74,13 @@ std::string remote_daemon_command(const SshLaunchConfig& config, Vpid vpid) {
   const SpawnPlan& plan = *config.bootstrap.plan;
   std::string command = "exec ";
   if (!remote.prefix.empty()) {
+    // No empty entry when LD_LIBRARY_PATH is unset (ld.so would read it as
+    // the current directory).
     // PRRTE users met "command not found" without this: the remote shell's
     // PATH and library path need not know the install.
     command += "env PATH=" + shell_quote(remote.prefix + "/bin") +
                ":\"$PATH\" LD_LIBRARY_PATH=" + shell_quote(remote.prefix + "/lib") +
-               ":\"${LD_LIBRARY_PATH:-}\" ";
+               "\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\" ";
   }
   std::vector<std::string> args = {remote.groved_path,
                                    "--vpid",
@@ -88,7 +101,10 @@ std::vector<std::string> ssh_argv(const SshLaunchConfig& config, Vpid vpid) {
   std::vector<std::string> argv = config.agent;
   if (!argv.empty() && std::filesystem::path(argv[0]).filename() == "ssh") {
     // Never a password prompt: a launch either works unattended or fails.
-    argv.insert(argv.begin() + 1, {"-o", "BatchMode=yes", "-x"});
+    // A host that accepts the connection and then stalls fails after the
+    // timeout, named, instead of holding its slot. Appended after the
+    // user's options: ssh takes the first value given, so theirs win.
+    argv.insert(argv.end(), {"-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-x"});
   }
   argv.push_back(config.bootstrap.plan->daemons[vpid].host.ssh_target());
   argv.push_back(remote_daemon_command(config, vpid));
@@ -96,7 +112,11 @@ std::vector<std::string> ssh_argv(const SshLaunchConfig& config, Vpid vpid) {
 }
 
 SshLauncher::SshLauncher(event_base* base, Log& log, SshLaunchConfig config, Hooks hooks)
-    : base_(base), log_(log), config_(std::move(config)), hooks_(std::move(hooks)) {
+    : base_(base),
+      log_(log),
+      config_(std::move(config)),
+      bootstrap_bytes_(encode_bootstrap(config_.bootstrap)),
+      hooks_(std::move(hooks)) {
   // A client that dies before reading its bootstrap must not kill us.
   signal(SIGPIPE, SIG_IGN);
 }
@@ -104,12 +124,15 @@ SshLauncher::SshLauncher(event_base* base, Log& log, SshLaunchConfig config, Hoo
 SshLauncher::~SshLauncher() {
   signal_all(SIGTERM);
   for (auto& [pid, client] : clients_) {
+    client->in_event.reset();
     client->out_event.reset();
     client->err_event.reset();
+    if (client->in_fd >= 0) close(client->in_fd);
     close(client->out_fd);
     close(client->err_fd);
     waitpid(pid, nullptr, WNOHANG);
   }
+  sodium_memzero(bootstrap_bytes_.data(), bootstrap_bytes_.size());
 }
 
 void SshLauncher::signal_all(int signal) {
@@ -162,7 +185,7 @@ void SshLauncher::start(Vpid vpid) {
   if (pid == 0) {
     become_ssh_child(in[0], out[1], err[1]);
     execvp(argv[0], argv.data());
-    const char message[] = "grove: cannot execute the ssh agent (plm_ssh_agent)\n";
+    const char message[] = "grove: cannot execute the ssh agent named by plm_ssh_agent\n";
     ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
     (void)ignored;
     _exit(127);
@@ -176,19 +199,19 @@ void SshLauncher::start(Vpid vpid) {
       close(fd);
     return fail(std::string("fork: ") + std::strerror(errno));
   }
-  // The whole bootstrap must fit in the pipe, or writing it would wait for
-  // ssh to connect (about 20 bytes per host; the default pipe holds 64 KiB).
-  // Closing our end is the EOF the remote side may wait for.
-  const std::size_t plan_bytes = 64 + 32 * config_.bootstrap.plan->size();
-  if (plan_bytes > 60'000) fcntl(in[1], F_SETPIPE_SZ, static_cast<int>(plan_bytes + 4096));
-  auto written = write_bootstrap(in[1], config_.bootstrap);
-  close(in[1]);
   auto client = std::make_unique<Client>();
   client->owner = this;
   client->vpid = vpid;
   client->pid = pid;
+  client->in_fd = in[1];
   client->out_fd = out[0];
   client->err_fd = err[0];
+  // Written as ssh reads it (only once it has logged in): a blocking write
+  // of a large plan would stall the loop for as long as the login takes.
+  evutil_make_socket_nonblocking(in[1]);
+  client->in_event.reset(
+      event_new(base_, in[1], EV_WRITE | EV_PERSIST, &SshLauncher::on_writable, client.get()));
+  event_add(client->in_event.get(), nullptr);
   evutil_make_socket_nonblocking(out[0]);
   evutil_make_socket_nonblocking(err[0]);
   client->out_event.reset(
@@ -197,9 +220,31 @@ void SshLauncher::start(Vpid vpid) {
       event_new(base_, err[0], EV_READ | EV_PERSIST, &SshLauncher::on_readable, client.get()));
   event_add(client->out_event.get(), nullptr);
   event_add(client->err_event.get(), nullptr);
-  if (!written) client->err_tail.push_back(written.error().message);
   ++launching_;
   clients_[pid] = std::move(client);
+}
+
+void SshLauncher::on_writable(evutil_socket_t, short, void* arg) {
+  auto* client = static_cast<Client*>(arg);
+  client->owner->write_bootstrap_part(*client);
+}
+
+void SshLauncher::write_bootstrap_part(Client& client) {
+  while (client.in_written < bootstrap_bytes_.size()) {
+    ssize_t wrote = write(client.in_fd, bootstrap_bytes_.data() + client.in_written,
+                          bootstrap_bytes_.size() - client.in_written);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // ssh is not reading yet
+    if (wrote <= 0) {
+      client.err_tail.push_back("(ssh ended before reading the bootstrap)");
+      break;
+    }
+    client.in_written += static_cast<std::size_t>(wrote);
+  }
+  // All written, or ssh is gone: our end closes, the remote side sees EOF.
+  client.in_event.reset();
+  close(client.in_fd);
+  client.in_fd = -1;
 }
 
 void SshLauncher::on_readable(evutil_socket_t fd, short, void* arg) {
@@ -226,7 +271,11 @@ void SshLauncher::read_output(Client& client, bool is_stderr) {
     std::string line = buffer.substr(0, newline);
     buffer.erase(0, newline + 1);
     if (!is_stderr) {
-      if (!client.up && line == kDaemonUpLine) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      // A remote login script may print before us without a newline.
+      if (!client.up && line.size() >= kDaemonUpLine.size() &&
+          line.compare(line.size() - kDaemonUpLine.size(), kDaemonUpLine.size(), kDaemonUpLine) ==
+              0) {
         client.up = true;
         --launching_;
         log_.verbose("plm", 1, "daemon %u on %s is up", client.vpid, host.c_str());
@@ -234,6 +283,7 @@ void SshLauncher::read_output(Client& client, bool is_stderr) {
       }
       continue;
     }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     // The remote daemon's own log lines pass through (they name it); the
     // tail is what a failed launch shows.
     std::fprintf(stderr, "%s\n", line.c_str());
@@ -243,25 +293,30 @@ void SshLauncher::read_output(Client& client, bool is_stderr) {
 }
 
 void SshLauncher::reap() {
-  std::vector<std::pair<int, int>> ended;
-  for (auto& [pid, client] : clients_) {
+  // Out of the table before any hook runs: a finished launch may start the
+  // next one, whose fork may reuse a reaped pid.
+  std::vector<std::pair<std::unique_ptr<Client>, int>> ended;
+  for (auto it = clients_.begin(); it != clients_.end();) {
     int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) ended.emplace_back(pid, status);
+    if (waitpid(it->first, &status, WNOHANG) == it->first) {
+      ended.emplace_back(std::move(it->second), status);
+      it = clients_.erase(it);
+    } else {
+      ++it;
+    }
   }
-  for (auto [pid, status] : ended) {
-    auto found = clients_.find(pid);
-    std::unique_ptr<Client> client = std::move(found->second);
-    clients_.erase(found);
+  for (auto& [client, status] : ended)
     finish(*client, status);
-  }
 }
 
 void SshLauncher::finish(Client& client, int status) {
   // Whatever the client wrote before it ended is still in the pipes.
   if (client.out_event) read_output(client, false);
   if (client.err_event) read_output(client, true);
+  client.in_event.reset();
   client.out_event.reset();
   client.err_event.reset();
+  if (client.in_fd >= 0) close(client.in_fd);
   close(client.out_fd);
   close(client.err_fd);
   const std::string host = config_.bootstrap.plan->daemons[client.vpid].host.name;

@@ -66,8 +66,11 @@ class SshLauncher {
     Vpid vpid = 0;
     int pid = 0;
     bool up = false;
+    int in_fd = -1;  // until the bootstrap is written
+    std::size_t in_written = 0;
     int out_fd = -1;
     int err_fd = -1;
+    EventPtr in_event;
     EventPtr out_event;
     EventPtr err_event;
     std::string out_buffer;
@@ -77,12 +80,15 @@ class SshLauncher {
   void start(Vpid vpid);
   void start_queued();
   void read_output(Client& client, bool is_stderr);
+  void write_bootstrap_part(Client& client);
   void finish(Client& client, int status);
   static void on_readable(evutil_socket_t fd, short, void* arg);
+  static void on_writable(evutil_socket_t fd, short, void* arg);
 
   event_base* base_;
   Log& log_;
   SshLaunchConfig config_;
+  Bytes bootstrap_bytes_;  // encoded once; written to each client without blocking
   Hooks hooks_;
   std::deque<Vpid> queue_;
   std::uint32_t launching_ = 0;                     // started, not yet up

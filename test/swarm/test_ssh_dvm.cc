@@ -275,7 +275,9 @@ TEST_CASE("every process of one host killed mid-job: the job fails naming it, th
   CHECK_THAT(tree.out, Catch::Contains("routing tree, radix 2:"));
   CHECK_THAT(tree.out, Catch::Contains("4 node4 (up, promoted)"));
   CHECK_THAT(tree.out, Catch::Contains("lost: 1 (node1)"));
-  CHECK(std::regex_search(tree.out, std::regex(R"(\n    3 node3 \(up\) rtt \d+ us)")));
+  CHECK_THAT(tree.out, Catch::Contains("\n    3 node3 (up)"));
+  // Round trips show for the daemons whose counters answered the status.
+  CHECK(std::regex_search(tree.out, std::regex(R"(node\d \(up[^)]*\) rtt \d+ us)")));
   auto next = dvm.grove({"run", "-n", "12", fence_client(), "--rounds", "2"});
   INFO(next.out << next.err);
   CHECK(next.exit_code == 0);

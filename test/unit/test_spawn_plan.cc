@@ -103,15 +103,18 @@ TEST_CASE("ssh command: quoted, with the prefix on PATH and the library path", "
   config.bootstrap.plan = *plan;
   config.bootstrap.remote = RemoteSettings{"/opt/it's/bin/groved", "/opt/it's", "10.1.1.1:99"};
   auto argv = ssh_argv(config, 2);
-  REQUIRE(argv.size() == 8);
+  REQUIRE(argv.size() == 10);
   CHECK(argv[0] == "ssh");
-  CHECK(argv[1] == "-o");
-  CHECK(argv[2] == "BatchMode=yes");
-  CHECK(argv[5] == "/tmp/my config");
-  CHECK(argv[6] == "alice@n2");
-  const std::string& command = argv[7];
+  CHECK(argv[2] == "/tmp/my config");
+  CHECK(argv[3] == "-o");
+  CHECK(argv[4] == "BatchMode=yes");
+  CHECK(argv[6] == "ConnectTimeout=10");
+  CHECK(argv[8] == "alice@n2");
+  const std::string& command = argv[9];
   CHECK(command.find("env PATH='/opt/it'\\''s/bin':\"$PATH\"") != std::string::npos);
-  CHECK(command.find("LD_LIBRARY_PATH='/opt/it'\\''s/lib'") != std::string::npos);
+  CHECK(command.find(
+            "LD_LIBRARY_PATH='/opt/it'\\''s/lib'\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"") !=
+        std::string::npos);
   CHECK(command.find("'/opt/it'\\''s/bin/groved' '--vpid' '2' '--dvm-size' '3'") !=
         std::string::npos);
   CHECK(command.find("'--bootstrap-fd' '0' '--mca' 'rml_base_radix' '64'") != std::string::npos);
