@@ -36,7 +36,7 @@ Controller::~Controller() {
   job_manager_.reset();
   job_host_.reset();
   pmix_.reset();
-  ssh_.reset();
+  remote_.reset();
   control_.reset();
   startup_timer_.reset();
   heartbeat_timer_.reset();
@@ -46,6 +46,7 @@ Controller::~Controller() {
   close_timer_.reset();
   bench_timer_.reset();
   launch_failure_timer_.reset();
+  step_end_timer_.reset();
   sigint_.reset();
   sigterm_.reset();
   sigchld_.reset();
@@ -388,7 +389,7 @@ void Controller::fail_startup(const std::string& message) {
     daemon.pid = -daemon.pid;  // reaped: never signal this pid again
   }
   // Daemons already up on other hosts leave when our connections close.
-  ssh_.reset();
+  remote_.reset();
   control_.reset();
   runtime_.reset();
   if (!dvm_.directory.empty()) {
@@ -425,8 +426,9 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   }
   record.state = DaemonStateKind::failed;
   record.failure = reason;
-  log_.error("daemon %u (%s, pid %d) lost: %s", vpid, record.hostname.c_str(), record.pid,
-             reason.c_str());
+  // Its pid on its own host: ours is 0 for a daemon started elsewhere.
+  log_.error("daemon %u (%s, pid %d) lost: %s", vpid, record.hostname.c_str(),
+             record.host_pid != 0 ? record.host_pid : record.pid, reason.c_str());
   // A daemon declared lost must really be gone: a hung one is ended here.
   if (record.pid > 0) kill(record.pid, SIGKILL);
   runtime_->declare_departure(vpid);
@@ -470,7 +472,7 @@ void Controller::reap_children() {
                           : "exited with status " + std::to_string(WEXITSTATUS(status));
     daemon_lost(daemon.vpid, "its process " + how);
   }
-  if (ssh_) ssh_->reap();
+  if (remote_) remote_->reap();
   if (job_host_) job_host_->reap();
   if (stopping_) finish_stop();
 }

@@ -25,8 +25,9 @@
 #include "daemon/pmix_bridge.h"
 #include "jobs/job_host.h"
 #include "jobs/job_manager.h"
+#include "plm/bootstrap.h"
+#include "plm/remote_launcher.h"
 #include "plm/spawn_plan.h"
-#include "plm/ssh_launcher.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 #include "util/show_help.h"
@@ -37,8 +38,9 @@ struct ControllerOptions {
   std::uint32_t daemons = 2;  // including the controller itself
   std::string report_uri;     // write the DVM's URI here once ready
   std::string groved_path;
-  // Daemons on other hosts (ssh); without one, `daemons` run on this host.
+  // Daemons on other hosts; without a plan, `daemons` run on this host.
   std::optional<SpawnPlan> plan;
+  RemoteLauncherKind launcher = RemoteLauncherKind::ssh;
   std::string prefix;  // --prefix / GROVE_PREFIX: the install on remote hosts
   // Called once: with an empty string when the DVM is ready, else an error.
   std::function<void(const std::string& error)> on_ready;
@@ -74,6 +76,10 @@ class Controller {
   Status launch_daemons();
   Status launch_local_daemons();
   Status launch_remote_daemons();
+  RemoteSettings remote_settings() const;
+  Status launch_over_ssh();
+  Status launch_over_srun();
+  void on_srun_exit(const std::string& how, const std::string& last_lines);
   void on_launch_failed(Vpid vpid, const std::string& reason);
   void defer_fail_startup(const std::string& message);
   std::string describe_daemon(Vpid vpid) const;  // "daemon 3 (node3)"
@@ -120,7 +126,7 @@ class Controller {
   std::unique_ptr<JobHost> job_host_;
   std::unique_ptr<JobManager> job_manager_;
   std::unique_ptr<PmixBridge> pmix_;
-  std::unique_ptr<SshLauncher> ssh_;
+  std::unique_ptr<RemoteLauncher> remote_;  // ssh clients or the srun step
   DvmInfo dvm_;
   std::vector<DaemonRecord> daemons_;
   std::vector<std::byte> secret_;
@@ -140,7 +146,7 @@ class Controller {
   std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
   EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
   std::optional<SilenceWatch> heartbeat_watch_;  // daemon_heartbeat_ms > 0
-  EventPtr close_timer_, bench_timer_, launch_failure_timer_;
+  EventPtr close_timer_, bench_timer_, launch_failure_timer_, step_end_timer_;
   EventPtr sigint_, sigterm_, sigchld_;
 
   // An outstanding status gathering.

@@ -8,6 +8,8 @@
 #include "daemon/controller.h"
 #include "daemon/host_info.h"
 #include "plm/local_launcher.h"
+#include "plm/srun_launcher.h"
+#include "plm/ssh_launcher.h"
 #include "util/text.h"
 
 namespace grove {
@@ -68,19 +70,27 @@ Status Controller::launch_remote_daemons() {
     record.slots = plan.daemons[vpid].host.slots;
   }
   if (plan.size() == 1) return ok_status();
+  return options_.launcher == RemoteLauncherKind::slurm ? launch_over_srun() : launch_over_ssh();
+}
+
+RemoteSettings Controller::remote_settings() const {
+  RemoteSettings remote;
+  remote.prefix = options_.prefix;
+  remote.groved_path = !options_.prefix.empty()       ? options_.prefix + "/bin/groved"
+                       : options_.groved_path.empty() ? find_groved()
+                                                      : options_.groved_path;
+  remote.controller_endpoint = endpoint_;
+  return remote;
+}
+
+Status Controller::launch_over_ssh() {
+  const SpawnPlan& plan = *options_.plan;
   SshLaunchConfig config;
   config.agent = split_words(params_.get_string("plm_ssh_agent"));
   if (config.agent.empty()) return Error{"plm_ssh_agent is empty"};
   config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
   config.param_arguments = params_.child_arguments();
-  config.bootstrap.secret = secret_;
-  config.bootstrap.plan = plan;
-  config.bootstrap.remote.prefix = options_.prefix;
-  config.bootstrap.remote.groved_path =
-      !options_.prefix.empty()
-          ? options_.prefix + "/bin/groved"
-          : (options_.groved_path.empty() ? find_groved() : options_.groved_path);
-  config.bootstrap.remote.controller_endpoint = endpoint_;
+  config.bootstrap = Bootstrap{secret_, plan, remote_settings()};
   SshLauncher::Hooks hooks;
   hooks.on_failed = [this](Vpid vpid, const std::string& reason) {
     on_launch_failed(vpid, reason);
@@ -88,9 +98,58 @@ Status Controller::launch_remote_daemons() {
   log_.verbose("daemon", 1, "starting %u daemons over '%s' (%s spawn), groved at %s",
                plan.size() - 1, params_.get_string("plm_ssh_agent").c_str(),
                plan.tree_spawn ? "tree" : "flat", config.bootstrap.remote.groved_path.c_str());
-  ssh_ = std::make_unique<SshLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
-  ssh_->launch(plan.launches(kControllerVpid));
+  auto ssh = std::make_unique<SshLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+  SshLauncher& launcher = *ssh;
+  remote_ = std::move(ssh);
+  launcher.launch(plan.launches(kControllerVpid));
   return ok_status();
+}
+
+Status Controller::launch_over_srun() {
+  SrunLaunchConfig config;
+  config.srun = split_words(params_.get_string("plm_slurm_srun"));
+  if (config.srun.empty()) return Error{"plm_slurm_srun is empty"};
+  config.extra_args = split_words(params_.get_string("plm_slurm_args"));
+  config.param_arguments = params_.child_arguments();
+  config.bootstrap = Bootstrap{secret_, *options_.plan, remote_settings()};
+  // One step starts everyone: nobody starts children of its own.
+  config.bootstrap.plan->tree_spawn = false;
+  SrunLauncher::Hooks hooks;
+  hooks.on_exit = [this](const std::string& how, const std::string& last_lines) {
+    on_srun_exit(how, last_lines);
+  };
+  auto srun =
+      std::make_unique<SrunLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+  if (auto status = srun->start(); !status) return status;
+  remote_ = std::move(srun);
+  return ok_status();
+}
+
+void Controller::on_srun_exit(const std::string& how, const std::string& last_lines) {
+  if (stopping_) {
+    log_.verbose("plm", 1, "the daemons' Slurm step ended: %s", how.c_str());
+    return;
+  }
+  std::string missing;
+  for (const DaemonRecord& daemon : daemons_) {
+    if (daemon.vpid != kControllerVpid && daemon.state == DaemonStateKind::launching)
+      missing += (missing.empty() ? "" : ", ") + describe_daemon(daemon.vpid);
+  }
+  std::string message =
+      how + " before " +
+      (missing.empty() ? std::string("the DVM was ready") : "these daemons were up: " + missing);
+  if (!last_lines.empty()) message += "; its last lines:" + last_lines;
+  if (!ready_) {
+    defer_fail_startup(message);
+    return;
+  }
+  // Slurm ended the step and its daemons with it: the allocation is being
+  // taken back (job ended, revoked, or cancelled), so the DVM goes too, as
+  // prte does; it does not linger on the submitting host.
+  log_.error("the daemons' Slurm step ended (%s); stopping the DVM%s", how.c_str(),
+             last_lines.empty() ? "" : ("; its last lines:" + last_lines).c_str());
+  step_end_timer_ = make_timer([this] { begin_stop(nullptr, "the daemons' Slurm step ended"); });
+  arm(step_end_timer_, 0);
 }
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {

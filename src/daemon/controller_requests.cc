@@ -278,9 +278,9 @@ void Controller::close_and_reap() {
           kill(daemon.pid, SIGKILL);
         }
       }
-      if (ssh_ && ssh_->running() > 0) {
-        log_.error("%zu ssh sessions to daemons did not end; killing them", ssh_->running());
-        ssh_->signal_all(SIGKILL);
+      if (remote_ && remote_->running() > 0) {
+        log_.error("%zu ssh sessions to daemons did not end; killing them", remote_->running());
+        remote_->signal_all(SIGKILL);
       }
       reap_timer_ = make_timer([this] { close_and_reap(); });
       arm(reap_timer_, 50);
@@ -296,8 +296,8 @@ void Controller::close_and_reap() {
     daemon.pid = -daemon.pid;
     if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
   }
-  if (ssh_) ssh_->reap();
-  bool waiting = ssh_ && ssh_->running() > 0;
+  if (remote_) remote_->reap();
+  bool waiting = remote_ && remote_->running() > 0;
   for (const auto& daemon : daemons_)
     waiting = waiting || (daemon.vpid != 0 && daemon.pid > 0);
   if (waiting) {

@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "control/session_dir.h"
 #include "daemon/daemon_node.h"
 #include "daemon/host_info.h"
 #include "plm/bootstrap.h"
 #include "plm/route_address.h"
+#include "plm/slurm_allocation.h"
 #include "util/param_sources.h"
 #include "util/standard_params.h"
 
@@ -28,7 +30,11 @@ int main(int argc, char** argv) {
   std::string controller;
   int bootstrap_fd = -1;
   std::vector<std::pair<std::string, std::string>> mca;
-  app.add_option("--vpid", options.vpid, "This daemon's vpid")->required();
+  std::optional<grove::Vpid> vpid_base;
+  auto* vpid_option = app.add_option("--vpid", options.vpid, "This daemon's vpid");
+  app.add_option("--vpid-from-slurm", vpid_base,
+                 "Started by srun: this daemon's vpid is BASE plus $SLURM_NODEID")
+      ->excludes(vpid_option);
   app.add_option("--dvm-size", options.dvm_size, "Daemons in the DVM")->required();
   app.add_option("--controller", controller, "The controller's host:port")->required();
   app.add_option("--bootstrap-fd", bootstrap_fd,
@@ -62,6 +68,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "groved: error: %s\n", status.error().message.c_str());
     return 1;
   }
+  if (vpid_base) {
+    auto vpid = grove::vpid_from_slurm(*vpid_base, std::getenv("SLURM_NODEID"));
+    if (!vpid) {
+      std::fprintf(stderr, "groved: error: %s\n", vpid.error().message.c_str());
+      return 1;
+    }
+    options.vpid = *vpid;
+  } else if (vpid_option->count() == 0) {
+    std::fprintf(stderr, "groved: error: --vpid or --vpid-from-slurm is required\n");
+    return 1;
+  }
   auto endpoint = grove::Endpoint::parse(controller);
   if (!endpoint) {
     std::fprintf(stderr, "groved: error: --controller '%s': %s\n", controller.c_str(),
@@ -87,6 +104,21 @@ int main(int argc, char** argv) {
   if (options.plan && options.vpid >= options.plan->size()) {
     std::fprintf(stderr, "groved: error: vpid %u is not in the spawn plan\n", options.vpid);
     return 1;
+  }
+  if (vpid_base && options.plan) {
+    // srun numbers nodes in the allocation's order, as the plan does; a
+    // mismatch would put ranks meant for one host on another.
+    const std::string& planned = options.plan->daemons[options.vpid].host.name;
+    // Slurm's name for this node (the node list's), else the host name.
+    const char* node_name = std::getenv("SLURMD_NODENAME");
+    const std::string here = node_name != nullptr ? node_name : grove::local_hostname();
+    if (planned != here && planned != here.substr(0, here.find('.'))) {
+      std::fprintf(stderr,
+                   "groved: error: SLURM_NODEID %s makes this daemon vpid %u, planned for host "
+                   "'%s', but this host is '%s'\n",
+                   std::getenv("SLURM_NODEID"), options.vpid, planned.c_str(), here.c_str());
+      return 1;
+    }
   }
   if (options.bind_host == "auto") {
     auto address = grove::source_address_toward(options.controller.host);

@@ -17,6 +17,8 @@
 #include "launcher/dvm_client.h"
 #include "launcher/status_tree.h"
 #include "plm/host_list.h"
+#include "plm/remote_launcher.h"
+#include "plm/slurm_allocation.h"
 #include "plm/spawn_plan.h"
 #include "util/text.h"
 
@@ -33,25 +35,14 @@ struct StartOptions {
   std::string prefix;
 };
 
-// The DVM's hosts and who starts whom, from --host/--hostfile; no plan means
-// daemons on this host only.
-Result<std::optional<SpawnPlan>> plan_from_options(const CliContext& context,
-                                                   const StartOptions& options) {
-  const bool listed = !options.hosts.empty() || !options.hostfile.empty();
-  std::string launcher = options.launcher;
-  if (launcher == "auto") launcher = listed ? "ssh" : "local";
-  if (launcher == "slurm") {
-    return Error{
-        "--launcher slurm: the Slurm launcher is not built yet; use --host or --hostfile "
-        "with ssh inside the allocation"};
-  }
-  if (launcher == "local") {
-    if (listed)
-      return Error{"--launcher local starts daemons on this host only; drop --host/--hostfile"};
-    return std::optional<SpawnPlan>{};
-  }
-  if (!listed) return Error{"--launcher ssh needs --host or --hostfile"};
-  if (options.local != 0) return Error{"--local and --host/--hostfile exclude each other"};
+// The DVM's hosts, who starts whom and how; no plan means daemons on this
+// host only.
+struct DvmLayout {
+  std::optional<SpawnPlan> plan;
+  RemoteLauncherKind launcher = RemoteLauncherKind::ssh;
+};
+
+Result<std::vector<HostEntry>> listed_hosts(const StartOptions& options) {
   std::vector<HostEntry> hosts;
   if (!options.hostfile.empty()) {
     auto from_file = read_hostfile(options.hostfile);
@@ -63,11 +54,55 @@ Result<std::optional<SpawnPlan>> plan_from_options(const CliContext& context,
     if (!from_option) return from_option.error();
     hosts.insert(hosts.end(), from_option->begin(), from_option->end());
   }
-  auto plan = plan_dvm(hosts, local_hostname(),
-                       static_cast<std::uint32_t>(context.params.get_int("rml_base_radix")),
-                       !context.params.get_bool("plm_ssh_no_tree_spawn"));
+  return hosts;
+}
+
+// Inside an allocation: its nodes, or those of them the user listed.
+Result<std::vector<HostEntry>> slurm_hosts(const StartOptions& options, bool listed) {
+  auto allocation =
+      allocation_hosts(read_slurm_environment([](const char* name) { return std::getenv(name); }));
+  if (!allocation) return Error{"--launcher slurm: " + allocation.error().message};
+  if (!listed) return allocation;
+  auto hosts = listed_hosts(options);
+  if (!hosts) return hosts.error();
+  auto selected = select_from_allocation(*allocation, *hosts);
+  if (!selected) return Error{"--launcher slurm: " + selected.error().message};
+  return selected;
+}
+
+Result<DvmLayout> layout_from_options(const CliContext& context, const StartOptions& options) {
+  const bool listed = !options.hosts.empty() || !options.hostfile.empty();
+  const bool in_allocation = std::getenv("SLURM_JOB_ID") != nullptr;
+  if (options.local != 0 && listed)
+    return Error{"--local and --host/--hostfile exclude each other"};
+  std::string launcher = options.launcher;
+  if (launcher == "auto") {
+    // As prte: an allocation's nodes first, then the hosts given, else here.
+    launcher = options.local != 0 ? "local" : in_allocation ? "slurm" : listed ? "ssh" : "local";
+  }
+  if (launcher == "local") {
+    if (listed)
+      return Error{"--launcher local starts daemons on this host only; drop --host/--hostfile"};
+    return DvmLayout{};
+  }
+  if (options.local != 0)
+    return Error{"--local starts daemons on this host only; it excludes --launcher " + launcher};
+  const auto radix = static_cast<std::uint32_t>(context.params.get_int("rml_base_radix"));
+  DvmLayout layout;
+  Result<std::vector<HostEntry>> hosts = Error{""};
+  if (launcher == "slurm") {
+    layout.launcher = RemoteLauncherKind::slurm;
+    hosts = slurm_hosts(options, listed);
+  } else {
+    if (!listed) return Error{"--launcher ssh needs --host or --hostfile"};
+    hosts = listed_hosts(options);
+  }
+  if (!hosts) return hosts.error();
+  auto plan = plan_dvm(*hosts, local_hostname(), radix,
+                       launcher == "ssh" && !context.params.get_bool("plm_ssh_no_tree_spawn"));
   if (!plan) return plan.error();
-  return std::optional<SpawnPlan>{std::move(*plan)};
+  layout.plan = std::move(*plan);
+  return layout;
 }
 
 // Runs the controller in this process; `ready_fd` (if >= 0) receives one line
@@ -77,13 +112,14 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
   ControllerOptions controller_options;
   controller_options.daemons = options.local == 0 ? 2 : options.local;
   controller_options.report_uri = options.report_uri;
-  auto plan = plan_from_options(context, options);
-  if (!plan) {
-    print_cli_error(plan.error().message);
+  auto layout = layout_from_options(context, options);
+  if (!layout) {
+    print_cli_error(layout.error().message);
     return 1;
   }
-  if (*plan) controller_options.daemons = (*plan)->size();
-  controller_options.plan = std::move(*plan);
+  if (layout->plan) controller_options.daemons = layout->plan->size();
+  controller_options.plan = std::move(layout->plan);
+  controller_options.launcher = layout->launcher;
   controller_options.prefix = options.prefix;
   if (controller_options.prefix.empty()) {
     if (const char* prefix = std::getenv("GROVE_PREFIX")) controller_options.prefix = prefix;
@@ -108,12 +144,13 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
 
 int start_dvm(CliContext& context, const StartOptions& options) {
   // Bad host lists fail here, before anything forks.
-  auto plan = plan_from_options(context, options);
-  if (!plan) {
-    print_cli_error(plan.error().message);
+  auto layout = layout_from_options(context, options);
+  if (!layout) {
+    print_cli_error(layout.error().message);
     return 1;
   }
-  const std::uint32_t daemons = *plan ? (*plan)->size() : (options.local == 0 ? 2 : options.local);
+  const std::uint32_t daemons =
+      layout->plan ? layout->plan->size() : (options.local == 0 ? 2 : options.local);
   if (!options.daemonize) return run_controller(context, options, -1);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -267,7 +304,7 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
 void add_dvm_commands(CLI::App& app, CliContext& context) {
   auto start = std::make_shared<StartOptions>();
   CLI::App* start_command =
-      app.add_subcommand("start", "Start a DVM on this host, or across hosts over ssh");
+      app.add_subcommand("start", "Start a DVM on this host, or across hosts over ssh or Slurm");
   add_param_options(*start_command, context);
   start_command
       ->add_option("--local", start->local,
@@ -279,7 +316,8 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
                             "File of hosts: '[user@]host [slots=N] [max_slots=M]' per line");
   start_command
       ->add_option("--launcher", start->launcher,
-                   "How daemons start: auto (ssh with hosts, else local), local, ssh, slurm")
+                   "How daemons start: auto (slurm inside an allocation, else ssh with hosts, else "
+                   "local), local, ssh, slurm")
       ->check(CLI::IsMember({"auto", "local", "ssh", "slurm"}))
       ->capture_default_str();
   start_command->add_option("--prefix", start->prefix,

@@ -1,10 +1,6 @@
 #include "plm/ssh_launcher.h"
 
-#include <fcntl.h>
-#include <linux/close_range.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,46 +10,12 @@
 
 #include <sodium.h>
 
+#include "plm/piped_child.h"
+
 namespace grove {
 namespace {
 
 constexpr std::size_t kTailLines = 8;
-
-// In the forked client, before exec: a session of its own (no terminal to
-// prompt on), default signals, an empty mask, no inherited descriptors but
-// 0-2. Only async-signal-safe calls.
-void become_ssh_child(int in_fd, int out_fd, int err_fd) {
-  setsid();
-  // A client still connecting when its launcher dies must not linger.
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  struct sigaction plain {};
-  plain.sa_handler = SIG_DFL;
-  sigemptyset(&plain.sa_mask);
-  for (int signal = 1; signal < NSIG; ++signal)
-    sigaction(signal, &plain, nullptr);
-  // dup2 onto itself keeps close-on-exec: clear it by hand then.
-  for (auto [from, to] : {std::pair{in_fd, STDIN_FILENO}, std::pair{out_fd, STDOUT_FILENO},
-                          std::pair{err_fd, STDERR_FILENO}}) {
-    if (from == to) {
-      fcntl(to, F_SETFD, 0);
-    } else {
-      dup2(from, to);
-    }
-  }
-  if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
-    const long limit = sysconf(_SC_OPEN_MAX);
-    for (int fd = 3; fd < limit; ++fd)
-      close(fd);
-  }
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
-  return "exited with status " + std::to_string(WEXITSTATUS(status));
-}
 
 }  // namespace
 
@@ -156,72 +118,34 @@ void SshLauncher::start_queued() {
 
 void SshLauncher::start(Vpid vpid) {
   const std::string host = config_.bootstrap.plan->daemons[vpid].host.name;
-  auto fail = [&](const std::string& why) {
-    if (hooks_.on_failed) hooks_.on_failed(vpid, "cannot start ssh to " + host + ": " + why);
-  };
-  int in[2], out[2], err[2];
-  if (pipe2(in, O_CLOEXEC) != 0) return fail(std::strerror(errno));
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    close(in[0]);
-    close(in[1]);
-    return fail(std::strerror(errno));
-  }
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    for (int fd : {in[0], in[1], out[0], out[1]})
-      close(fd);
-    return fail(std::strerror(errno));
-  }
-  std::vector<std::string> args = ssh_argv(config_, vpid);
-  std::vector<char*> argv;
-  for (auto& arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
   log_.verbose("plm", 1, "starting daemon %u on %s", vpid, host.c_str());
-  // Signals stay blocked across fork until the child has reset their handlers.
-  sigset_t all, parent_mask;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
-  pid_t pid = fork();
-  if (pid == 0) {
-    become_ssh_child(in[0], out[1], err[1]);
-    execvp(argv[0], argv.data());
-    const char message[] = "grove: cannot execute the ssh agent named by plm_ssh_agent\n";
-    ssize_t ignored = write(STDERR_FILENO, message, sizeof message - 1);
-    (void)ignored;
-    _exit(127);
-  }
-  pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
-  close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  if (pid < 0) {
-    for (int fd : {in[1], out[0], err[0]})
-      close(fd);
-    return fail(std::string("fork: ") + std::strerror(errno));
+  auto child = start_piped_child(ssh_argv(config_, vpid), {},
+                                 "grove: cannot execute the ssh agent named by plm_ssh_agent");
+  if (!child) {
+    if (hooks_.on_failed)
+      hooks_.on_failed(vpid, "cannot start ssh to " + host + ": " + child.error().message);
+    return;
   }
   auto client = std::make_unique<Client>();
   client->owner = this;
   client->vpid = vpid;
-  client->pid = pid;
-  client->in_fd = in[1];
-  client->out_fd = out[0];
-  client->err_fd = err[0];
+  client->pid = child->pid;
+  client->in_fd = child->in_fd;
+  client->out_fd = child->out_fd;
+  client->err_fd = child->err_fd;
   // Written as ssh reads it (only once it has logged in): a blocking write
   // of a large plan would stall the loop for as long as the login takes.
-  evutil_make_socket_nonblocking(in[1]);
-  client->in_event.reset(
-      event_new(base_, in[1], EV_WRITE | EV_PERSIST, &SshLauncher::on_writable, client.get()));
+  client->in_event.reset(event_new(base_, client->in_fd, EV_WRITE | EV_PERSIST,
+                                   &SshLauncher::on_writable, client.get()));
   event_add(client->in_event.get(), nullptr);
-  evutil_make_socket_nonblocking(out[0]);
-  evutil_make_socket_nonblocking(err[0]);
-  client->out_event.reset(
-      event_new(base_, out[0], EV_READ | EV_PERSIST, &SshLauncher::on_readable, client.get()));
-  client->err_event.reset(
-      event_new(base_, err[0], EV_READ | EV_PERSIST, &SshLauncher::on_readable, client.get()));
+  client->out_event.reset(event_new(base_, client->out_fd, EV_READ | EV_PERSIST,
+                                    &SshLauncher::on_readable, client.get()));
+  client->err_event.reset(event_new(base_, client->err_fd, EV_READ | EV_PERSIST,
+                                    &SshLauncher::on_readable, client.get()));
   event_add(client->out_event.get(), nullptr);
   event_add(client->err_event.get(), nullptr);
   ++launching_;
-  clients_[pid] = std::move(client);
+  clients_[child->pid] = std::move(client);
 }
 
 void SshLauncher::on_writable(evutil_socket_t, short, void* arg) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "plm/bootstrap.h"
+#include "plm/remote_launcher.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
 
@@ -40,7 +41,7 @@ std::vector<std::string> ssh_argv(const SshLaunchConfig& config, Vpid vpid);
 // Single-quotes text for sh.
 std::string shell_quote(const std::string& text);
 
-class SshLauncher {
+class SshLauncher : public RemoteLauncher {
  public:
   struct Hooks {
     // Before it was up: which daemon, on which host, and why.
@@ -48,17 +49,17 @@ class SshLauncher {
   };
   SshLauncher(event_base* base, Log& log, SshLaunchConfig config, Hooks hooks);
   // Ends every ssh client still running (SIGTERM, then reaps what it can).
-  ~SshLauncher();
+  ~SshLauncher() override;
   SshLauncher(const SshLauncher&) = delete;
   SshLauncher& operator=(const SshLauncher&) = delete;
 
   // Starts (or queues, past the cap) the launch of each vpid.
   void launch(const std::vector<Vpid>& vpids);
   // Reaps ssh clients that have exited (call on SIGCHLD).
-  void reap();
+  void reap() override;
   // Clients still running.
-  std::size_t running() const { return clients_.size(); }
-  void signal_all(int signal);
+  std::size_t running() const override { return clients_.size(); }
+  void signal_all(int signal) override;
 
  private:
   struct Client {

@@ -111,6 +111,19 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(integer("plm_ssh_num_concurrent", "128", 1, 65535,
                           "Daemon launches one daemon runs at once (an ssh session counts until "
                           "its daemon has reported)"));
+  ParamSpec srun;
+  srun.name = "plm_slurm_srun";
+  srun.kind = ParamKind::string;
+  srun.default_text = "srun";
+  srun.description = "The command that starts the daemons' step inside a Slurm allocation";
+  registry.define(srun);
+  ParamSpec srun_args;
+  srun_args.name = "plm_slurm_args";
+  srun_args.kind = ParamKind::string;
+  srun_args.default_text = "";
+  srun_args.description =
+      "Extra srun options for the daemons' step (e.g. '--overlap' or '--partition=P')";
+  registry.define(srun_args);
 }
 
 }  // namespace grove

@@ -220,7 +220,24 @@ TEST_CASE("grove start refuses bad host lists and launcher choices before starti
   refused({"--launcher", "ssh"}, "--launcher ssh needs --host or --hostfile");
   refused({"--launcher", "local", "--host", "n1"}, "--launcher local starts daemons on this host");
   refused({"--local", "3", "--host", "n1"}, "--local and --host/--hostfile exclude each other");
-  refused({"--launcher", "slurm"}, "the Slurm launcher is not built yet");
+  refused({"--launcher", "slurm"},
+          "--launcher slurm: not inside a Slurm allocation (SLURM_JOB_ID is not set)");
+  // Inside an allocation (its variables as salloc sets them), before srun.
+  auto refused_in_allocation = [&](std::vector<std::string> args, const std::string& cpus,
+                                   const std::string& expected) {
+    RunOptions options;
+    options.extra_env = {dir.env(), "SLURM_JOB_ID=77", "SLURM_JOB_NODELIST=n[1-3]",
+                         "SLURM_JOB_CPUS_PER_NODE=" + cpus};
+    args.insert(args.begin(), "start");
+    auto result = run_grove(args, options);
+    INFO(result.out << result.err);
+    CHECK(result.exit_code == 1);
+    CHECK_THAT(result.err, Catch::Contains(expected));
+  };
+  refused_in_allocation({"--host", "n2,n9"}, "2(x3)", "host 'n9' is not in the Slurm allocation");
+  refused_in_allocation({}, "2(x2)", "names 2 nodes, the node list 3");
+  refused_in_allocation({"--launcher", "slurm", "--local", "2"}, "1(x3)",
+                        "--local starts daemons on this host only");
   // Nothing was started: no DVM directory appeared.
   auto status = run_grove({"status"}, RunOptions{{dir.env()}, {}, std::chrono::seconds(10), ""});
   CHECK(status.exit_code != 0);

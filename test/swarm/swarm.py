@@ -81,7 +81,7 @@ def cmd_up(args):
                          f'{old.get("state")}); run "swarm.py down {d}" first')
     if os.geteuid() != 0:
         raise SwarmError('must run as root')
-    return launch(d, names, args.timeout)
+    return launch(d, names, args.timeout, args.slurm)
 
 
 def cmd_down(args):
@@ -267,10 +267,13 @@ openssh-server.  DIR is a directory created by the caller; the swarm keeps
 all its files and state there.
 
 commands:
-  up DIR --hosts N [--names a,b,...]
+  up DIR --hosts N [--names a,b,...] [--slurm]
                         create the hosts (default names node0..nodeN-1), wait
                         until every sshd accepts a real ssh login from the
-                        first host, print "NAME ADDRESS ANCHORPID" per host
+                        first host, print "NAME ADDRESS ANCHORPID" per host;
+                        --slurm adds a real Slurm cluster (munged, slurmctld
+                        on the first host, slurmd everywhere; clients need
+                        SLURM_CONF=DIR/slurm/slurm.conf)
   list DIR              print the same lines again
   exec DIR HOST -- CMD...
                         run CMD inside HOST (its network, hostname and mount
@@ -337,6 +340,10 @@ def main(argv=None):
     sp.add_argument('--timeout', type=float, default=60.0, metavar='SEC',
                     help='give up (and tear down) after SEC seconds '
                          '(default 60)')
+    sp.add_argument('--slurm', action='store_true',
+                    help='also run a real Slurm cluster: munged and slurmctld '
+                         'on the first host, slurmd on every host (clients '
+                         'need SLURM_CONF=DIR/slurm/slurm.conf)')
     add('list', 'print "NAME ADDRESS ANCHORPID" for every host')
     sp = add('exec', 'run a command inside a host', host=True)
     sp.add_argument('cmd', nargs=argparse.REMAINDER, metavar='-- CMD ...',

@@ -8,12 +8,14 @@
 
 namespace grove::test {
 
-Swarm::Swarm(int hosts)
+Swarm::Swarm(int hosts, bool slurm)
     : dir_("grove-swarm"), script_(binary_from_env("GROVE_SWARM_PY")), hosts_(hosts) {
   RunOptions options;
   options.timeout = std::chrono::seconds(120);
-  auto result = run_program(
-      {"/usr/bin/python3", script_, "up", dir(), "--hosts", std::to_string(hosts)}, options);
+  std::vector<std::string> argv = {"/usr/bin/python3",   script_, "up", dir(), "--hosts",
+                                   std::to_string(hosts)};
+  if (slurm) argv.push_back("--slurm");
+  auto result = run_program(argv, options);
   ok_ = result.exit_code == 0;
   if (!ok_) error_ = "swarm.py up failed: " + result.err + result.out;
 }

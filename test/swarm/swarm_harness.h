@@ -18,7 +18,9 @@ namespace grove::test {
 class Swarm {
  public:
   // Brings up `hosts` hosts named node0..node{hosts-1}; check ok() after.
-  explicit Swarm(int hosts);
+  // With `slurm`, also a real Slurm cluster: munged and slurmctld on node0,
+  // a slurmd on every host.
+  explicit Swarm(int hosts, bool slurm = false);
   ~Swarm();
   Swarm(const Swarm&) = delete;
   Swarm& operator=(const Swarm&) = delete;
@@ -31,6 +33,8 @@ class Swarm {
   // "ssh -F <swarm>/ssh_config": the value for plm_ssh_agent.
   std::string ssh_agent() const { return "ssh -F " + ssh_config(); }
   std::string host(int index) const { return "node" + std::to_string(index); }
+  // "SLURM_CONF=...": every Slurm client of the swarm needs it.
+  std::string slurm_conf_env() const { return "SLURM_CONF=" + dir() + "/slurm/slurm.conf"; }
 
   // Runs argv inside a host and waits for it.
   RunResult run(int host, const std::vector<std::string>& argv, const RunOptions& options = {});

@@ -10,6 +10,8 @@
 #include <regex>
 #include <thread>
 
+#include "swarm/swarm_checks.h"
+#include "swarm/swarm_dvm.h"
 #include "swarm/swarm_harness.h"
 
 using namespace grove::test;
@@ -17,82 +19,25 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string grove_bin() {
-  return binary_from_env("GROVE_BIN");
-}
 std::string fence_client() {
   return binary_from_env("GROVE_PMIX_FENCE_CLIENT");
 }
 
-// A DVM whose controller runs on node0 of the swarm, in the foreground, so
-// its log (and, through ssh, every daemon's) is captured.
-class SwarmDvm {
- public:
-  SwarmDvm(Swarm& swarm, const std::string& hostfile_text, std::vector<std::string> extra)
-      : swarm_(swarm) {
-    hostfile_ = swarm.write("hosts-" + std::to_string(++count_), hostfile_text);
-    uri_ = swarm.dir() + "/dvm-" + std::to_string(count_) + ".uri";
-    std::vector<std::string> argv = {
-        grove_bin(), "start",         "--hostfile",      hostfile_, "--report-uri",     uri_,
-        "--mca",     "plm_ssh_agent", swarm.ssh_agent(), "--mca",   "plm_base_verbose", "1"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    controller_ = swarm.start(0, argv, {"TMPDIR=" + swarm.dir()});
-  }
-  ~SwarmDvm() {
-    if (controller_ && controller_->running()) {
-      stop();
-      controller_->terminate();
-    }
-  }
-
-  // Whether the DVM came up (or its start failed) within the timeout.
-  bool ready(std::chrono::milliseconds timeout = 60s) {
-    return controller_->wait_for("DVM ready", timeout);
-  }
-  BackgroundProcess& controller() { return *controller_; }
-
-  std::unique_ptr<BackgroundProcess> start_grove(std::vector<std::string> args) {
-    std::vector<std::string> argv = {grove_bin()};
-    argv.insert(argv.end(), args.begin(), args.begin() + 1);
-    argv.insert(argv.end(), {"--dvm", "unix:" + socket()});
-    argv.insert(argv.end(), args.begin() + 1, args.end());
-    return swarm_.start(0, argv, {"TMPDIR=" + swarm_.dir()});
-  }
-
-  RunResult grove(std::vector<std::string> args, std::chrono::milliseconds timeout = 120s) {
-    std::vector<std::string> argv = {grove_bin()};
-    argv.insert(argv.end(), args.begin(), args.begin() + 1);
-    argv.insert(argv.end(), {"--dvm", "unix:" + socket()});
-    argv.insert(argv.end(), args.begin() + 1, args.end());
-    RunOptions options;
-    options.timeout = timeout;
-    options.extra_env = {"TMPDIR=" + swarm_.dir()};
-    return swarm_.run(0, argv, options);
-  }
-  nlohmann::json status() {
-    auto result = grove({"status", "--json"});
-    if (result.exit_code != 0) return nlohmann::json::object();
-    return nlohmann::json::parse(result.out);
-  }
-  void stop() {
-    grove({"stop"});
-    controller_->wait_exit(30s);
-  }
-
- private:
-  std::string socket() {
-    std::ifstream file(uri_);
-    std::string line;
-    std::getline(file, line);
-    return line.rfind("unix:", 0) == 0 ? line.substr(5) : line;
-  }
-
-  Swarm& swarm_;
-  std::string hostfile_;
-  std::string uri_;
-  std::unique_ptr<BackgroundProcess> controller_;
-  static inline int count_ = 0;
-};
+// `grove start` over ssh with this hostfile, every launch logged.
+DvmStart over_ssh(Swarm& swarm, const std::string& hostfile_text, std::vector<std::string> extra) {
+  static int count = 0;
+  DvmStart start;
+  start.args = {"--hostfile",
+                swarm.write("hosts-" + std::to_string(++count), hostfile_text),
+                "--mca",
+                "plm_ssh_agent",
+                swarm.ssh_agent(),
+                "--mca",
+                "plm_base_verbose",
+                "1"};
+  start.args.insert(start.args.end(), extra.begin(), extra.end());
+  return start;
+}
 
 std::string hostfile(int first, int last, int slots) {
   std::string text = "# written by the test\n";
@@ -101,36 +46,13 @@ std::string hostfile(int first, int last, int slots) {
   return text;
 }
 
-// Waits until no process of any host runs `needle`; returns what is left.
-std::vector<std::string> wait_gone(Swarm& swarm, const std::string& needle,
-                                   std::chrono::milliseconds timeout = 15s) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    auto left = swarm.find_processes(needle);
-    if (left.empty() || std::chrono::steady_clock::now() > deadline) return left;
-    std::this_thread::sleep_for(100ms);
-  }
-}
-
-// "rank R/N: ... digest D, local L/M on HOST" lines: rank -> (digest, host).
-std::map<int, std::pair<std::string, std::string>> fence_results(const std::string& out) {
-  std::map<int, std::pair<std::string, std::string>> results;
-  std::regex line(
-      R"(rank (\d+)/\d+: \d+ rounds ok, modex \d+ bytes, digest ([0-9a-f]+), local \d+/\d+ on (\S+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
-       ++it) {
-    results[std::stoi((*it)[1])] = {(*it)[2], (*it)[3]};
-  }
-  return results;
-}
-
 }  // namespace
 
 TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop", "[swarm]") {
   Swarm swarm(9);
   REQUIRE(swarm.ok());
   INFO(swarm.error());
-  SwarmDvm dvm(swarm, hostfile(0, 8, 2), {"--mca", "rml_base_radix", "2"});
+  SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(0, 8, 2), {"--mca", "rml_base_radix", "2"}));
   REQUIRE(dvm.ready());
   const std::string log = dvm.controller().err();
   INFO(log);
@@ -174,7 +96,8 @@ TEST_CASE("ssh at radix 64 and flat: an Open MPI job with two ranks per host", "
     INFO("plm_ssh_no_tree_spawn " << flat);
     // The controller's host is not in the list: it holds no ranks. One slot
     // per host, two ranks per host all the same: ppr ignores slots.
-    SwarmDvm dvm(swarm, hostfile(1, 8, 1), {"--mca", "plm_ssh_no_tree_spawn", flat});
+    SwarmDvm dvm(swarm,
+                 over_ssh(swarm, hostfile(1, 8, 1), {"--mca", "plm_ssh_no_tree_spawn", flat}));
     REQUIRE(dvm.ready());
     const std::string log = dvm.controller().err();
     INFO(log);
@@ -207,7 +130,7 @@ TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]
   SECTION("a host without groved") {
     const std::string groved = binary_from_env("GROVE_GROVED");
     REQUIRE(swarm.hide(4, groved.substr(0, groved.rfind('/'))));
-    SwarmDvm dvm(swarm, hostfile(1, 5, 1), {"--mca", "rml_base_radix", "2"});
+    SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(1, 5, 1), {"--mca", "rml_base_radix", "2"}));
     CHECK(dvm.controller().wait_exit(60s) == 1);
     const std::string err = dvm.controller().err();
     INFO(err);
@@ -217,7 +140,7 @@ TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]
   }
   SECTION("a host whose sshd is down") {
     REQUIRE(swarm.stop_sshd(3));
-    SwarmDvm dvm(swarm, hostfile(1, 5, 1), {});
+    SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(1, 5, 1), {}));
     CHECK(dvm.controller().wait_exit(60s) == 1);
     const std::string err = dvm.controller().err();
     INFO(err);
@@ -226,7 +149,7 @@ TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]
     CHECK_THAT(err, Catch::Contains("Connection refused"));
   }
   SECTION("a bad hostfile line") {
-    SwarmDvm dvm(swarm, "node1\nnode2 slots=two\n", {});
+    SwarmDvm dvm(swarm, over_ssh(swarm, "node1\nnode2 slots=two\n", {}));
     CHECK(dvm.controller().wait_exit(30s) == 1);
     CHECK_THAT(dvm.controller().err(), Catch::Contains(":2: 'slots=two': expected a count"));
   }
@@ -237,7 +160,7 @@ TEST_CASE("every process of one host killed mid-job: the job fails naming it, th
           "[swarm]") {
   Swarm swarm(7);
   REQUIRE(swarm.ok());
-  SwarmDvm dvm(swarm, hostfile(0, 6, 2), {"--mca", "rml_base_radix", "2"});
+  SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(0, 6, 2), {"--mca", "rml_base_radix", "2"}));
   REQUIRE(dvm.ready());
   // Every rank says where it runs, then waits; the kill lands once all 14
   // have said so. node1 is vpid 1, the parent of 3 and 4 in the routing tree
@@ -303,12 +226,12 @@ TEST_CASE("the install under --prefix is used where this groved's path does not 
   REQUIRE(swarm.hide(1, build_dir));
   REQUIRE(swarm.hide(2, build_dir));
   {
-    SwarmDvm without(swarm, hostfile(1, 2, 1), {});
+    SwarmDvm without(swarm, over_ssh(swarm, hostfile(1, 2, 1), {}));
     CHECK(without.controller().wait_exit(60s) == 1);
     CHECK_THAT(without.controller().err(), Catch::Contains("exited with status 127"));
   }
   CHECK(wait_gone(swarm, "groved").empty());
-  SwarmDvm dvm(swarm, hostfile(1, 2, 1), {"--prefix", prefix});
+  SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(1, 2, 1), {"--prefix", prefix}));
   REQUIRE(dvm.ready());
   auto status = dvm.status();
   REQUIRE(status["daemons"].size() == 3);

@@ -8,6 +8,7 @@ import time
 from .common import (SSHD, SUBNET_BASE, VERSION, SwarmError, bridge_name,
                      ip_batch, keeper_comm, keeper_sock, link_prefix, log,
                      ns_name, ns_prefix, run, tail, veth_name, write_file)
+from . import slurm
 from .keeper import keeper_main, set_subreaper_and_name
 from .netns import (GlobalLock, anchor_ok, nsenter_argv, pick_subnet,
                     proc_comm, teardown)
@@ -67,7 +68,7 @@ def validate_dir(d):
                          f'"%", "#" or "\\" (it is written into ssh configs)')
 
 
-def bring_up(d, st, names, timeout):
+def bring_up(d, st, names, timeout, with_slurm=False):
     """Create everything; st is saved as we go so that down can clean up."""
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
@@ -76,6 +77,8 @@ def bring_up(d, st, names, timeout):
     deadline = time.monotonic() + timeout
 
     check_prereqs()
+    if with_slurm:
+        slurm.check_prereqs()
     hostkey = make_keys(d)
     log('keys generated')
     ensure_privsep_dir()
@@ -226,11 +229,17 @@ def bring_up(d, st, names, timeout):
         raise SwarmError('\n'.join(errs))
     log(f'ssh from {h0["name"]} to all {n} hosts works')
 
+    if with_slurm:
+        st['slurm'] = {'conf': slurm.slurm_conf(d)}
+        save_state(d, st)
+        slurm.write_files(d, hosts)
+        slurm.start(d, hosts, deadline)
+
     st['state'] = 'up'
     save_state(d, st)
 
 
-def launch(d, names, timeout):
+def launch(d, names, timeout, with_slurm=False):
     """Fork the keeper and, under it, the worker that brings the swarm up;
     relay the worker's result.  Returns the exit code of `up`."""
     import secrets
@@ -264,7 +273,7 @@ def launch(d, names, timeout):
             if worker == 0:
                 # ---- worker: does the bring-up, reports on wfd
                 srv.close()
-                os._exit(worker_main(d, st, names, timeout, wfd))
+                os._exit(worker_main(d, st, names, timeout, wfd, with_slurm))
             os.close(wfd)
             os.chdir('/')
             nul = os.open('/dev/null', os.O_RDWR)
@@ -308,7 +317,7 @@ def launch(d, names, timeout):
     return code
 
 
-def worker_main(d, st, names, timeout, wfd):
+def worker_main(d, st, names, timeout, wfd, with_slurm):
     """Returns the exit code for `up`; prints to the inherited stdout/err."""
     def report(s):
         os.write(wfd, (s + '\n').encode())
@@ -325,7 +334,7 @@ def worker_main(d, st, names, timeout, wfd):
         st['keeper'] = os.getppid()
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, on_signal)
-        bring_up(d, st, names, timeout)
+        bring_up(d, st, names, timeout, with_slurm)
         out = ''.join(l + '\n' for l in host_lines(st))
         sys.stdout.write(out)
         sys.stdout.flush()
