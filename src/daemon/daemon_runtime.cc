@@ -59,6 +59,9 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   config.max_payload = runtime->max_payload_;
   config.worker_threads = static_cast<int>(params.get_int("runtime_num_worker_threads"));
   config.log = &log;
+  auto protection = parse_frame_protection(params.get_string("rml_frame_protection"));
+  if (!protection) return Error{"rml_frame_protection: " + protection.error().message};
+  config.protection = *protection;
   DaemonRuntime* self = runtime.get();
   TcpTransportCallbacks callbacks;
   callbacks.on_frame = [self](Vpid from, std::vector<std::byte> frame) {

@@ -52,6 +52,15 @@ void register_standard_params(ParamRegistry& registry) {
                           "Verbosity of the rml framework (2 names the path of every send)"));
   registry.define(size("rml_base_max_frame_size", "256M", 1024, std::int64_t{1} << 40,
                        "Largest frame a daemon accepts; a larger one closes the connection"));
+  ParamSpec protection;
+  protection.name = "rml_frame_protection";
+  protection.kind = ParamKind::enumeration;
+  protection.default_text = "integrity";
+  protection.choices = {"integrity", "encryption", "none"};
+  protection.description =
+      "What every frame between daemons carries after the handshake: a tag (integrity), the tag "
+      "and an encrypted payload (encryption), or nothing (none: for measuring the cost only)";
+  registry.define(protection);
   // grpcomm: the collective engine.
   registry.define(boolean("grpcomm_low_radix_release", "true",
                           "Send fence releases on the release tree instead of the routing tree"));

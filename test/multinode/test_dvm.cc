@@ -107,6 +107,22 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
   }
 }
 
+TEST_CASE("encrypted and unprotected frames carry releases and barriers alike", "[dvm][seal]") {
+  for (const char* mode : {"encryption", "none"}) {
+    INFO("rml_frame_protection " << mode);
+    Dvm dvm(4, {"--mca", "rml_frame_protection", mode});
+    REQUIRE(dvm.ready());
+    auto bench = dvm.bench("release", "1M", 2);
+    CHECK(bench["spans_us"].size() == 2);
+    CHECK(dvm.bench("barrier", "0", 3)["spans_us"].size() == 3);
+    // Counters count grove frames whatever the wire carries around them.
+    auto [frames, bytes] =
+        sum_traffic(dvm.status()["engine_total"], "xcast-data", "bench-release", "release");
+    CHECK(frames == 2 * 3);
+    CHECK(bytes == 2 * 3 * (64 + bench["wire_bytes"].get<std::uint64_t>()));
+  }
+}
+
 TEST_CASE("with rml_base_verbose 2 every release-tree forward is sent direct", "[dvm]") {
   Dvm dvm(10, {"--mca", "rml_base_radix", "64", "--mca", "rml_base_radix2", "2", "--mca",
                "rml_base_verbose", "2"});

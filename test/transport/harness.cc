@@ -88,6 +88,7 @@ Node::Node(event_base* base, Vpid vpid, const NodeOptions& options)
   config.worker_threads = options.worker_threads;
   config.log = log_.get();
   config.handshake_timeout_ms = options.handshake_timeout_ms;
+  config.protection = options.protection;
   TcpTransportCallbacks callbacks;
   callbacks.on_frame = [this](Vpid from, std::vector<std::byte> frame) {
     callback_threads.push_back(std::this_thread::get_id());

@@ -47,6 +47,7 @@ struct NodeOptions {
   int rml_verbose = 0;
   std::uint32_t handshake_timeout_ms = 10000;
   bool listen = true;
+  FrameProtection protection = FrameProtection::integrity;
 };
 
 struct Received {

@@ -26,10 +26,12 @@ std::uint64_t op_id_of(const std::vector<std::byte>& frame) {
 // being 4 MB, all queued before the loop runs (so every connection is still
 // being dialled). Each receiver must get each sender's frames complete, in
 // order, byte for byte.
-void exchange_in_order(int worker_threads) {
+void exchange_in_order(int worker_threads,
+                       FrameProtection protection = FrameProtection::integrity) {
   EventBasePtr base = make_base();
   NodeOptions options;
   options.worker_threads = worker_threads;
+  options.protection = protection;
   Node a(base.get(), 0, options), b(base.get(), 1, options), c(base.get(), 2, options);
   std::vector<Node*> nodes{&a, &b, &c};
   connect_all(nodes);
@@ -85,6 +87,12 @@ TEST_CASE("frames between three peers arrive complete and in order, a 4 MB frame
 TEST_CASE("with two worker threads every frame still arrives in order, on the main thread",
           "[transport][workers]") {
   exchange_in_order(/*worker_threads=*/2);
+}
+
+TEST_CASE("encrypted and unprotected frames arrive as complete and in order", "[transport][seal]") {
+  exchange_in_order(/*worker_threads=*/0, FrameProtection::encryption);
+  exchange_in_order(/*worker_threads=*/2, FrameProtection::encryption);
+  exchange_in_order(/*worker_threads=*/0, FrameProtection::none);
 }
 
 TEST_CASE("a reply travels on the connection the peer opened", "[transport]") {
@@ -210,9 +218,15 @@ TEST_CASE("an authenticated peer whose frame lies about its sender is cut off",
   auto proof = handshake.receive(client.bytes_read());
   REQUIRE(proof);
   std::vector<std::byte> bytes = *proof;
-  auto good = make_frame(7, 1, TopologyKind::routing, 1, 10);
+  // Sealed as a real peer seals them: the lie is in a frame that authenticates.
+  FrameSeal seal(FrameProtection::integrity, handshake.frame_keys(FrameProtection::integrity).send,
+                 kFrameHeaderSize);
+  const auto good = make_frame(7, 1, TopologyKind::routing, 1, 10);
+  auto sealed_good = good;
   auto liar = make_frame(8, 1, TopologyKind::routing, 2, 10);
-  bytes.insert(bytes.end(), good.begin(), good.end());
+  seal.seal(sealed_good);
+  seal.seal(liar);
+  bytes.insert(bytes.end(), sealed_good.begin(), sealed_good.end());
   bytes.insert(bytes.end(), liar.begin(), liar.end());
   client.write_bytes(bytes);
 
@@ -224,6 +238,100 @@ TEST_CASE("an authenticated peer whose frame lies about its sender is cut off",
   CHECK(b.lost[0] == 7);
   CHECK_THAT(b.log_text(),
              Catch::Contains("sender field says vpid 8 on a connection authenticated as vpid 7"));
+}
+
+namespace {
+
+// A raw client that has completed the handshake with `server` as vpid 7,
+// and seals frames as vpid 7's transport would.
+struct AuthenticatedClient {
+  AuthenticatedClient(event_base* base, const Endpoint& server)
+      : client(server),
+        handshake(Handshake::connector(7, 1, SecretKey::from_bytes(test_secret(1)).value(),
+                                       random_handshake_nonce())) {
+    client.write_bytes(handshake.start());
+    REQUIRE(run_until(base, [&] {
+      client.poll_read();
+      return client.bytes_read().size() >= kChallengeSize || client.closed();
+    }));
+    auto proof = handshake.receive(client.bytes_read());
+    REQUIRE(proof);
+    client.write_bytes(*proof);
+    seal = std::make_unique<FrameSeal>(FrameProtection::integrity,
+                                       handshake.frame_keys(FrameProtection::integrity).send,
+                                       kFrameHeaderSize);
+  }
+  std::vector<std::byte> sealed(std::uint64_t op) {
+    auto frame = make_frame(7, 1, TopologyKind::routing, op, 40);
+    seal->seal(frame);
+    return frame;
+  }
+  RawClient client;
+  Handshake handshake;
+  std::unique_ptr<FrameSeal> seal;
+};
+
+}  // namespace
+
+TEST_CASE("a frame altered on the way fails its tag and closes the connection",
+          "[transport][hostile][seal]") {
+  EventBasePtr base = make_base();
+  Node b(base.get(), 1);
+  AuthenticatedClient peer(base.get(), b.endpoint());
+  auto first = peer.sealed(0);
+  auto second = peer.sealed(1);
+  second[kFrameHeaderSize + 3] ^= std::byte{1};  // one payload bit
+  peer.client.write_bytes(first);
+  peer.client.write_bytes(second);
+  REQUIRE(run_until(base.get(), [&] { return b.lost.size() == 1; }));
+  REQUIRE(b.received.size() == 1);
+  CHECK(b.received[0].frame == make_frame(7, 1, TopologyKind::routing, 0, 40));
+  CHECK_THAT(b.log_text(), Catch::Contains("frame 1 failed authentication"));
+}
+
+TEST_CASE("a replayed, a reordered or an unsealed frame is refused", "[transport][hostile][seal]") {
+  EventBasePtr base = make_base();
+  Node b(base.get(), 1);
+  SECTION("replayed") {
+    AuthenticatedClient peer(base.get(), b.endpoint());
+    auto first = peer.sealed(0);
+    peer.client.write_bytes(first);
+    peer.client.write_bytes(first);
+    REQUIRE(run_until(base.get(), [&] { return b.lost.size() == 1; }));
+    CHECK(b.received.size() == 1);
+  }
+  SECTION("reordered") {
+    AuthenticatedClient peer(base.get(), b.endpoint());
+    auto first = peer.sealed(0);
+    auto second = peer.sealed(1);
+    peer.client.write_bytes(second);
+    peer.client.write_bytes(first);
+    REQUIRE(run_until(base.get(), [&] { return b.lost.size() == 1; }));
+    CHECK(b.received.empty());
+  }
+  SECTION("unsealed, as before frames carried tags") {
+    AuthenticatedClient peer(base.get(), b.endpoint());
+    auto plain = make_frame(7, 1, TopologyKind::routing, 0, 40);
+    auto more = make_frame(7, 1, TopologyKind::routing, 1, 40);
+    peer.client.write_bytes(plain);
+    peer.client.write_bytes(more);
+    REQUIRE(run_until(base.get(), [&] { return b.lost.size() == 1; }));
+    CHECK(b.received.empty());
+  }
+  CHECK_THAT(b.log_text(), Catch::Contains("failed authentication"));
+}
+
+TEST_CASE("peers that disagree on rml_frame_protection deliver nothing and say why",
+          "[transport][seal]") {
+  EventBasePtr base = make_base();
+  NodeOptions encrypting;
+  encrypting.protection = FrameProtection::encryption;
+  Node a(base.get(), 0), b(base.get(), 1, encrypting);
+  connect_all({&a, &b});
+  REQUIRE(a.transport().send(1, make_frame(0, 5, TopologyKind::release, 0, 100), SendPath::direct));
+  REQUIRE(run_until(base.get(), [&] { return b.lost.size() == 1; }));
+  CHECK(b.received.empty());
+  CHECK_THAT(b.log_text(), Catch::Contains("rml_frame_protection differ"));
 }
 
 TEST_CASE("a connection that never completes the handshake is closed after the timeout",

@@ -111,6 +111,7 @@ Status Connection::send(std::vector<std::byte> frame) {
 }
 
 Status Connection::write_frame(std::vector<std::byte> frame) {
+  outbound_->seal(frame);
   evbuffer* output = bufferevent_get_output(bev_.get());
   if (frame.size() < kReferenceFrameBytes) {
     if (evbuffer_add(output, frame.data(), frame.size()) != 0) {
@@ -190,7 +191,14 @@ Status Connection::read_handshake() {
 
 Status Connection::complete_handshake() {
   handshake_timer_.reset();
-  loop_.settings().log->verbose("rml", 1, "authenticated %s", describe().c_str());
+  const FrameProtection protection = loop_.settings().protection;
+  {
+    FrameKeys keys = handshake_.frame_keys(protection);
+    outbound_ = std::make_unique<FrameSeal>(protection, keys.send, kFrameHeaderSize);
+    inbound_ = std::make_unique<FrameSeal>(protection, keys.receive, kFrameHeaderSize);
+  }
+  loop_.settings().log->verbose("rml", 1, "authenticated %s (frames: %s)", describe().c_str(),
+                                std::string(frame_protection_name(protection)).c_str());
   loop_.notify_main(PeerAuthenticated{id_, *handshake_.peer(), loop_.index(), outgoing()});
   std::vector<std::vector<std::byte>> pending;
   pending.swap(pending_);
@@ -221,7 +229,7 @@ Status Connection::read_frames() {
                      " on a connection authenticated as vpid " + std::to_string(peer)};
       break;
     }
-    std::size_t total = kFrameHeaderSize + header->payload_length;
+    std::size_t total = kFrameHeaderSize + header->payload_length + inbound_->overhead();
     if (available < total) {
       wanted = total;
       break;
@@ -231,6 +239,10 @@ Status Connection::read_frames() {
     if (evbuffer_copyout(input, frame.bytes.data(), total) != static_cast<ev_ssize_t>(total) ||
         evbuffer_drain(input, total) != 0) {
       status = Error{"cannot read a frame of " + std::to_string(total) + " bytes"};
+      break;
+    }
+    if (auto opened = inbound_->open(frame.bytes); !opened) {
+      status = opened;
       break;
     }
     arrived.emplace_back(std::move(frame));

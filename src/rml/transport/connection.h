@@ -3,7 +3,8 @@
 // (connector or acceptor), then splits the byte stream into frames. Frames
 // handed to send() before the handshake completes wait in order and are
 // written right after it. Nothing the peer sends is acted upon before it has
-// authenticated.
+// authenticated, and after the handshake every frame carries a tag under
+// this connection's keys (frame_seal.h).
 #pragma once
 
 #include <memory>
@@ -64,6 +65,9 @@ class Connection {
   BufferEventPtr bev_;
   EventPtr handshake_timer_;
   std::vector<std::vector<std::byte>> pending_;  // frames waiting for the handshake
+  // Once authenticated: every frame out is sealed, every frame in opened.
+  std::unique_ptr<FrameSeal> outbound_;
+  std::unique_ptr<FrameSeal> inbound_;
   std::size_t read_low_watermark_ = 0;
   bool connected_ = false;  // accepted, or the connect completed
 };

@@ -313,4 +313,22 @@ Result<std::vector<std::byte>> Handshake::receive_proof(std::span<const std::byt
   return std::vector<std::byte>{};
 }
 
+FrameKeys Handshake::frame_keys(FrameProtection protection) const {
+  FrameKeys keys;
+  if (state_ != HandshakeStateKind::established) return keys;
+  const bool connector = role_ == HandshakeRole::connector;
+  const Transcript transcript = connector ? Transcript{self_, peer_, own_nonce_, peer_nonce_}
+                                          : Transcript{peer_, self_, peer_nonce_, own_nonce_};
+  const std::string mode(frame_protection_name(protection));
+  Mac outbound = transcript_mac(secret_, "frames " + mode + " connector-to-acceptor", transcript);
+  Mac inbound = transcript_mac(secret_, "frames " + mode + " acceptor-to-connector", transcript);
+  if (!connector) std::swap(outbound, inbound);
+  static_assert(kFrameKeySize == kHandshakeMacSize);
+  std::copy(outbound.begin(), outbound.end(), keys.send.begin());
+  std::copy(inbound.begin(), inbound.end(), keys.receive.begin());
+  sodium_memzero(outbound.data(), outbound.size());
+  sodium_memzero(inbound.data(), inbound.size());
+  return keys;
+}
+
 }  // namespace grove

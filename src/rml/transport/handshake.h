@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "rml/membership.h"
+#include "rml/transport/frame_seal.h"
 #include "util/result.h"
 
 namespace grove {
@@ -104,6 +105,11 @@ class Handshake {
   bool established() const { return state_ == HandshakeStateKind::established; }
   // The authenticated peer, once established.
   std::optional<Vpid> peer() const;
+  // Once established: this connection's frame keys, one per direction,
+  // derived from the secret and the transcript (both vpids, both nonces)
+  // and bound to `protection`, so peers that disagree on it fail the first
+  // frame instead of misreading each other.
+  FrameKeys frame_keys(FrameProtection protection) const;
 
  private:
   Handshake(HandshakeRole role, Vpid self, const SecretKey& secret, const HandshakeNonce& nonce);

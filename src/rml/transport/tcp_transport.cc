@@ -298,8 +298,9 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::create(event_base* main_base
     if (auto threads = enable_event_threads(); !threads) return threads.error();
   }
   ignore_sigpipe();
-  LoopSettings settings{config.self, *secret, config.max_payload, config.handshake_timeout_ms,
-                        config.log};
+  LoopSettings settings{config.self,        *secret,
+                        config.max_payload, config.handshake_timeout_ms,
+                        config.log,         config.protection};
   auto impl = std::make_unique<Impl>(main_base, config, std::move(callbacks), std::move(settings));
   if (auto started = impl->start(config.worker_threads); !started) return started.error();
   return std::unique_ptr<TcpTransport>(new TcpTransport(std::move(impl)));

@@ -40,6 +40,7 @@
 #include "rml/send_path.h"
 #include "rml/transport/counters.h"
 #include "rml/transport/endpoint.h"
+#include "rml/transport/frame_seal.h"
 #include "util/log.h"
 #include "util/result.h"
 
@@ -54,6 +55,7 @@ struct TcpTransportConfig {
   int worker_threads = 0;                                // runtime_num_worker_threads, 0..256
   const Log* log = nullptr;  // required; must outlive the transport; used from every thread
   std::uint32_t handshake_timeout_ms = 10000;  // a connection not authenticated by then closes
+  FrameProtection protection = FrameProtection::integrity;  // rml_frame_protection
 };
 
 struct TcpTransportCallbacks {

@@ -83,6 +83,7 @@ struct LoopSettings {
   std::uint64_t max_payload = 0;
   std::uint32_t handshake_timeout_ms = 0;
   const Log* log = nullptr;
+  FrameProtection protection = FrameProtection::integrity;
 };
 
 enum class CloseSeverityKind : std::uint8_t {
