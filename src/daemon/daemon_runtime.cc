@@ -62,6 +62,14 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   auto protection = parse_frame_protection(params.get_string("rml_frame_protection"));
   if (!protection) return Error{"rml_frame_protection: " + protection.error().message};
   config.protection = *protection;
+  config.send_queue_limit = params.get_size("rml_send_queue_limit");
+  config.send_queue_timeout_ms =
+      static_cast<std::uint32_t>(params.get_int("rml_send_queue_timeout_ms"));
+  if (config.send_queue_limit < runtime->max_payload_) {
+    return Error{"rml_send_queue_limit (" + std::to_string(config.send_queue_limit) +
+                 ") is below rml_base_max_frame_size (" + std::to_string(runtime->max_payload_) +
+                 "): one frame could not be queued"};
+  }
   DaemonRuntime* self = runtime.get();
   TcpTransportCallbacks callbacks;
   callbacks.on_frame = [self](Vpid from, std::vector<std::byte> frame) {

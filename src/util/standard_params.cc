@@ -52,6 +52,12 @@ void register_standard_params(ParamRegistry& registry) {
                           "Verbosity of the rml framework (2 names the path of every send)"));
   registry.define(size("rml_base_max_frame_size", "256M", 1024, std::int64_t{1} << 40,
                        "Largest frame a daemon accepts; a larger one closes the connection"));
+  registry.define(size("rml_send_queue_limit", "512M", 1024, std::int64_t{1} << 40,
+                       "Bytes queued to one peer before it counts as not reading (at least "
+                       "rml_base_max_frame_size); twice this drops the peer at once"));
+  registry.define(integer("rml_send_queue_timeout_ms", "10000", 10, 3600000,
+                          "How long a peer's send queue may stay over rml_send_queue_limit "
+                          "before the peer is dropped"));
   ParamSpec protection;
   protection.name = "rml_frame_protection";
   protection.kind = ParamKind::enumeration;

@@ -89,6 +89,8 @@ Node::Node(event_base* base, Vpid vpid, const NodeOptions& options)
   config.log = log_.get();
   config.handshake_timeout_ms = options.handshake_timeout_ms;
   config.protection = options.protection;
+  config.send_queue_limit = options.send_queue_limit;
+  config.send_queue_timeout_ms = options.send_queue_timeout_ms;
   TcpTransportCallbacks callbacks;
   callbacks.on_frame = [this](Vpid from, std::vector<std::byte> frame) {
     callback_threads.push_back(std::this_thread::get_id());

@@ -48,6 +48,8 @@ struct NodeOptions {
   std::uint32_t handshake_timeout_ms = 10000;
   bool listen = true;
   FrameProtection protection = FrameProtection::integrity;
+  std::uint64_t send_queue_limit = std::uint64_t{512} << 20;
+  std::uint32_t send_queue_timeout_ms = 10000;
 };
 
 struct Received {

@@ -2,6 +2,10 @@
 // one process sharing one main event base.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <map>
 #include <thread>
 
@@ -460,6 +464,111 @@ TEST_CASE("dialling an address where nobody listens reports the peer lost", "[tr
   CHECK(a.lost[0] == 5);
   CHECK_THAT(a.log_text(), Catch::Contains("closing connection with vpid 5 at " +
                                            nowhere.to_string() + ": connect failed"));
+}
+
+namespace {
+
+// A TCP port that accepts connections (the kernel completes them) and never
+// says or reads a word: a peer that hangs before the handshake.
+class SilentListener {
+ public:
+  SilentListener() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(fd_.get(), 8) == 0);
+    socklen_t length = sizeof address;
+    REQUIRE(::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    endpoint_ = Endpoint::parse("127.0.0.1:" + std::to_string(ntohs(address.sin_port))).value();
+  }
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  Fd fd_;
+  Endpoint endpoint_;
+};
+
+NodeOptions small_send_queue() {
+  NodeOptions options;
+  options.send_queue_limit = 1 << 20;
+  options.send_queue_timeout_ms = 200;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a send queue over twice its bound drops the peer at once", "[transport][queue]") {
+  EventBasePtr base = make_base();
+  SilentListener silent;
+  Node a(base.get(), 0, small_send_queue());
+  REQUIRE(a.transport().add_peer(5, silent.endpoint()));
+  // Waiting for a handshake that never comes, every frame stays queued.
+  for (std::uint64_t op = 0; op < 3; ++op) {
+    REQUIRE(a.transport().send(5, make_frame(0, 1, TopologyKind::release, op, 1 << 20),
+                               SendPath::direct));
+  }
+  REQUIRE(run_until(
+      base.get(), [&] { return a.lost.size() == 1; }, 2s));
+  CHECK(a.lost[0] == 5);
+  CHECK_THAT(a.log_text(), Catch::Contains("over twice rml_send_queue_limit (1048576): the peer "
+                                           "is not reading"));
+}
+
+TEST_CASE("a send queue over its bound past the timeout drops the peer", "[transport][queue]") {
+  EventBasePtr base = make_base();
+  SilentListener silent;
+  Node a(base.get(), 0, small_send_queue());
+  REQUIRE(a.transport().add_peer(5, silent.endpoint()));
+  for (std::uint64_t op = 0; op < 2; ++op) {
+    REQUIRE(a.transport().send(5, make_frame(0, 1, TopologyKind::release, op, 768 << 10),
+                               SendPath::direct));
+  }
+  run_for(base.get(), 100ms);
+  CHECK(a.lost.empty());  // over the limit, but not yet for 200 ms
+  REQUIRE(run_until(
+      base.get(), [&] { return a.lost.size() == 1; }, 2s));
+  CHECK_THAT(a.log_text(), Catch::Contains("over rml_send_queue_limit (1048576), for 200 ms: the "
+                                           "peer is not reading"));
+}
+
+TEST_CASE("a queue that goes over its bound and drains in time keeps the peer",
+          "[transport][queue]") {
+  EventBasePtr base = make_base();
+  Node a(base.get(), 0, small_send_queue()), b(base.get(), 1, small_send_queue());
+  connect_all({&a, &b});
+  for (std::uint64_t op = 0; op < 2; ++op) {
+    REQUIRE(a.transport().send(1, make_frame(0, 1, TopologyKind::release, op, 768 << 10),
+                               SendPath::direct));
+  }
+  REQUIRE(run_until(base.get(), [&] { return b.received.size() == 2; }));
+  run_for(base.get(), 400ms);  // twice the timeout
+  CHECK(a.lost.empty());
+  CHECK(b.lost.empty());
+}
+
+TEST_CASE("an authenticated peer that stops reading is dropped while releases keep coming",
+          "[transport][queue]") {
+  EventBasePtr base = make_base();
+  Node b(base.get(), 1, small_send_queue());
+  AuthenticatedClient stopped(base.get(), b.endpoint());  // never reads again
+  REQUIRE(run_until(base.get(), [&] { return b.transport().connection_count() == 1; }));
+  // Releases of 256 KB to it, one every few milliseconds: the kernel's socket
+  // buffers fill, then the queue, which may not grow past twice its bound.
+  std::uint64_t op = 0;
+  const bool dropped = run_until(
+      base.get(),
+      [&] {
+        if (b.lost.empty() && op < 4000) {
+          (void)b.transport().send(7, make_frame(1, 1, TopologyKind::release, op++, 256 << 10),
+                                   SendPath::direct);
+        }
+        return !b.lost.empty();
+      },
+      20s);
+  REQUIRE(dropped);
+  CHECK(b.lost[0] == 7);
+  CHECK_THAT(b.log_text(), Catch::Contains("the peer is not reading"));
 }
 
 TEST_CASE("counters equal the frames and bytes exchanged", "[transport][counters]") {

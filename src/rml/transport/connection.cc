@@ -80,7 +80,10 @@ Status Connection::attach(Fd fd) {
   if (bev == nullptr) return Error{"cannot create a bufferevent"};
   fd.release();  // the bufferevent closes it now
   bev_.reset(bev);
-  bufferevent_setcb(bev, &Connection::on_read, nullptr, &Connection::on_event, this);
+  bufferevent_setcb(bev, &Connection::on_read, &Connection::on_written, &Connection::on_event,
+                    this);
+  // on_written runs once the output has drained to the send queue's limit.
+  bufferevent_setwatermark(bev, EV_WRITE, loop_.settings().send_queue_limit, 0);
   if (bufferevent_enable(bev, EV_READ | EV_WRITE) != 0) return Error{"cannot enable the socket"};
 
   handshake_timer_.reset(event_new(loop_.base(), -1, 0, &Connection::on_handshake_timeout, this));
@@ -104,10 +107,61 @@ std::string Connection::describe() const {
 
 Status Connection::send(std::vector<std::byte> frame) {
   if (!handshake_.established()) {
+    pending_bytes_ += frame.size();
     pending_.push_back(std::move(frame));
+  } else if (auto written = write_frame(std::move(frame)); !written) {
+    return written;
+  }
+  return check_send_queue();
+}
+
+std::uint64_t Connection::queued_bytes() const {
+  return pending_bytes_ + evbuffer_get_length(bufferevent_get_output(bev_.get()));
+}
+
+Status Connection::check_send_queue() {
+  const LoopSettings& settings = loop_.settings();
+  const std::uint64_t queued = queued_bytes();
+  if (queued <= settings.send_queue_limit) {
+    queue_timer_.reset();
     return ok_status();
   }
-  return write_frame(std::move(frame));
+  if (queued > 2 * settings.send_queue_limit) {
+    return Error{"the send queue holds " + std::to_string(queued) +
+                 " bytes, over twice rml_send_queue_limit (" +
+                 std::to_string(settings.send_queue_limit) + "): the peer is not reading"};
+  }
+  if (!queue_timer_) {
+    queue_timer_.reset(event_new(loop_.base(), -1, 0, &Connection::on_queue_timeout, this));
+    if (!queue_timer_) return Error{"cannot create the send queue timer"};
+    const std::uint32_t ms = settings.send_queue_timeout_ms;
+    timeval timeout{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+    if (event_add(queue_timer_.get(), &timeout) != 0)
+      return Error{"cannot arm the send queue timer"};
+  }
+  return ok_status();
+}
+
+void Connection::on_written(bufferevent*, void* arg) {
+  // The socket took enough that the output is at or under the limit again.
+  auto* self = static_cast<Connection*>(arg);
+  if (self->queue_timer_ && self->queued_bytes() <= self->loop_.settings().send_queue_limit)
+    self->queue_timer_.reset();
+}
+
+void Connection::on_queue_timeout(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
+  const LoopSettings& settings = self->loop_.settings();
+  const std::uint64_t queued = self->queued_bytes();
+  if (queued <= settings.send_queue_limit) {
+    self->queue_timer_.reset();
+    return;
+  }
+  self->close_with(
+      CloseSeverityKind::error,
+      "the send queue held " + std::to_string(queued) + " bytes, over rml_send_queue_limit (" +
+          std::to_string(settings.send_queue_limit) + "), for " +
+          std::to_string(settings.send_queue_timeout_ms) + " ms: the peer is not reading");
 }
 
 Status Connection::write_frame(std::vector<std::byte> frame) {
@@ -202,6 +256,7 @@ Status Connection::complete_handshake() {
   loop_.notify_main(PeerAuthenticated{id_, *handshake_.peer(), loop_.index(), outgoing()});
   std::vector<std::vector<std::byte>> pending;
   pending.swap(pending_);
+  pending_bytes_ = 0;
   for (std::vector<std::byte>& frame : pending) {
     if (auto written = write_frame(std::move(frame)); !written) return written;
   }

@@ -47,6 +47,8 @@ class Connection {
   Status attach(Fd fd);
 
   static void on_read(bufferevent* bev, void* arg);
+  static void on_written(bufferevent* bev, void* arg);
+  static void on_queue_timeout(evutil_socket_t fd, short what, void* arg);
   static void on_event(bufferevent* bev, short what, void* arg);
   static void on_handshake_timeout(evutil_socket_t fd, short what, void* arg);
 
@@ -54,6 +56,11 @@ class Connection {
   Status read_frames();
   Status complete_handshake();
   Status write_frame(std::vector<std::byte> frame);
+  // Bytes waiting for the handshake or for the socket.
+  std::uint64_t queued_bytes() const;
+  // Keeps the send queue's bound: an Error past twice the limit; the
+  // over-limit timer armed above it, disarmed at or below it.
+  Status check_send_queue();
   // Closes with the reason; the object is gone when this returns.
   void close_with(CloseSeverityKind severity, const std::string& reason);
 
@@ -65,6 +72,8 @@ class Connection {
   BufferEventPtr bev_;
   EventPtr handshake_timer_;
   std::vector<std::vector<std::byte>> pending_;  // frames waiting for the handshake
+  std::uint64_t pending_bytes_ = 0;
+  EventPtr queue_timer_;  // armed while the send queue is over its limit
   // Once authenticated: every frame out is sealed, every frame in opened.
   std::unique_ptr<FrameSeal> outbound_;
   std::unique_ptr<FrameSeal> inbound_;

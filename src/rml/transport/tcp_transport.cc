@@ -298,9 +298,14 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::create(event_base* main_base
     if (auto threads = enable_event_threads(); !threads) return threads.error();
   }
   ignore_sigpipe();
-  LoopSettings settings{config.self,        *secret,
-                        config.max_payload, config.handshake_timeout_ms,
-                        config.log,         config.protection};
+  LoopSettings settings{.self = config.self,
+                        .secret = *secret,
+                        .max_payload = config.max_payload,
+                        .handshake_timeout_ms = config.handshake_timeout_ms,
+                        .log = config.log,
+                        .protection = config.protection,
+                        .send_queue_limit = config.send_queue_limit,
+                        .send_queue_timeout_ms = config.send_queue_timeout_ms};
   auto impl = std::make_unique<Impl>(main_base, config, std::move(callbacks), std::move(settings));
   if (auto started = impl->start(config.worker_threads); !started) return started.error();
   return std::unique_ptr<TcpTransport>(new TcpTransport(std::move(impl)));

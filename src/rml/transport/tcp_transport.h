@@ -55,7 +55,9 @@ struct TcpTransportConfig {
   int worker_threads = 0;                                // runtime_num_worker_threads, 0..256
   const Log* log = nullptr;  // required; must outlive the transport; used from every thread
   std::uint32_t handshake_timeout_ms = 10000;  // a connection not authenticated by then closes
-  FrameProtection protection = FrameProtection::integrity;  // rml_frame_protection
+  FrameProtection protection = FrameProtection::integrity;    // rml_frame_protection
+  std::uint64_t send_queue_limit = std::uint64_t{512} << 20;  // rml_send_queue_limit
+  std::uint32_t send_queue_timeout_ms = 10000;                // rml_send_queue_timeout_ms
 };
 
 struct TcpTransportCallbacks {

@@ -84,6 +84,11 @@ struct LoopSettings {
   std::uint32_t handshake_timeout_ms = 0;
   const Log* log = nullptr;
   FrameProtection protection = FrameProtection::integrity;
+  // Bytes queued to one peer and not yet taken by its socket: above the
+  // limit for longer than the timeout, or above twice the limit at all, and
+  // the peer is dropped (it is not reading; memory stays bounded).
+  std::uint64_t send_queue_limit = std::uint64_t{512} << 20;
+  std::uint32_t send_queue_timeout_ms = 10000;
 };
 
 enum class CloseSeverityKind : std::uint8_t {
