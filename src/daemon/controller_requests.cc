@@ -313,10 +313,12 @@ void Controller::complete_stop() {
   reap_timer_.reset();
   stop_timer_.reset();
   auto removed = remove_tree(dvm_.directory);
-  std::size_t stopped = 0;
+  // The controller and every daemon still in the DVM; lost ones apart.
+  std::size_t stopped = 0, lost = 0;
   for (const auto& daemon : daemons_)
-    stopped += daemon.vpid != 0 ? 1 : 0;
-  nlohmann::json out{{"ok", removed.ok()}, {"stopped", stopped}, {"reason", stop_reason_}};
+    (daemon.state == DaemonStateKind::failed ? lost : stopped) += 1;
+  nlohmann::json out{
+      {"ok", removed.ok()}, {"stopped", stopped}, {"lost", lost}, {"reason", stop_reason_}};
   if (!removed) out["error"] = removed.error().message;
   // The control server is gone; answer the waiting clients on their sockets.
   for (const ReplyFn& reply : stop_replies_)

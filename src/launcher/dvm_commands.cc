@@ -205,7 +205,10 @@ int stop_dvm(const std::string& selector) {
     print_cli_error(reply.error().message);
     return 1;
   }
-  std::printf("grove: DVM stopped (%d daemons)\n", (*reply)["stopped"].get<int>());
+  const int stopped = (*reply)["stopped"].get<int>();
+  const int lost = reply->value("lost", 0);
+  std::printf("grove: DVM stopped (%d daemon%s%s)\n", stopped, stopped == 1 ? "" : "s",
+              lost == 0 ? "" : ("; " + std::to_string(lost) + " had been lost").c_str());
   return 0;
 }
 
