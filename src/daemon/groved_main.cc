@@ -20,6 +20,7 @@
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
 #include "util/param_sources.h"
+#include "util/process_limits.h"
 #include "util/standard_params.h"
 
 int main(int argc, char** argv) {
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   CLI11_PARSE(app, argc, argv);
+  grove::raise_open_file_limit();
 
   grove::ParamInputs inputs;
   if (const char* home = std::getenv("HOME")) inputs.home_directory = home;

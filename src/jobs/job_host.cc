@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "util/process_limits.h"
+
 extern char** environ;
 
 namespace grove {
@@ -59,6 +61,7 @@ void become_plain_child(pid_t daemon) {
     for (int fd = 3; fd < limit; ++fd)
       fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
+  restore_open_file_limit();
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);

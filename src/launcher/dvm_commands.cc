@@ -20,6 +20,7 @@
 #include "plm/remote_launcher.h"
 #include "plm/slurm_allocation.h"
 #include "plm/spawn_plan.h"
+#include "util/process_limits.h"
 #include "util/text.h"
 
 namespace grove {
@@ -108,6 +109,7 @@ Result<DvmLayout> layout_from_options(const CliContext& context, const StartOpti
 // Runs the controller in this process; `ready_fd` (if >= 0) receives one line
 // when the DVM is ready ("ready ...") or could not start ("error ...").
 int run_controller(CliContext& context, const StartOptions& options, int ready_fd) {
+  raise_open_file_limit();
   Log log("grove controller " + local_hostname() + ":" + std::to_string(getpid()), context.params);
   ControllerOptions controller_options;
   controller_options.daemons = options.local == 0 ? 2 : options.local;

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "plm/bootstrap.h"
+#include "util/process_limits.h"
 
 namespace grove {
 
@@ -62,6 +63,8 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);  // the controller died before prctl took effect
     signal(SIGPIPE, SIG_DFL);
+    // groved raises its own and must know the one its ranks are to get.
+    restore_open_file_limit();
     if (pipe_fds[0] == kBootstrapFd) {
       fcntl(kBootstrapFd, F_SETFD, 0);
     } else {

@@ -14,6 +14,8 @@
 
 #include <event2/util.h>
 
+#include "util/process_limits.h"
+
 extern char** environ;
 
 namespace grove {
@@ -43,6 +45,7 @@ void become_child(int in_fd, int out_fd, int err_fd) {
     for (int fd = 3; fd < limit; ++fd)
       close(fd);
   }
+  restore_open_file_limit();
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);

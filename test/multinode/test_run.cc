@@ -1,6 +1,8 @@
 // grove run as a user runs it: output, status, errors, timeouts, a lost daemon.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include <signal.h>
 
 #include <filesystem>
@@ -148,6 +150,32 @@ TEST_CASE("without a running DVM grove run starts one for the job and stops it",
   auto after = run_program({grove_binary(), "status"}, options);
   CHECK(after.exit_code != 0);
   CHECK_THAT(after.err, Catch::Contains("no running DVM"));
+}
+
+TEST_CASE("daemons raise their open-file limit; ranks get the one they were started with",
+          "[run]") {
+  TempDir tmpdir;
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  options.timeout = std::chrono::seconds(60);
+  // Each rank prints its own soft limit and its daemon's (its parent).
+  const std::string rank_script =
+      "echo rank-limit $(ulimit -Sn); grep 'Max open files' /proc/$PPID/limits";
+  auto result = run_program({"/bin/sh", "-c",
+                             "ulimit -Sn 256 && exec \"$0\" run -n 2 --daemons 2 --map-by node "
+                             "sh -c \"$1\"",
+                             grove_binary(), rank_script},
+                            options);
+  INFO(result.out << result.err);
+  REQUIRE(result.exit_code == 0);
+  CHECK(count(result.out, "rank-limit 256\n") == 2);
+  std::regex daemon_limit(R"(Max open files\s+(\d+)\s+(\d+))");
+  int daemons = 0;
+  for (auto it = std::sregex_iterator(result.out.begin(), result.out.end(), daemon_limit);
+       it != std::sregex_iterator(); ++it, ++daemons) {
+    CHECK((*it)[1] == (*it)[2]);  // soft raised to hard
+  }
+  CHECK(daemons == 2);
 }
 
 TEST_CASE("a job loses a daemon: it ends naming the daemon; the DVM runs the next", "[run]") {
