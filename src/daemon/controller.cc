@@ -402,12 +402,7 @@ void Controller::fail_startup(const std::string& message) {
 }
 
 void Controller::on_startup_timeout() {
-  std::string missing;
-  for (const auto& daemon : daemons_) {
-    if (daemon.state == DaemonStateKind::launching) {
-      missing += (missing.empty() ? "" : ", ") + describe_daemon(daemon.vpid);
-    }
-  }
+  const std::string missing = describe_launching();
   fail_startup("daemons never reported within daemon_report_timeout_ms (" +
                std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): " + missing);
 }

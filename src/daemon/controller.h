@@ -83,6 +83,9 @@ class Controller {
   void on_launch_failed(Vpid vpid, const std::string& reason);
   void defer_fail_startup(const std::string& message);
   std::string describe_daemon(Vpid vpid) const;  // "daemon 3 (node3)"
+  // The daemons still launching, named, the first ten only ("..., and 990
+  // more"): a failed start of thousands must not print thousands of names.
+  std::string describe_launching() const;
   void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
   void on_deliver(const DeliverBroadcast& deliver);

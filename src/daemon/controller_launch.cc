@@ -22,6 +22,18 @@ std::string Controller::describe_daemon(Vpid vpid) const {
   return text;
 }
 
+std::string Controller::describe_launching() const {
+  constexpr std::size_t kNamed = 10;
+  std::string text;
+  std::size_t count = 0;
+  for (const DaemonRecord& daemon : daemons_) {
+    if (daemon.vpid == kControllerVpid || daemon.state != DaemonStateKind::launching) continue;
+    if (++count <= kNamed) text += (text.empty() ? "" : ", ") + describe_daemon(daemon.vpid);
+  }
+  if (count > kNamed) text += ", and " + std::to_string(count - kNamed) + " more";
+  return text;
+}
+
 Status Controller::launch_daemons() {
   daemons_.resize(options_.daemons);
   daemons_[0] = DaemonRecord{};
@@ -130,11 +142,7 @@ void Controller::on_srun_exit(const std::string& how, const std::string& last_li
     log_.verbose("plm", 1, "the daemons' Slurm step ended: %s", how.c_str());
     return;
   }
-  std::string missing;
-  for (const DaemonRecord& daemon : daemons_) {
-    if (daemon.vpid != kControllerVpid && daemon.state == DaemonStateKind::launching)
-      missing += (missing.empty() ? "" : ", ") + describe_daemon(daemon.vpid);
-  }
+  const std::string missing = describe_launching();
   std::string message =
       how + " before " +
       (missing.empty() ? std::string("the DVM was ready") : "these daemons were up: " + missing);
