@@ -1,0 +1,569 @@
+#!/usr/bin/env python3
+"""grove against PRRTE, side by side on one namespace swarm (issue 12).
+
+Brings up one swarm (test/swarm/swarm.py, one sshd per host), runs every
+controller on node0 with a hostfile of node1..nodeN (`slots=1` each; both
+launch flat, their default radix 64 being above N), and measures grove and
+PRRTE on the same hosts, alternating which goes first:
+
+  ssh floor  node0 runs `ssh nodeI true` to all N hosts at once: the
+             logins that any ssh launch pays, for reference.
+  start      `grove start --hostfile H --daemonize` and `prte --daemonize
+             --hostfile H`: both return once every daemon is up (prte's
+             parent waits for the DVM's "ready" byte on a pipe). Wall time.
+  run        `grove run -n N hostname` and `prun -n N hostname` on that DVM:
+             time to the last output line and to exit (prun can stall).
+  fence      one job of benchmarks/pmix_fence_bench per put size, one rank
+             per host: collecting PMIx_Fence with a fixed-size put, timed in
+             the client, median over the rounds (rank 0 reports it). The
+             same binary and the same libpmix (Debian's 4.2) under both: the
+             job runs `env -u LD_LIBRARY_PATH CLIENT`, as PRRTE's daemons
+             export PREFIX/lib, whose openpmix 7 has the same soname. One
+             more PRRTE job per size keeps that LD_LIBRARY_PATH (the client
+             then runs on PRRTE's own libpmix); --no-native-client skips it.
+
+Every DVM is stopped after its measurements (`grove stop`, `pterm`); then
+every runtime process left in the swarm is waited for and, after --grace
+seconds, killed by pid and recorded. The swarm is torn down on every exit,
+Ctrl-C and SIGTERM included. Needs root, openssh-server, a grove build with
+-Dbenchmarks=true and a PRRTE install (../shared/anchors/build-prrte.sh).
+
+Usage: benchmarks/prrte_compare.py [--build DIR] [--prrte-prefix DIR]
+           [--hosts 4,8,16] [--rounds 30] [--starts 5] [--out RESULT.json]
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SWARM = os.path.join(ROOT, "test", "swarm", "swarm.py")
+ANCHORS = os.path.join(ROOT, "..", "shared", "anchors")
+PY = "/usr/bin/python3"
+# Processes a measurement may leave in the swarm (comm is cut at 15 chars).
+RUNTIME_COMMS = {"grove", "groved", "prte", "prted", "prun", "pterm", "prterun", "ssh",
+                 "hostname", "pmix_fence_benc", "env"}
+FENCE_LINE = re.compile(r"fence_bench bytes=(\d+) ranks=(\d+) local_size=(\d+) rounds=(\d+) "
+                        r"median_us=([\d.]+) mean_us=([\d.]+) min_us=([\d.]+) max_us=([\d.]+) "
+                        r'pmix="([^"]*)" samples_us=([\d.,]+)')
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+class Swarm:
+    """The hosts of test/swarm/swarm.py, entered with nsenter directly (no
+    Python start per command, so no fixed cost is added to what is timed)."""
+
+    def __init__(self, work):
+        self.work = work
+        self.anchors = {}
+
+    def up(self, hosts):
+        subprocess.run([PY, SWARM, "up", self.work, "--hosts", str(hosts), "--timeout", "120"],
+                       check=True, capture_output=True, text=True, timeout=300)
+        listing = subprocess.run([PY, SWARM, "list", self.work], check=True, capture_output=True,
+                                 text=True).stdout
+        for line in listing.splitlines():
+            name, _, anchor = line.split()
+            self.anchors[name] = int(anchor)
+
+    def down(self):
+        subprocess.run([PY, SWARM, "down", self.work], capture_output=True, timeout=120)
+
+    def argv(self, host, argv):
+        return ["nsenter", "-t", str(self.anchors[host]), "-n", "-u", "-m",
+                "--wd=" + self.work, "--", *argv]
+
+    def runtime_procs(self):
+        """[(pid, comm, cmdline)] of runtime processes in the swarm's namespaces."""
+        keys = set()
+        for anchor in self.anchors.values():
+            try:
+                keys.add(os.stat(f"/proc/{anchor}/ns/net").st_ino)
+            except OSError:
+                pass
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                if os.stat(f"/proc/{entry}/ns/net").st_ino not in keys:
+                    continue
+                with open(f"/proc/{entry}/comm") as handle:
+                    comm = handle.read().strip()
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    cmdline = handle.read().replace(b"\0", b" ").decode(errors="replace")
+                with open(f"/proc/{entry}/stat") as handle:
+                    state = handle.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if comm in RUNTIME_COMMS and state != "Z":
+                found.append((int(entry), comm, cmdline.strip()))
+        return found
+
+    def reap(self, grace, what, leftovers):
+        """Waits up to `grace` s for the swarm's runtime processes to end,
+        then SIGKILLs the rest by pid and records them. Returns the wait."""
+        started = time.monotonic()
+        while time.monotonic() - started < grace:
+            if not self.runtime_procs():
+                return time.monotonic() - started
+            time.sleep(0.05)
+        procs = self.runtime_procs()
+        for pid, comm, cmdline in procs:
+            leftovers.append({"after": what, "pid": pid, "comm": comm, "cmdline": cmdline[:200]})
+            log(f"  left running after {what}: {pid} {cmdline[:100]} (killed)")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while self.runtime_procs() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return time.monotonic() - started
+
+
+def timed_job(argv, env, timeout, cwd):
+    """Runs argv, timestamping stdout lines. Returns (lines, s to the last
+    line, s to exit, stderr). A job past its timeout is killed."""
+    errors = tempfile.TemporaryFile()
+    started = time.monotonic()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=errors)
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    lines, last = [], None
+    try:
+        for raw in iter(proc.stdout.readline, b""):
+            last = time.monotonic() - started
+            lines.append(raw.decode(errors="replace").rstrip("\n"))
+        status = proc.wait()
+        done = time.monotonic() - started
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    errors.seek(0)
+    stderr = errors.read().decode(errors="replace")
+    errors.close()
+    if status != 0:
+        raise BenchError(f"{' '.join(argv[-12:])} exited {status} after {done:.1f} s:\n"
+                         + "\n".join(lines[-10:]) + "\n" + stderr[-2000:])
+    return lines, last, done, stderr
+
+
+class Runtime:
+    """One runtime's commands; subclasses give the argv."""
+
+    name = ""
+
+    def __init__(self, swarm, env):
+        self.swarm, self.env = swarm, env
+        self.uri = os.path.join(swarm.work, f"{self.name}.uri")
+
+    def start(self, hostfile):
+        if os.path.exists(self.uri):
+            os.unlink(self.uri)
+        started = time.monotonic()
+        try:
+            result = subprocess.run(self.swarm.argv("node0", self.start_argv(hostfile)),
+                                    env=self.env, capture_output=True, text=True, timeout=180)
+        except subprocess.TimeoutExpired as error:
+            raise BenchError(f"{self.name} start did not return in 180 s") from error
+        took = time.monotonic() - started
+        if result.returncode != 0 or not os.path.exists(self.uri):
+            raise BenchError(f"{self.name} start failed ({result.returncode}):\n"
+                             f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
+        return took
+
+    def job(self, ranks, cmd, timeout):
+        argv = self.swarm.argv("node0", self.run_argv(ranks, cmd))
+        return timed_job(argv, self.env, timeout, self.swarm.work)
+
+    def stop(self):
+        started = time.monotonic()
+        try:
+            result = subprocess.run(self.swarm.argv("node0", self.stop_argv()), env=self.env,
+                                    capture_output=True, text=True, timeout=60)
+            if result.returncode != 0:
+                log(f"  {self.name} stop exited {result.returncode}: {result.stderr[-300:]}")
+        except subprocess.TimeoutExpired:
+            log(f"  {self.name} stop did not return in 60 s (its processes are killed)")
+        return time.monotonic() - started
+
+
+class Grove(Runtime):
+    name = "grove"
+
+    def __init__(self, swarm, env, build):
+        super().__init__(swarm, env)
+        self.bin = os.path.join(build, "src", "grove")
+
+    def start_argv(self, hostfile):
+        return [self.bin, "start", "--hostfile", hostfile, "--mca", "plm_ssh_agent",
+                f"ssh -F {self.swarm.work}/ssh_config", "--daemonize", "--report-uri", self.uri]
+
+    def run_argv(self, ranks, cmd):
+        dvm = open(self.uri).read().strip()
+        return [self.bin, "run", "--dvm", dvm, "-n", str(ranks), "--map-by", "node", *cmd]
+
+    def stop_argv(self):
+        return [self.bin, "stop", "--dvm", open(self.uri).read().strip()]
+
+
+class Prrte(Runtime):
+    name = "prrte"
+
+    def __init__(self, swarm, env, prefix):
+        super().__init__(swarm, env)
+        self.bin = os.path.join(prefix, "bin")
+
+    def start_argv(self, hostfile):
+        return [f"{self.bin}/prte", "--allow-run-as-root", "--daemonize", "--report-uri", self.uri,
+                "--hostfile", hostfile, "--prtemca", "plm_ssh_agent",
+                f"ssh -F {self.swarm.work}/ssh_config"]
+
+    def run_argv(self, ranks, cmd):
+        return [f"{self.bin}/prun", "--allow-run-as-root", "--dvm-uri", f"file:{self.uri}", "-n",
+                str(ranks), "--map-by", "node", "--bind-to", "none", *cmd]
+
+    def stop_argv(self):
+        return [f"{self.bin}/pterm", "--allow-run-as-root", "--dvm-uri", f"file:{self.uri}"]
+
+
+def ssh_floor(swarm, hosts):
+    """Seconds for node0 to run `ssh HOST true` on every host at once: the
+    logins that any ssh launch pays (both runtimes launch flat here)."""
+    logins = " ".join(f"ssh -F {swarm.work}/ssh_config node{i} true &"
+                      for i in range(1, hosts + 1))
+    started = time.monotonic()
+    subprocess.run(swarm.argv("node0", ["sh", "-c", logins + " wait"]), check=True,
+                   capture_output=True, timeout=120)
+    return time.monotonic() - started
+
+
+def hostname_run(runtime, hosts):
+    lines, last, done, _ = runtime.job(hosts, ["hostname"], 120)
+    expected = sorted(f"node{i}" for i in range(1, hosts + 1))
+    if sorted(lines) != expected:
+        raise BenchError(f"{runtime.name} run -n {hosts} hostname printed {lines}")
+    return last, done
+
+
+def fence_run(runtime, hosts, args, size, native, failures):
+    """One fence job; a job that fails is recorded and run again (twice at most)."""
+    cmd = [args.client, "--bytes", str(size), "--rounds", str(args.rounds)]
+    if not native:
+        cmd = ["/usr/bin/env", "-u", "LD_LIBRARY_PATH", *cmd]
+    for attempt in range(3):
+        try:
+            lines, _, done, _ = runtime.job(hosts, cmd, 600)
+            match = next((m for m in map(FENCE_LINE.search, lines) if m), None)
+            if not match:
+                raise BenchError(f"no fence_bench line in {lines[-5:]}")
+            if int(match[2]) != hosts or int(match[3]) != 1:
+                raise BenchError(f"fence job not one rank per host: {match[0]}")
+            return {"median_us": float(match[5]), "mean_us": float(match[6]),
+                    "min_us": float(match[7]), "max_us": float(match[8]), "pmix": match[9],
+                    "samples_us": [float(v) for v in match[10].split(",")], "job_s": done}
+        except BenchError as error:
+            failures.append({"runtime": runtime.name, "hosts": hosts, "bytes": size,
+                             "native_client": native, "error": str(error)[-1500:]})
+            log(f"  {runtime.name} fence job failed (attempt {attempt + 1}): {str(error)[:300]}")
+    raise BenchError(f"{runtime.name}: fence job failed three times")
+
+
+def git(*args):
+    try:
+        return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine_info(build, prefix):
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as handle:
+            cpu = next((l.split(":", 1)[1].strip() for l in handle if l.startswith("model name")),
+                       "")
+    except OSError:
+        pass
+    buildtype = None
+    try:
+        with open(os.path.join(build, "meson-info", "intro-buildoptions.json")) as handle:
+            buildtype = next(o["value"] for o in json.load(handle) if o["name"] == "buildtype")
+    except (OSError, StopIteration, ValueError):
+        pass
+    version = subprocess.run([os.path.join(prefix, "bin", "prte"), "--version"],
+                             capture_output=True, text=True).stdout.strip().splitlines()
+    anchors = sorted(f for f in os.listdir(ANCHORS) if f.endswith(".tar.gz")) \
+        if os.path.isdir(ANCHORS) else []
+    return {"uname": " ".join(platform.uname()), "cpus": os.cpu_count(), "cpu_model": cpu,
+            "loadavg_at_start": os.getloadavg(),
+            "grove": {"commit": git("rev-parse", "HEAD"),
+                      "modified_files": (git("status", "--porcelain", "--untracked-files=no")
+                                         or "").splitlines(),
+                      "build": build, "buildtype": buildtype},
+            "prrte": {"prefix": prefix, "version": version[0] if version else None,
+                      "source_tarballs": anchors}}
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def summarize(samples):
+    """Medians per runtime and ratios PRRTE / grove (above 1: grove is faster)."""
+    out = {}
+    for hosts, per in samples.items():
+        row = {}
+        for name in ("grove", "prrte"):
+            data = per[name]
+            row[name] = {"start_s": median(data["start_s"]),
+                         "run_last_output_s": median(data["run_last_output_s"]),
+                         "run_exit_s": median(data["run_exit_s"]),
+                         "stop_s": median(data["stop_s"]),
+                         "drain_s": median(data["drain_s"]),
+                         "runs_exiting_1s_after_last_output": sum(
+                             done - last > 1 for last, done in zip(data["run_last_output_s"],
+                                                                   data["run_exit_s"])),
+                         "runs": len(data["run_exit_s"]),
+                         "fence_us": {size: median([job["median_us"] for job in jobs])
+                                      for size, jobs in data["fence"].items()}}
+            if any(data["fence_native"].values()):
+                row[name]["fence_native_client_us"] = {
+                    size: median([job["median_us"] for job in jobs])
+                    for size, jobs in data["fence_native"].items()}
+        row["ssh_floor_s"] = median(per["ssh_floor_s"])
+        ratios = {key: ratio(row["prrte"][key], row["grove"][key])
+                  for key in ("start_s", "run_last_output_s", "run_exit_s")}
+        for size, grove_us in row["grove"]["fence_us"].items():
+            ratios[f"fence_{size}B"] = ratio(row["prrte"]["fence_us"][size], grove_us)
+            native = row["prrte"].get("fence_native_client_us")
+            if native:
+                ratios[f"fence_{size}B_prrte_native_client"] = ratio(native[size], grove_us)
+        row["ratio_prrte_over_grove"] = ratios
+        out[hosts] = row
+    return out
+
+
+def fmt(value, digits=0, scale=1):
+    return "-" if value is None else f"{value * scale:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if a is None or b is None else a / b
+
+
+def print_table(summary, sizes):
+    head = "| hosts | what | grove | PRRTE | PRRTE / grove |"
+    print(head + "\n|---|---|---:|---:|---:|")
+    for hosts, row in summary.items():
+        g, p, r = row["grove"], row["prrte"], row["ratio_prrte_over_grove"]
+        floor = row["ssh_floor_s"]
+        print(f"| {hosts} | ssh floor ({hosts} logins at once) | {fmt(floor, 0, 1000)} ms | "
+              f"{fmt(floor, 0, 1000)} ms | |")
+        cells = [("DVM start", "start_s", 1000, "ms"),
+                 ("run: last output", "run_last_output_s", 1000, "ms"),
+                 ("run: exit", "run_exit_s", 1000, "ms")]
+        for label, key, scale, unit in cells:
+            print(f"| {hosts} | {label} | {fmt(g[key], 0, scale)} {unit} | "
+                  f"{fmt(p[key], 0, scale)} {unit} | {fmt(r[key], 2)} |")
+        for size in sizes:
+            print(f"| {hosts} | fence {size} B | {fmt(g['fence_us'][size])} us | "
+                  f"{fmt(p['fence_us'][size])} us | {fmt(r[f'fence_{size}B'], 2)} |")
+        for size in sizes if "fence_native_client_us" in p else []:
+            print(f"| {hosts} | fence {size} B, PRRTE's libpmix in the client | "
+                  f"{fmt(g['fence_us'][size])} us | {fmt(p['fence_native_client_us'][size])} us "
+                  f"| {fmt(r[f'fence_{size}B_prrte_native_client'], 2)} |")
+
+
+def session(args, rt, hosts, rep, data, hostfile, failures):
+    """One DVM of `rt`: its start, the hostname runs and the fence jobs."""
+    took = rt.start(hostfile)
+    data["start_s"].append(took)
+    log(f"{hosts} hosts, {rt.name}, start {rep + 1}/{args.starts}: {took:.3f} s")
+    for _ in range(args.runs):
+        last, done = hostname_run(rt, hosts)
+        data["run_last_output_s"].append(last)
+        data["run_exit_s"].append(done)
+        log(f"  run -n {hosts} hostname: last output {last:.3f} s, exit {done:.3f} s")
+    if rep >= args.fence_starts:
+        return
+    variants = [False] + ([True] if rt.name == "prrte" and args.native else [])
+    for size in args.sizes:
+        for native in variants:
+            job = fence_run(rt, hosts, args, size, native, failures)
+            data["fence_native" if native else "fence"][size].append(job)
+            log(f"  fence {size} B: median {job['median_us']:.0f} us "
+                f"({job['pmix'].split(' (')[0]})")
+
+
+def measure(args, swarm, runtimes, leftovers, failures):
+    samples = {}
+    for hosts in args.hosts:
+        hostfile = os.path.join(swarm.work, f"hosts-{hosts}")
+        with open(hostfile, "w") as handle:
+            handle.writelines(f"node{i} slots=1\n" for i in range(1, hosts + 1))
+        per = {rt.name: {"start_s": [], "run_last_output_s": [], "run_exit_s": [], "stop_s": [],
+                         "drain_s": [],
+                         "fence": {size: [] for size in args.sizes},
+                         "fence_native": {size: [] for size in args.sizes}} for rt in runtimes}
+        per["loadavg"], per["ssh_floor_s"] = [], []
+        samples[hosts] = per
+        for rep in range(args.starts):
+            per["ssh_floor_s"].append(ssh_floor(swarm, hosts))
+            for rt in runtimes if rep % 2 == 0 else runtimes[::-1]:
+                data = per[rt.name]
+                try:
+                    session(args, rt, hosts, rep, data, hostfile, failures)
+                except BenchError as error:
+                    failures.append({"runtime": rt.name, "hosts": hosts, "repeat": rep,
+                                     "error": str(error)[-1500:]})
+                    log(f"  {rt.name} at {hosts} hosts failed: {str(error)[:500]}")
+                finally:
+                    if os.path.exists(rt.uri):
+                        data["stop_s"].append(rt.stop())
+                        os.unlink(rt.uri)
+                    data["drain_s"].append(
+                        swarm.reap(args.grace, f"{rt.name} at {hosts} hosts", leftovers))
+            per["loadavg"].append(os.getloadavg())
+    return samples
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        epilog="Writes a table to stdout, progress to stderr and RESULT as JSON.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", help="grove build dir with -Dbenchmarks=true "
+                        "(default: build-release if built, else build)")
+    parser.add_argument("--prrte-prefix", default="/work/prrte-install",
+                        help="PRRTE install prefix (default: %(default)s)")
+    parser.add_argument("--hosts", default="4,8,16", help="host counts (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=30,
+                        help="timed fences per fence job (default: %(default)s)")
+    parser.add_argument("--sizes", default="64,4096",
+                        help="bytes put per rank per fence (default: %(default)s)")
+    parser.add_argument("--starts", type=int, default=5,
+                        help="DVM starts per runtime and host count (default: %(default)s)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="`run -n N hostname` jobs per DVM (default: %(default)s)")
+    parser.add_argument("--fence-starts", type=int, default=5,
+                        help="DVMs (of --starts) that also run the fence jobs (default: "
+                        "%(default)s)")
+    parser.add_argument("--no-native-client", dest="native", action="store_false",
+                        help="skip the extra PRRTE fence jobs whose client loads PRRTE's own "
+                        "libpmix (PMIx 7) instead of Debian's 4.2")
+    parser.add_argument("--grace", type=float, default=10.0,
+                        help="seconds a stopped DVM's processes get to leave before they "
+                        "are killed and reported (default: %(default)s)")
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "prrte_compare.json"),
+                        help="JSON result (default: benchmarks/results/prrte_compare.json)")
+    args = parser.parse_args()
+    args.hosts = [int(v) for v in args.hosts.split(",")]
+    args.sizes = [int(v) for v in args.sizes.split(",")]
+    if args.build is None:
+        release = os.path.join(ROOT, "build-release")
+        args.build = release if os.path.exists(os.path.join(release, "src", "grove")) else \
+            os.path.join(ROOT, "build")
+    args.build = os.path.abspath(args.build)
+    args.prrte_prefix = os.path.abspath(args.prrte_prefix)
+    args.client = os.path.join(args.build, "benchmarks", "pmix_fence_bench")
+    missing = [p for p in (os.path.join(args.build, "src", "grove"),
+                           os.path.join(args.build, "src", "groved"), args.client) if
+               not os.access(p, os.X_OK)]
+    if missing:
+        parser.error(f"missing {', '.join(missing)}: build grove with "
+                     f"`meson setup {args.build} -Dbenchmarks=true && ninja -C {args.build}`")
+    tools = [os.path.join(args.prrte_prefix, "bin", t) for t in ("prte", "prted", "prun", "pterm")]
+    if not all(os.access(t, os.X_OK) for t in tools):
+        parser.error(f"no PRRTE install at {args.prrte_prefix} (need bin/prte, prted, prun, "
+                     f"pterm): build one with `../shared/anchors/build-prrte.sh "
+                     f"{args.prrte_prefix}` or pass --prrte-prefix")
+    if os.geteuid() != 0:
+        parser.error("needs root (the namespace swarm)")
+    return args
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main():
+    args = parse_args()
+    signal.signal(signal.SIGTERM, on_sigterm)
+    work = tempfile.mkdtemp(prefix="grove-prrte-swarm-")
+    swarm = Swarm(work)
+    base = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH",)}
+    base["TMPDIR"] = work
+    grove_env = dict(base, GROVE_GROVED=os.path.join(args.build, "src", "groved"))
+    prefix = args.prrte_prefix
+    prrte_env = dict(base, PATH=f"{prefix}/bin:{base.get('PATH', '/usr/bin:/bin')}",
+                     LD_LIBRARY_PATH=f"{prefix}/lib", PRTE_PREFIX=prefix)
+    runtimes = [Grove(swarm, grove_env, args.build), Prrte(swarm, prrte_env, prefix)]
+    info = machine_info(args.build, prefix)
+    leftovers, failures = [], []
+    try:
+        swarm.up(max(args.hosts) + 1)
+        log(f"swarm of {max(args.hosts) + 1} hosts up in {work}")
+        samples = measure(args, swarm, runtimes, leftovers, failures)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the teardown finish
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for pid, _, _ in swarm.runtime_procs():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        swarm.down()
+        shutil.rmtree(work, ignore_errors=True)
+    summary = summarize(samples)
+    jobs = min(args.fence_starts, args.starts)
+    print(f"Medians; PRRTE / grove above 1 means grove is faster. Controller on node0 plus "
+          f"N hosts, one rank per host; {args.starts} starts, {args.runs} runs per start, "
+          f"fence: median of {args.rounds} rounds per job, median over {jobs} jobs.")
+    print_table(summary, args.sizes)
+    info["loadavg_at_end"] = os.getloadavg()
+    result = {"benchmark": "prrte_compare",
+              "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "settings": {k: getattr(args, k) for k in ("hosts", "sizes", "rounds", "starts",
+                                                          "runs", "fence_starts", "grace")},
+              "machine": info, "summary": {str(h): row for h, row in summary.items()},
+              "samples": {str(h): per for h, per in samples.items()}, "leftovers": leftovers,
+              "failed_jobs": failures}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as handle:
+        json.dump(result, handle, indent=1)
+        handle.write("\n")
+    log(f"wrote {args.out}")
+    return 1 if leftovers else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        log("interrupted: swarm torn down")
+        sys.exit(130)
+    except BenchError as error:
+        log(f"error: {error}")
+        sys.exit(1)
