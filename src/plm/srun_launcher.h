@@ -52,8 +52,6 @@ class SrunLauncher : public RemoteLauncher {
   void reap() override;
   std::size_t running() const override { return pid_ > 0 ? 1 : 0; }
   void signal_all(int signal) override;
-  // Daemons that have printed that they are up.
-  std::uint32_t daemons_up() const { return up_; }
 
  private:
   void on_output(bool is_stderr);

@@ -33,6 +33,15 @@ ParamSpec boolean(std::string name, std::string default_text, std::string descri
   return spec;
 }
 
+ParamSpec text(std::string name, std::string default_text, std::string description) {
+  ParamSpec spec;
+  spec.name = std::move(name);
+  spec.kind = ParamKind::string;
+  spec.default_text = std::move(default_text);
+  spec.description = std::move(description);
+  return spec;
+}
+
 ParamSpec size(std::string name, std::string default_text, std::int64_t min, std::int64_t max,
                std::string description) {
   return ranged(ParamKind::size, std::move(name), std::move(default_text), min, max,
@@ -113,32 +122,20 @@ void register_standard_params(ParamRegistry& registry) {
   // plm: starting daemons on other hosts.
   registry.define(integer("plm_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of daemon launching (1 names every launch and its end)"));
-  ParamSpec agent;
-  agent.name = "plm_ssh_agent";
-  agent.kind = ParamKind::string;
-  agent.default_text = "ssh";
-  agent.description =
-      "The command that starts daemons on other hosts, with its options (e.g. 'ssh -F FILE')";
-  registry.define(agent);
+  registry.define(text(
+      "plm_ssh_agent", "ssh",
+      "The command that starts daemons on other hosts, with its options (e.g. 'ssh -F FILE')"));
   registry.define(boolean("plm_ssh_no_tree_spawn", "false",
                           "Start every remote daemon from the controller instead of along the "
                           "routing tree"));
   registry.define(integer("plm_ssh_num_concurrent", "128", 1, 65535,
                           "Daemon launches one daemon runs at once (an ssh session counts until "
                           "its daemon has reported)"));
-  ParamSpec srun;
-  srun.name = "plm_slurm_srun";
-  srun.kind = ParamKind::string;
-  srun.default_text = "srun";
-  srun.description = "The command that starts the daemons' step inside a Slurm allocation";
-  registry.define(srun);
-  ParamSpec srun_args;
-  srun_args.name = "plm_slurm_args";
-  srun_args.kind = ParamKind::string;
-  srun_args.default_text = "";
-  srun_args.description =
-      "Extra srun options for the daemons' step (e.g. '--overlap' or '--partition=P')";
-  registry.define(srun_args);
+  registry.define(text("plm_slurm_srun", "srun",
+                       "The command that starts the daemons' step inside a Slurm allocation"));
+  registry.define(text("plm_slurm_args", "",
+                       "Extra srun options for the daemons' step (e.g. '--overlap' or "
+                       "'--partition=P')"));
 }
 
 }  // namespace grove

@@ -51,7 +51,6 @@ class FrameSeal {
   // payload in place, and drops the tag. An Error means the frame is not
   // the next one its sender sealed: the connection must close.
   Status open(std::vector<std::byte>& sealed);
-  std::uint64_t frames() const { return sequence_; }
 
  private:
   FrameProtection protection_;
