@@ -126,6 +126,10 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(integer("plm_ssh_num_concurrent", "128", 1, 65535,
                           "Daemon launches one daemon runs at once (an ssh session counts until "
                           "its daemon has reported)"));
+  // jobs
+  registry.define(size("jobs_output_window", "4M", 0, std::int64_t{1} << 40,
+                       "Output bytes of a job a daemon passes on before the controller has "
+                       "handed them to grove run; past it the ranks' pipes wait (0: no bound)"));
   ParamSpec srun;
   srun.name = "plm_slurm_srun";
   srun.kind = ParamKind::string;
