@@ -107,14 +107,19 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
         },
         &ControlServer::on_event, found->second.get());
   };
-  ReplyFn partial = [server, id, alive](const nlohmann::json& message) {
-    if (alive.expired() || !*alive.lock()) return;
+  PartialFn partial = [server, id,
+                       alive](const nlohmann::json& message) -> std::optional<std::size_t> {
+    if (alive.expired() || !*alive.lock()) return std::nullopt;
     auto found = server->clients_.find(id);
-    if (found == server->clients_.end()) return;
-    nlohmann::json line = message;
-    line["partial"] = true;
-    std::string out = line.dump() + "\n";
-    bufferevent_write(found->second->bev.get(), out.data(), out.size());
+    if (found == server->clients_.end()) return std::nullopt;
+    bufferevent* bev = found->second->bev.get();
+    if (!message.is_null()) {
+      nlohmann::json line = message;
+      line["partial"] = true;
+      std::string out = line.dump() + "\n";
+      bufferevent_write(bev, out.data(), out.size());
+    }
+    return evbuffer_get_length(bufferevent_get_output(bev));
   };
   auto request = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "rml/transport/libevent_handles.h"
@@ -19,11 +20,15 @@
 namespace grove {
 
 using ReplyFn = std::function<void(const nlohmann::json& reply)>;
+// Sends one partial line (a job's output) and returns the bytes still queued
+// to the client, nothing once it is gone; a null message sends nothing and
+// only reports (the sender's flow control asks this).
+using PartialFn = std::function<std::optional<std::size_t>(const nlohmann::json& message)>;
 // May reply at once or later (after gathering from daemons); must reply once.
-// Before that it may send any number of partial lines (a job's output): each
-// goes out as one line with "partial": true, and the connection stays open.
+// Before that it may send any number of partial lines: each goes out as one
+// line with "partial": true, and the connection stays open.
 using RequestHandler =
-    std::function<void(const nlohmann::json& request, ReplyFn reply, ReplyFn partial)>;
+    std::function<void(const nlohmann::json& request, ReplyFn reply, PartialFn partial)>;
 
 class ControlServer {
  public:

@@ -128,9 +128,8 @@ Status Controller::start() {
 
   auto control =
       ControlServer::create(base_.get(), dvm_.socket_path,
-                            [this](const nlohmann::json& request, ReplyFn reply, ReplyFn partial) {
-                              handle_request(request, reply, partial);
-                            });
+                            [this](const nlohmann::json& request, ReplyFn reply,
+                                   PartialFn partial) { handle_request(request, reply, partial); });
   if (!control) return control.error();
   control_ = std::move(*control);
 
@@ -139,7 +138,9 @@ Status Controller::start() {
   auto daemon_dir = create_daemon_directory(dvm_.directory, kControllerVpid);
   if (!daemon_dir) return daemon_dir.error();
   JobHostHooks host_hooks;
-  host_hooks.on_output = [this](const JobOutput& output) { job_manager_->on_output(output); };
+  host_hooks.on_output = [this](const JobOutput& output) {
+    job_manager_->on_output(output, kControllerVpid);
+  };
   host_hooks.on_exit = [this](RankExit exit) {
     pmix_->classify_exit(exit);
     job_manager_->on_exit(exit);
@@ -150,8 +151,9 @@ Status Controller::start() {
   host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
     pmix_->forget_job(job, nspace);
   };
+  const std::uint64_t output_window = params_.get_size("jobs_output_window");
   job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
-                                        std::move(host_hooks));
+                                        std::move(host_hooks), output_window);
   auto pmix =
       PmixBridge::create(base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
                          [this](std::uint32_t job) { return job_host_->job_directory(job); });
@@ -174,6 +176,14 @@ Status Controller::start() {
   manager_hooks.broadcast = [this](std::uint16_t tag, const Bytes& payload) {
     if (runtime_) runtime_->broadcast(tag, payload);
   };
+  manager_hooks.ack_output = [this](Vpid daemon, const OutputAck& ack) {
+    if (daemon == kControllerVpid) {
+      if (job_host_) job_host_->on_output_ack(ack.job, ack.bytes);
+    } else if (runtime_) {
+      runtime_->send_control(daemon, job_tags::output_ack, encode(ack));
+    }
+  };
+  manager_hooks.output_window = output_window;
   job_manager_ = std::make_unique<JobManager>(
       base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
 
@@ -237,7 +247,7 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       return;
     }
     case job_tags::output: {
-      if (auto output = decode_job_output(payload)) job_manager_->on_output(*output);
+      if (auto output = decode_job_output(payload)) job_manager_->on_output(*output, from);
       return;
     }
     case job_tags::exited: {

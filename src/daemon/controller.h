@@ -102,8 +102,8 @@ class Controller {
   void fail_startup(const std::string& message);
 
   // controller_requests.cc: the CLI's requests.
-  void handle_request(const nlohmann::json& request, ReplyFn reply, ReplyFn partial);
-  void request_run(const RunRequest& run, ReplyFn reply, ReplyFn partial);
+  void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
+  void request_run(const RunRequest& run, ReplyFn reply, PartialFn partial);
   void request_status(ReplyFn reply);
   void finish_status();
   void request_bench(const BenchRequest& request, ReplyFn reply);

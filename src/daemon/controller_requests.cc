@@ -30,7 +30,7 @@ nlohmann::json error_reply(const std::string& message) {
 
 }  // namespace
 
-void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, ReplyFn partial) {
+void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, PartialFn partial) {
   auto decoded = decode_control_request(json);
   if (!decoded) {
     reply(error_reply(decoded.error().message));
@@ -155,14 +155,13 @@ void Controller::finish_status() {
     reply(out);
 }
 
-void Controller::request_run(const RunRequest& run, ReplyFn reply, ReplyFn partial) {
-  job_manager_->submit(run, [reply, partial](const nlohmann::json& event, bool final) {
-    if (final) {
-      reply(event);
-    } else {
-      partial(event);
-    }
-  });
+void Controller::request_run(const RunRequest& run, ReplyFn reply, PartialFn partial) {
+  job_manager_->submit(
+      run, [reply, partial](const nlohmann::json& event, bool final) -> std::optional<std::size_t> {
+        if (!final) return partial(event);
+        reply(event);
+        return std::nullopt;
+      });
 }
 
 void Controller::request_bench(const BenchRequest& request, ReplyFn reply) {

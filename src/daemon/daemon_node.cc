@@ -94,8 +94,9 @@ int DaemonNode::run() {
   host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
     pmix_->forget_job(job, nspace);
   };
-  job_host_ = std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
-                                        std::move(host_hooks));
+  job_host_ =
+      std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
+                                std::move(host_hooks), params_.get_size("jobs_output_window"));
   auto pmix =
       PmixBridge::create(base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
                          [this](std::uint32_t job) { return job_host_->job_directory(job); });
@@ -120,6 +121,10 @@ void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& p
   }
   if (header.tag == daemon_tags::welcome && from == kControllerVpid) {
     on_welcome();
+    return;
+  }
+  if (header.tag == job_tags::output_ack && from == kControllerVpid) {
+    if (auto ack = decode_output_ack(payload)) job_host_->on_output_ack(ack->job, ack->bytes);
     return;
   }
   if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;

@@ -88,12 +88,13 @@ std::string signal_name(int signal) {
 }  // namespace
 
 JobHost::JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir,
-                 JobHostHooks hooks)
+                 JobHostHooks hooks, std::uint64_t output_window)
     : base_(base),
       self_(self),
       log_(log),
       session_dir_(std::move(session_dir)),
-      hooks_(std::move(hooks)) {}
+      hooks_(std::move(hooks)),
+      output_window_(output_window) {}
 
 JobHost::~JobHost() {
   for (auto& [key, rank] : ranks_) {
@@ -271,8 +272,9 @@ void JobHost::on_readable(Rank& rank, int which) {
   const auto stream = which == 0 ? OutputStream::out : OutputStream::err;
   if (got <= 0) {
     if (!rank.partial[which].empty()) {
-      hooks_.on_output(JobOutput{rank.job, rank.rank, stream, rank.partial[which] + "\n"});
+      std::string last = std::move(rank.partial[which]);
       rank.partial[which].clear();
+      emit_output(rank, stream, last + "\n");
     }
     rank.events[which].reset();
     rank.pipes[which].reset();
@@ -287,8 +289,49 @@ void JobHost::on_readable(Rank& rank, int which) {
     if (text.size() < (1u << 20)) return;
     end = text.size() - 1;  // a megabyte without a newline: pass it on anyway
   }
-  hooks_.on_output(JobOutput{rank.job, rank.rank, stream, text.substr(0, end + 1)});
+  std::string lines = text.substr(0, end + 1);
   text.erase(0, end + 1);
+  emit_output(rank, stream, std::move(lines));
+}
+
+void JobHost::emit_output(Rank& rank, OutputStream stream, std::string text) {
+  OutputFlow& flow = flows_[rank.job];
+  flow.unacked += text.size();
+  const std::uint32_t job = rank.job;
+  hooks_.on_output(JobOutput{job, rank.rank, stream, std::move(text)});
+  // Backpressure: what the controller has not passed on stays in the ranks'
+  // pipes (and then in the ranks), not in this daemon's or its memory.
+  if (output_window_ != 0 && !flow.paused && !flow.unbounded && flow.unacked >= output_window_) {
+    flow.paused = true;
+    log_.verbose("daemon", 2, "job %u: %llu bytes of output unacknowledged; pausing its pipes", job,
+                 static_cast<unsigned long long>(flow.unacked));
+    set_job_reading(job, false);
+  }
+}
+
+void JobHost::on_output_ack(std::uint32_t job, std::uint64_t bytes) {
+  auto found = flows_.find(job);
+  if (found == flows_.end()) return;
+  OutputFlow& flow = found->second;
+  flow.unacked -= std::min(bytes, flow.unacked);
+  if (flow.paused && flow.unacked < output_window_ / 2) {
+    flow.paused = false;
+    set_job_reading(job, true);
+  }
+}
+
+void JobHost::set_job_reading(std::uint32_t job, bool reading) {
+  for (auto& [key, rank] : ranks_) {
+    if (key.first != job) continue;
+    for (auto& event : rank->events) {
+      if (!event) continue;
+      if (reading) {
+        event_add(event.get(), nullptr);
+      } else {
+        event_del(event.get());
+      }
+    }
+  }
 }
 
 void JobHost::maybe_report(Rank& rank) {
@@ -360,6 +403,14 @@ void JobHost::close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key) {
 }
 
 void JobHost::kill_job(std::uint32_t job, int grace_ms) {
+  // A job being ended drains its pipes whatever the controller's pace: its
+  // exits are reported only after its output.
+  OutputFlow& flow = flows_[job];
+  flow.unbounded = true;
+  if (flow.paused) {
+    flow.paused = false;
+    set_job_reading(job, true);
+  }
   bool any = false;
   for (auto& [key, rank] : ranks_) {
     if (key.first != job || rank->pid <= 0 || rank->exited) continue;
@@ -403,6 +454,7 @@ void JobHost::forget(std::uint32_t job) {
 }
 
 void JobHost::erase_job(std::uint32_t job) {
+  flows_.erase(job);
   auto nspace = nspaces_.find(job);
   if (nspace != nspaces_.end()) {
     if (hooks_.on_forget) hooks_.on_forget(job, nspace->second);

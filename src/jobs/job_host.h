@@ -30,7 +30,12 @@ struct JobHostHooks {
 
 class JobHost {
  public:
-  JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir, JobHostHooks hooks);
+  // `output_window`: bytes of a job's output this daemon passes on before the
+  // controller has acknowledged them; past it the job's pipes are not read
+  // (its ranks block on a full pipe) until acknowledgements bring it under
+  // half. 0: no bound.
+  JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir, JobHostHooks hooks,
+          std::uint64_t output_window = 0);
   ~JobHost();
 
   // Handles the job broadcasts (launch, kill, cleanup); false for other tags.
@@ -41,6 +46,8 @@ class JobHost {
   void kill_job(std::uint32_t job, int grace_ms = 2000);
   // Forgets a finished job (its ranks have all exited).
   void forget(std::uint32_t job);
+  // The controller has passed on `bytes` of the job's output.
+  void on_output_ack(std::uint32_t job, std::uint64_t bytes);
   // Reaps exited ranks; the daemon calls this on SIGCHLD.
   void reap();
   std::size_t running() const;
@@ -52,6 +59,9 @@ class JobHost {
   void start_rank(const JobSpec& spec, const RankPlacement& placement);
   void on_readable(Rank& rank, int which);
   void maybe_report(Rank& rank);
+  void emit_output(Rank& rank, OutputStream stream, std::string text);
+  // Stops or starts reading every pipe of the job's ranks here.
+  void set_job_reading(std::uint32_t job, bool reading);
   void erase_job(std::uint32_t job);
   void close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key);
   static void on_pipe(evutil_socket_t fd, short, void* arg);
@@ -70,6 +80,13 @@ class JobHost {
   };
   std::map<std::uint32_t, std::unique_ptr<KillTimer>> kill_timers_;
   std::map<std::uint32_t, std::string> nspaces_;  // every launched job until it is forgotten
+  struct OutputFlow {
+    std::uint64_t unacked = 0;  // passed on, not yet acknowledged
+    bool paused = false;
+    bool unbounded = false;  // being killed: drain whatever comes
+  };
+  std::uint64_t output_window_;
+  std::map<std::uint32_t, OutputFlow> flows_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
 };
 

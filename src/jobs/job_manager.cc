@@ -14,6 +14,8 @@ struct JobManager::Job {
   int status = 0;
   std::string message;
   EventPtr timer;
+  std::map<Vpid, std::uint64_t> withheld;  // output bytes not yet acknowledged, by daemon
+  EventPtr ack_timer;                      // polls the CLI's queue while acks wait
 };
 
 JobManager::JobManager(event_base* base, const Log& log, std::string nspace_prefix,
@@ -90,14 +92,52 @@ void JobManager::end_all(const std::string& reason) {
     fail(*job, 1, reason);
 }
 
-void JobManager::on_output(const JobOutput& output) {
+void JobManager::on_output(const JobOutput& output, Vpid from) {
+  const OutputAck done{output.job, output.text.size()};
   auto found = jobs_.find(output.job);
-  if (found == jobs_.end()) return;
-  found->second->events({{"event", "output"},
-                         {"rank", output.rank},
-                         {"stream", output.stream == OutputStream::out ? "out" : "err"},
-                         {"text", output.text}},
-                        false);
+  if (found == jobs_.end()) {
+    if (hooks_.ack_output) hooks_.ack_output(from, done);  // nobody to hold it for
+    return;
+  }
+  Job& job = *found->second;
+  auto queued = job.events({{"event", "output"},
+                            {"rank", output.rank},
+                            {"stream", output.stream == OutputStream::out ? "out" : "err"},
+                            {"text", output.text}},
+                           false);
+  job.withheld[from] += done.bytes;
+  // The CLI keeps up (or is gone, and the output with it): the daemon may
+  // read on. Else the acknowledgement waits until the CLI has read, and the
+  // daemon stops reading once its window is full: `grove run` sets the pace.
+  if (!queued || *queued <= hooks_.output_window) {
+    flush_acks(job);
+    return;
+  }
+  if (!job.ack_timer) {
+    job.ack_timer.reset(event_new(base_, -1, 0, &JobManager::on_ack_timer, &job));
+    timeval poll{0, 10 * 1000};
+    event_add(job.ack_timer.get(), &poll);
+  }
+}
+
+void JobManager::flush_acks(Job& job) {
+  job.ack_timer.reset();
+  auto withheld = std::move(job.withheld);
+  job.withheld.clear();
+  if (!hooks_.ack_output) return;
+  for (const auto& [vpid, bytes] : withheld)
+    hooks_.ack_output(vpid, OutputAck{job.id, bytes});
+}
+
+void JobManager::on_ack_timer(evutil_socket_t, short, void* arg) {
+  auto* job = static_cast<Job*>(arg);
+  auto queued = job->events(nullptr, false);
+  if (!queued || *queued <= job->manager->hooks_.output_window) {
+    job->manager->flush_acks(*job);
+    return;
+  }
+  timeval poll{0, 10 * 1000};
+  event_add(job->ack_timer.get(), &poll);
 }
 
 void JobManager::on_exit(const RankExit& exit) {

@@ -22,12 +22,19 @@
 namespace grove {
 
 // Job events for the CLI: partial ones while it runs, then the final one.
-using JobEventFn = std::function<void(const nlohmann::json& event, bool final)>;
+// Returns the bytes still queued to the CLI (nothing once it is gone); a
+// null partial event sends nothing and only reports.
+using JobEventFn =
+    std::function<std::optional<std::size_t>(const nlohmann::json& event, bool final)>;
 
 struct JobManagerHooks {
   std::function<std::vector<MapDaemon>()> living_daemons;  // ascending vpid
   std::function<std::string(Vpid)> hostname;
   std::function<void(std::uint16_t tag, const Bytes& payload)> broadcast;
+  // Output passed on (or dropped): the daemon that sent it may read more.
+  std::function<void(Vpid daemon, const OutputAck& ack)> ack_output;
+  // Bytes queued to the CLI past which acknowledgements wait (jobs_output_window).
+  std::uint64_t output_window = 4 << 20;
 };
 
 class JobManager {
@@ -36,7 +43,9 @@ class JobManager {
   ~JobManager();
 
   void submit(const JobRequest& request, JobEventFn events);
-  void on_output(const JobOutput& output);
+  // Output of the job from daemon `from`, passed to the CLI; acknowledged
+  // to `from` at once, or once the CLI has read what is queued to it.
+  void on_output(const JobOutput& output, Vpid from);
   void on_exit(const RankExit& exit);
   void on_abort(const JobAbort& abort);
   void on_daemon_lost(Vpid vpid);
@@ -50,6 +59,8 @@ class JobManager {
   void fail(Job& job, int status, const std::string& message);
   void maybe_finish(std::uint32_t id);
   static void on_timeout(evutil_socket_t, short, void* arg);
+  static void on_ack_timer(evutil_socket_t, short, void* arg);
+  void flush_acks(Job& job);
 
   event_base* base_;
   const Log& log_;

@@ -128,4 +128,18 @@ Result<JobAbort> decode_job_abort(std::span<const std::byte> payload) {
   return JobAbort{*job, *rank, static_cast<std::int32_t>(*status), std::move(*message)};
 }
 
+Bytes encode(const OutputAck& ack) {
+  ByteWriter writer;
+  writer.u32(ack.job).u64(ack.bytes);
+  return writer.take();
+}
+
+Result<OutputAck> decode_output_ack(std::span<const std::byte> payload) {
+  ByteReader reader(payload);
+  auto job = reader.u32();
+  auto bytes = reader.u64();
+  if (!job || !bytes || !reader.done()) return malformed_payload<OutputAck>("output ack");
+  return OutputAck{*job, *bytes};
+}
+
 }  // namespace grove

@@ -51,6 +51,13 @@ struct RankExit {
   std::string message;
 };
 
+// Bytes of a job's output the controller has handed to `grove run` (or
+// dropped, its reader gone): the hosting daemon may read that much more.
+struct OutputAck {
+  std::uint32_t job = 0;
+  std::uint64_t bytes = 0;
+};
+
 struct JobAbort {
   std::uint32_t job = 0;
   std::uint32_t rank = 0;
@@ -62,10 +69,12 @@ Bytes encode(const JobSpec& spec);
 Bytes encode(const JobOutput& output);
 Bytes encode(const RankExit& exit);
 Bytes encode(const JobAbort& abort);
+Bytes encode(const OutputAck& ack);
 
 Result<JobSpec> decode_job_spec(std::span<const std::byte> payload);
 Result<JobOutput> decode_job_output(std::span<const std::byte> payload);
 Result<RankExit> decode_rank_exit(std::span<const std::byte> payload);
 Result<JobAbort> decode_job_abort(std::span<const std::byte> payload);
+Result<OutputAck> decode_output_ack(std::span<const std::byte> payload);
 
 }  // namespace grove

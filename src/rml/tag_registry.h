@@ -44,6 +44,8 @@ inline constexpr std::uint16_t cleanup = tags::first_daemon_tag + 17;  // broadc
 inline constexpr std::uint16_t output = tags::first_daemon_tag + 18;   // control
 inline constexpr std::uint16_t exited = tags::first_daemon_tag + 19;   // control
 inline constexpr std::uint16_t aborted = tags::first_daemon_tag + 20;  // control
+// controller -> hosting daemon: output it has passed on (flow control)
+inline constexpr std::uint16_t output_ack = tags::first_daemon_tag + 21;
 }  // namespace job_tags
 
 // The PMIx bridge's direct modex (daemon/pmix_bridge.h).

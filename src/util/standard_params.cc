@@ -136,6 +136,10 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(text("plm_slurm_args", "",
                        "Extra srun options for the daemons' step (e.g. '--overlap' or "
                        "'--partition=P')"));
+  // jobs
+  registry.define(size("jobs_output_window", "4M", 0, std::int64_t{1} << 40,
+                       "Output bytes of a job a daemon passes on before the controller has "
+                       "handed them to grove run; past it the ranks' pipes wait (0: no bound)"));
 }
 
 }  // namespace grove

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -176,6 +177,60 @@ TEST_CASE("daemons raise their open-file limit; ranks get the one they were star
     CHECK((*it)[1] == (*it)[2]);  // soft raised to hard
   }
   CHECK(daemons == 2);
+}
+
+namespace {
+// Resident memory of a process in KiB (0 once it is gone).
+long resident_kib(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("a reader that stops makes the ranks wait: no daemon buffers a job's output",
+          "[run][backpressure]") {
+  // Under AddressSanitizer freed memory sits in its quarantine (256 MB by
+  // default) and would read as held; make it small for these daemons.
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+    setenv("ASAN_OPTIONS", (std::string(asan) + ":quarantine_size_mb=4").c_str(), 1);
+  }
+  Dvm dvm(3);  // with jobs_output_window 0 the controller peaks at ~130 MB here
+  REQUIRE(dvm.ready());
+  auto status = dvm.status();
+  std::vector<int> pids;
+  for (const auto& daemon : status["daemons"])
+    pids.push_back(daemon["pid"].get<int>());
+  std::vector<long> before;
+  for (int pid : pids)
+    before.push_back(resident_kib(pid));
+  // 3 ranks, 40 MB of output each (41-byte lines); grove run's output goes
+  // to a pipe nobody reads for 5 s, then everything is counted.
+  constexpr long kBytes = 41 * 1'000'000;  // whole lines
+  const std::string rank =
+      "yes 0123456789012345678901234567890123456789 | head -c " + std::to_string(kBytes);
+  const std::string pipeline = "\"$0\" run --dvm " + std::to_string(dvm.controller().pid()) +
+                               " -n 3 --map-by node sh -c \"$1\" | (sleep 5; wc -c)";
+  BackgroundProcess job({"/bin/sh", "-c", pipeline, grove_binary(), rank},
+                        {"TMPDIR=" + dvm.tmpdir()});
+  std::vector<long> peak(pids.size(), 0);
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(4500);
+  while (std::chrono::steady_clock::now() < until) {
+    for (std::size_t i = 0; i < pids.size(); ++i)
+      peak[i] = std::max(peak[i], resident_kib(pids[i]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(job.wait_exit(std::chrono::seconds(120)) == 0);
+  INFO(job.out() << job.err());
+  // Nothing lost: every byte of every rank arrived once the reader read.
+  CHECK_THAT(job.out(), Catch::Contains(std::to_string(3 * kBytes)));
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    INFO("daemon " << i << ": " << before[i] << " KiB before, peak " << peak[i] << " KiB");
+    // A window (4 MiB) and socket buffers, not the 120 MB the job wrote.
+    CHECK(peak[i] - before[i] < 40 * 1024);
+  }
 }
 
 TEST_CASE("a job loses a daemon: it ends naming the daemon; the DVM runs the next", "[run]") {
