@@ -148,15 +148,19 @@ Status Controller::start() {
   host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
     return pmix_->rank_env(spec, rank);
   };
+  host_hooks.rank_started = [this](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
+    pmix_->rank_started(spec, rank, pid);
+  };
   host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
     pmix_->forget_job(job, nspace);
   };
   const std::uint64_t output_window = params_.get_size("jobs_output_window");
   job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
                                         std::move(host_hooks), output_window);
-  auto pmix =
-      PmixBridge::create(base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
-                         [this](std::uint32_t job) { return job_host_->job_directory(job); });
+  auto pmix = PmixBridge::create(
+      base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
+      [this](std::uint32_t job) { return job_host_->job_directory(job); },
+      params_.get_bool("pmix_verify_clients"));
   if (!pmix) return pmix.error();
   pmix_ = std::move(*pmix);
   JobManagerHooks manager_hooks;

@@ -91,15 +91,19 @@ int DaemonNode::run() {
   host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
     return pmix_->rank_env(spec, rank);
   };
+  host_hooks.rank_started = [this](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
+    pmix_->rank_started(spec, rank, pid);
+  };
   host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
     pmix_->forget_job(job, nspace);
   };
   job_host_ =
       std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
                                 std::move(host_hooks), params_.get_size("jobs_output_window"));
-  auto pmix =
-      PmixBridge::create(base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
-                         [this](std::uint32_t job) { return job_host_->job_directory(job); });
+  auto pmix = PmixBridge::create(
+      base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
+      [this](std::uint32_t job) { return job_host_->job_directory(job); },
+      params_.get_bool("pmix_verify_clients"));
   if (!pmix) {
     log_.error("cannot start: %s", pmix.error().message.c_str());
     return 1;

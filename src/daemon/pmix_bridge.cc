@@ -33,7 +33,7 @@ PmixBridge::~PmixBridge() = default;
 
 Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
-    std::function<std::string(std::uint32_t)> job_dir) {
+    std::function<std::string(std::uint32_t)> job_dir, bool verify_clients) {
   std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(job_dir)));
   PmixBridge* self = bridge.get();
   PmixHooks hooks;
@@ -48,6 +48,10 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     auto job = self->by_nspace_.find(nspace);
     if (job != self->by_nspace_.end()) self->unfinalized_.insert({job->second, rank});
   };
+  hooks.on_refused = [self](std::string nspace, std::uint32_t rank, std::string why) {
+    self->log_.error("refused a PMIx connection claiming to be rank %u of %s: %s", rank,
+                     nspace.c_str(), why.c_str());
+  };
   hooks.on_finalized = [self](std::string nspace, std::uint32_t rank) {
     auto job = self->by_nspace_.find(nspace);
     if (job != self->by_nspace_.end()) self->unfinalized_.erase({job->second, rank});
@@ -55,6 +59,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   PmixServerOptions options;
   options.tmpdir = tmpdir;
   options.daemon_vpid = runtime.self();
+  options.verify_clients = verify_clients;
   auto server = PmixServer::create(base, options, std::move(hooks));
   if (!server) return Error{"PMIx server: " + server.error().message};
   bridge->server_ = std::move(*server);
@@ -102,6 +107,10 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
   env->push_back("OMPI_MCA_btl_vader_backing_directory=" + job_dir_(spec.job));
   env->push_back("GROVE_JOB=" + std::to_string(spec.job));
   return env;
+}
+
+void PmixBridge::rank_started(const JobSpec& spec, std::uint32_t rank, pid_t pid) {
+  server_->expect_client_process(spec.nspace, rank, pid);
 }
 
 void PmixBridge::on_fence(PmixFenceCall call) {

@@ -21,15 +21,18 @@ namespace grove {
 class PmixBridge {
  public:
   // `job_dir(job)`: the directory this daemon keeps for a job (Open MPI's
-  // shared-memory segments go there).
+  // shared-memory segments go there). `verify_clients`: pmix_verify_clients.
   static Result<std::unique_ptr<PmixBridge>> create(
       event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
-      std::function<std::string(std::uint32_t job)> job_dir);
+      std::function<std::string(std::uint32_t job)> job_dir, bool verify_clients);
   ~PmixBridge();
 
   // For JobHost: the PMIx (and Open MPI) environment of one local rank; the
   // job is registered with PMIx on its first rank.
   Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank);
+  // For JobHost: the rank's process, forked and not yet exec'd; only it (or
+  // its descendants) may connect as that rank.
+  void rank_started(const JobSpec& spec, std::uint32_t rank, pid_t pid);
   void on_fence_done(const FenceDone& done);
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);

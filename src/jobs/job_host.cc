@@ -184,8 +184,9 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
       add_env(entry);
   }
   // Owned ends: whatever fails half way, nothing leaks.
-  Pipe out_pipe, err_pipe, exec_pipe;
-  if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe)) {
+  Pipe out_pipe, err_pipe, exec_pipe, go_pipe;
+  if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe) ||
+      !make_pipe(go_pipe)) {
     fail(std::string("cannot create pipes: ") + std::strerror(errno));
     return;
   }
@@ -219,6 +220,14 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     dup2(null, STDIN_FILENO);
     dup2(out_pipe.write.get(), STDOUT_FILENO);
     dup2(err_pipe.write.get(), STDERR_FILENO);
+    // Exec only once the daemon knows this pid (rank_started): the PMIx
+    // server admits a rank's connection by the process that makes it.
+    char go = 0;
+    ssize_t got_go;
+    do {
+      got_go = read(go_pipe.read.get(), &go, 1);
+    } while (got_go < 0 && errno == EINTR);
+    if (got_go != 1) _exit(127);
     int code = 0;
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
       code = errno;
@@ -232,6 +241,14 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   }
   pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
   setpgid(pid, pid);
+  if (hooks_.rank_started) hooks_.rank_started(spec, placement.rank, pid);
+  const char go = 1;
+  ssize_t sent_go;
+  do {
+    sent_go = write(go_pipe.write.get(), &go, 1);
+  } while (sent_go < 0 && errno == EINTR);
+  go_pipe.write.reset();
+  go_pipe.read.reset();
   out_pipe.write.reset();
   err_pipe.write.reset();
   exec_pipe.write.reset();

@@ -22,6 +22,8 @@ struct JobHostHooks {
   // Extra environment for one rank (the PMIx server's, Open MPI's); an Error
   // fails that rank's start.
   std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
+  // The rank's process exists (pid) and has not exec'd yet.
+  std::function<void(const JobSpec&, std::uint32_t rank, pid_t pid)> rank_started;
   std::function<void(const JobOutput&)> on_output;
   std::function<void(const RankExit&)> on_exit;
   // The job is over here (every daemon hears of every job, hosting or not).

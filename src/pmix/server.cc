@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
 
+#include "pmix/client_gate.h"
 #include "pmix/info_list.h"
 #include "pmix/job_info.h"
 #include "pmix/upcall.h"
@@ -146,6 +148,9 @@ class PmixServer::Impl {
   Result<std::vector<std::string>> register_client(const std::string& nspace, std::uint32_t rank,
                                                    uid_t uid, gid_t gid);
   Status deregister_job(const std::string& nspace);
+  void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
+    if (gate_) gate_->expect(nspace, rank, pid);
+  }
   Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
@@ -177,6 +182,7 @@ class PmixServer::Impl {
   std::uint32_t daemon_vpid_;
   PmixHooks hooks_;
   std::unique_ptr<UpcallMailbox> mailbox_;
+  std::unique_ptr<ClientGate> gate_;  // null when clients are not verified
   bool mailbox_installed_ = false;
   bool pmix_initialized_ = false;
   std::uint64_t next_handle_ = 1;
@@ -206,7 +212,8 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
       UpcallMailbox::create(loop, [this](Upcall& upcall) { handle(upcall); });
   if (!mailbox) return Error{"PMIx server mailbox: " + mailbox.error().message};
   mailbox_ = std::move(*mailbox);
-  if (!pmix_internal::install_mailbox(mailbox_.get())) {
+  if (options.verify_clients) gate_ = std::make_unique<ClientGate>();
+  if (!pmix_internal::install_mailbox(mailbox_.get(), gate_.get())) {
     return Error{"a PMIx server already runs in this process (libpmix allows one per process)"};
   }
   mailbox_installed_ = true;
@@ -264,10 +271,23 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
   if (status != PMIX_SUCCESS) {
     return Error{describe("PMIx_server_setup_fork", status) + " for " + proc_name(nspace, rank)};
   }
+  if (gate_) {
+    // "PMIX_SERVER_URI4=nspace.rank;tcp4://127.0.0.1:PORT": the port the
+    // gate watches.
+    for (const std::string& entry : entries) {
+      if (entry.rfind("PMIX_SERVER_URI", 0) != 0) continue;
+      std::size_t colon = entry.rfind(':');
+      unsigned port = 0;
+      if (colon != std::string::npos && std::sscanf(entry.c_str() + colon + 1, "%u", &port) == 1 &&
+          port > 0 && port <= 65535)
+        gate_->set_listen_port(static_cast<std::uint16_t>(port));
+    }
+  }
   return entries;
 }
 
 Status PmixServer::Impl::deregister_job(const std::string& nspace) {
+  if (gate_) gate_->forget_job(nspace);
   pmix_nspace_t name;
   PMIX_LOAD_NSPACE(name, nspace.c_str());
   return run_blocking("PMIx_server_deregister_nspace " + nspace,
@@ -359,6 +379,10 @@ void PmixServer::Impl::handle_finalized(FinalizedUpcall& upcall) {
 }
 
 void PmixServer::Impl::handle_connected(ConnectedUpcall& upcall) {
+  if (!upcall.refused.empty()) {
+    if (hooks_.on_refused) hooks_.on_refused(upcall.nspace, upcall.rank, upcall.refused);
+    return;
+  }
   if (hooks_.on_connected) hooks_.on_connected(upcall.nspace, upcall.rank);
 }
 
@@ -388,6 +412,10 @@ Result<std::vector<std::string>> PmixServer::register_client(const std::string& 
                                                              std::uint32_t rank, uid_t uid,
                                                              gid_t gid) {
   return impl_->register_client(nspace, rank, uid, gid);
+}
+
+void PmixServer::expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
+  impl_->expect_client_process(nspace, rank, pid);
 }
 
 Status PmixServer::deregister_job(const std::string& nspace) {

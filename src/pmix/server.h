@@ -102,6 +102,8 @@ struct PmixHooks {
   std::function<void(std::string nspace, std::uint32_t rank)> on_finalized;
   // A local client connected (its PMIx_Init is about to return).
   std::function<void(std::string nspace, std::uint32_t rank)> on_connected;
+  // A connection claiming to be (nspace, rank) was refused: why.
+  std::function<void(std::string nspace, std::uint32_t rank, std::string why)> on_refused;
   // A local client wants a remote rank's data: fetch it with
   // fetch_local_modex on the daemon hosting that rank, then call
   // complete_direct_modex(handle, status, blob) here.
@@ -112,6 +114,9 @@ struct PmixServerOptions {
   std::string tmpdir;             // this daemon's own directory; created (0700) if missing
   std::uint32_t daemon_vpid = 0;  // the server's rank ...
   std::string daemon_nspace = "grove.daemons";  // ... in this nspace
+  // Admit a connection as rank R only from the process started as R
+  // (expect_client_process) or its descendants (pmix_verify_clients).
+  bool verify_clients = true;
 };
 
 class PmixServer {
@@ -134,6 +139,9 @@ class PmixServer {
   // PMIX_SERVER_URI*, ...). Call before forking that rank.
   Result<std::vector<std::string>> register_client(const std::string& nspace, std::uint32_t rank,
                                                    uid_t uid, gid_t gid);
+  // The process forked as (nspace, rank): only it, or a descendant of it,
+  // may connect as that rank. Call before the process can exec.
+  void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid);
   // PMIx_server_deregister_nspace: forgets the job and its clients.
   Status deregister_job(const std::string& nspace);
 

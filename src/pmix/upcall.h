@@ -16,6 +16,10 @@
 
 #include "rml/transport/mailbox.h"
 
+namespace grove {
+class ClientGate;
+}
+
 namespace grove::pmix_internal {
 
 // fence_nb: every local participant has contributed.
@@ -56,9 +60,12 @@ struct FinalizedUpcall {
 
 // client_connected: a local client finished PMIx_Init's handshake. Posted
 // before the client's PMIx_Init returns, so before it can exit.
+// `refused` says why the client gate turned the connection away (empty when
+// it was admitted).
 struct ConnectedUpcall {
   std::string nspace;
   std::uint32_t rank = 0;
+  std::string refused;
 };
 
 // The answer to PMIx_server_dmodex_request (fetch_local_modex), copied.
@@ -83,7 +90,9 @@ pmix_server_module_t make_server_module();
 // PMIx_server_init, cleared after PMIx_server_finalize (which joins PMIx's
 // progress thread), so no upcall can see a dangling mailbox. Returns false
 // if a mailbox is already installed (a second PmixServer in the process).
-bool install_mailbox(UpcallMailbox* mailbox);
+// `gate`, when not null, vets every client connection (client_gate.h); it
+// lives as long as the mailbox.
+bool install_mailbox(UpcallMailbox* mailbox, ClientGate* gate);
 void clear_mailbox();
 
 // The pmix_dmodex_response_fn_t for PMIx_server_dmodex_request; cbdata is the

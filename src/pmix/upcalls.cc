@@ -7,13 +7,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 
+#include "pmix/client_gate.h"
 #include "pmix/upcall.h"
 
 namespace grove::pmix_internal {
 namespace {
 
 std::atomic<UpcallMailbox*> installed_mailbox{nullptr};
+std::atomic<ClientGate*> installed_gate{nullptr};
 
 std::string nspace_of(const pmix_proc_t& proc) {
   return std::string(proc.nspace, ::strnlen(proc.nspace, PMIX_MAX_NSLEN));
@@ -94,18 +97,31 @@ pmix_status_t client_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t 
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
-// Every registered client is accepted at once. PMIx 4.2 may pass a null
-// cbfunc here, so "done" is said by the return value, never by the callback;
-// the daemon is told (it must know which ranks owe a PMIx_Finalize).
-pmix_status_t client_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
-  if (proc != nullptr) post(ConnectedUpcall{nspace_of(*proc), proc->rank});
+// A registered client is accepted at once if the gate admits it, refused
+// (its PMIx_Init fails) otherwise. PMIx 4.2 may pass a null cbfunc here, so
+// the answer is the return value, never the callback. The daemon is told
+// either way (it must know which ranks owe a PMIx_Finalize).
+pmix_status_t admit_client(const pmix_proc_t* proc) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  ConnectedUpcall upcall{nspace_of(*proc), proc->rank, {}};
+  if (ClientGate* gate = installed_gate.load(std::memory_order_acquire)) {
+    if (std::optional<std::string> why = gate->admit(upcall.nspace, upcall.rank)) {
+      upcall.refused = std::move(*why);
+      post(std::move(upcall));
+      return PMIX_ERR_NO_PERMISSIONS;
+    }
+  }
+  post(std::move(upcall));
   return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t client_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t, void*) {
+  return admit_client(proc);
 }
 
 pmix_status_t client_connected2(const pmix_proc_t* proc, void*, pmix_info_t[], std::size_t,
                                 pmix_op_cbfunc_t, void*) {
-  if (proc != nullptr) post(ConnectedUpcall{nspace_of(*proc), proc->rank});
-  return PMIX_OPERATION_SUCCEEDED;
+  return admit_client(proc);
 }
 
 pmix_status_t publish(const pmix_proc_t*, const pmix_info_t[], std::size_t, pmix_op_cbfunc_t,
@@ -158,12 +174,16 @@ pmix_server_module_t make_server_module() {
   return module;
 }
 
-bool install_mailbox(UpcallMailbox* mailbox) {
+bool install_mailbox(UpcallMailbox* mailbox, ClientGate* gate) {
   UpcallMailbox* expected = nullptr;
-  return installed_mailbox.compare_exchange_strong(expected, mailbox, std::memory_order_acq_rel);
+  if (!installed_mailbox.compare_exchange_strong(expected, mailbox, std::memory_order_acq_rel))
+    return false;
+  installed_gate.store(gate, std::memory_order_release);
+  return true;
 }
 
 void clear_mailbox() {
+  installed_gate.store(nullptr, std::memory_order_release);
   installed_mailbox.store(nullptr, std::memory_order_release);
 }
 

@@ -136,6 +136,10 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(text("plm_slurm_args", "",
                        "Extra srun options for the daemons' step (e.g. '--overlap' or "
                        "'--partition=P')"));
+  // pmix
+  registry.define(boolean("pmix_verify_clients", "true",
+                          "Admit a PMIx connection as rank R only from the process the daemon "
+                          "started as R, or its descendants, as the kernel reports them"));
   // jobs
   registry.define(size("jobs_output_window", "4M", 0, std::int64_t{1} << 40,
                        "Output bytes of a job a daemon passes on before the controller has "

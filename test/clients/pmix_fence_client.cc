@@ -3,7 +3,7 @@
 //
 //   pmix_fence_client [ROUNDS] [--rounds K] [--barrier] [--no-collect]
 //                     [--max-bytes N] [--timing] [--abort STATUS]
-//                     [--probe-unsupported]
+//                     [--probe-unsupported] [--wait-for FILE]
 //
 // Each round every rank puts one value (a deterministic 0..max-bytes pseudo
 // random size and content, seeded by rank and round) under "grove.fence.<round>",
@@ -23,11 +23,15 @@
 // sequential-fence method of seed 004: per-fence cost should stay flat across
 // rounds). --abort calls PMIx_Abort(STATUS) right after PMIx_Init.
 // --leave-without-finalize RANK makes that rank exit 0 right after PMIx_Init.
+// --wait-for FILE prints "rank R: connected, waiting for FILE" right after
+// PMIx_Init and waits (up to 120 s) until FILE exists before going on.
 // --probe-unsupported checks that publish, lookup and spawn fail promptly
 // with an error instead of hanging (and reports what connect returns).
 //
-// Exit status: 0 ok, 1 a value did not match, 2 bad usage, 3 a PMIx call failed.
+// Exit status: 0 ok, 1 a value did not match, 2 bad usage, 3 a PMIx call failed,
+// 4 --wait-for timed out.
 #include <pmix.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -39,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -46,6 +51,8 @@ namespace {
 constexpr int kExitMismatch = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitPmix = 3;
+constexpr int kExitWaitTimeout = 4;
+constexpr int kWaitForSeconds = 120;
 constexpr int kGetTimeoutSeconds = 60;
 
 struct Options {
@@ -58,6 +65,7 @@ struct Options {
   int abort_status = 0;
   int leave_rank = -1;  // --leave-without-finalize RANK
   bool probe_unsupported = false;
+  std::string wait_for;  // --wait-for FILE
 };
 
 struct Identity {
@@ -116,13 +124,16 @@ Options parse_options(int argc, char** argv) {
                parse_count(argv[i + 1], 0, 1000000, value)) {
       options.leave_rank = static_cast<int>(value);
       ++i;
+    } else if (arg == "--wait-for" && has_value) {
+      options.wait_for = argv[i + 1];
+      ++i;
     } else if (parse_count(argv[i], 0, 1000000, value)) {
       options.rounds = static_cast<int>(value);
     } else {
       fail(kExitUsage,
            "bad argument '%s'; usage: pmix_fence_client [ROUNDS] [--rounds K] [--barrier] "
            "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
-           "[--leave-without-finalize RANK] [--probe-unsupported]",
+           "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE]",
            argv[i]);
     }
   }
@@ -320,11 +331,23 @@ void probe_unsupported(const Identity& id) {
   std::printf("rank %u: PMIx_Connect -> %s\n", id.self.rank, PMIx_Error_string(connected));
 }
 
+void wait_for_file(const Identity& id, const std::string& path) {
+  std::printf("rank %u: connected, waiting for %s\n", id.self.rank, path.c_str());
+  std::fflush(stdout);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kWaitForSeconds);
+  while (access(path.c_str(), F_OK) != 0) {
+    if (std::chrono::steady_clock::now() > deadline)
+      fail(kExitWaitTimeout, "rank %u: %s did not appear", id.self.rank, path.c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options = parse_options(argc, argv);
   Identity id = read_identity();
+  if (!options.wait_for.empty()) wait_for_file(id, options.wait_for);
   if (options.abort) {
     std::string message = "pmix_fence_client rank " + std::to_string(id.self.rank) +
                           " aborts with status " + std::to_string(options.abort_status);

@@ -252,6 +252,7 @@ int Node::run() {
   PmixServerOptions server_options;
   server_options.tmpdir = options_.tmpdir;
   server_options.daemon_vpid = options_.vpid;
+  server_options.verify_clients = false;  // as in one_daemon.cc
   Result<std::unique_ptr<PmixServer>> server =
       PmixServer::create(base_.get(), server_options, make_hooks());
   if (!server) {

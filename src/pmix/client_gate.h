@@ -1,0 +1,80 @@
+// Who may connect to the ranks' PMIx server as a rank. libpmix listens on
+// loopback TCP and believes the uid a client claims, so any local user who
+// knows a job's nspace and the server's port could act as one of its ranks
+// (abort the job, join its fences). The gate asks the kernel instead: a
+// connection claiming rank R is admitted only if its client end is a socket
+// held by the process this daemon started as rank R, or by a descendant of
+// it, and that connection has not been admitted before. libpmix 4.2 ignores
+// a refusal from the host, so a refused connection is also cut: its
+// descriptor is swapped for a closed socket before libpmix reads a request
+// from it. docs/pmix.md has the rationale and the limits.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace grove {
+
+// One line of /proc/net/tcp or /proc/net/tcp6. Endpoints stay in the kernel's
+// hex text ("0100007F:1F90"): they are only compared, never decoded.
+struct TcpSocketEntry {
+  std::string local;
+  std::string remote;
+  bool established = false;  // state 01; a listener or a closing socket is not
+  uid_t uid = 0;
+  std::uint64_t inode = 0;
+};
+
+// Parses the text of /proc/net/tcp or /proc/net/tcp6 (header line first);
+// malformed lines are skipped.
+std::vector<TcpSocketEntry> parse_proc_net_tcp(std::string_view text);
+
+// The port of such an endpoint; 0 if it is malformed.
+std::uint16_t endpoint_port(const std::string& endpoint);
+
+// The socket inodes among the open descriptors of `pid` ("self" for this
+// process when pid is 0); empty if they cannot be read.
+std::set<std::uint64_t> socket_inodes_of(pid_t pid);
+
+// The live children of `pid` (every thread's), from /proc/PID/task/*/children.
+std::vector<pid_t> children_of(pid_t pid);
+
+class ClientGate {
+ public:
+  // The TCP port the PMIx server listens on (from its URI); until it is known
+  // nothing is admitted.
+  void set_listen_port(std::uint16_t port);
+  // The process started as (nspace, rank). Call before it can exec.
+  void expect(const std::string& nspace, std::uint32_t rank, pid_t pid);
+  void forget_job(const std::string& nspace);
+
+  // Called on PMIx's progress thread while the connection claiming (nspace,
+  // rank) waits for its handshake reply. Nothing when admitted; otherwise
+  // why not.
+  std::optional<std::string> admit(const std::string& nspace, std::uint32_t rank);
+
+ private:
+  struct Snapshot;
+  bool connected_from_tree(pid_t root, const Snapshot& snapshot);
+  // Cuts every connection waiting for its handshake whose client end no
+  // process started here (nor a descendant) holds.
+  void cut_strangers(const Snapshot& snapshot);
+
+  std::mutex mutex_;
+  std::uint16_t listen_port_ = 0;
+  std::map<std::pair<std::string, std::uint32_t>, pid_t> expected_;
+  // Server ends (socket inodes in this process) already admitted; pruned of
+  // closed ones at each admission.
+  std::set<std::uint64_t> admitted_;
+};
+
+}  // namespace grove

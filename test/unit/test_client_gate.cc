@@ -1,0 +1,128 @@
+// ClientGate: a connection is admitted as a rank only from the process
+// started as that rank; a stranger's connection is refused and cut. Real
+// loopback sockets, a real child process; no PMIx.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "pmix/client_gate.h"
+
+using namespace grove;
+
+namespace {
+
+int listen_loopback(std::uint16_t& port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(listen(fd, 8) == 0);
+  socklen_t length = sizeof address;
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
+int connect_loopback(std::uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("/proc/net/tcp lines parse into endpoints, uid and inode", "[client_gate]") {
+  const std::string text =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout "
+      "inode\n"
+      "   0: 0100007F:8AAD 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000  1000        0 "
+      "48213 1 0000000000000000 20 4 30 10 -1\n"
+      "   1: garbage\n"
+      "   2: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 "
+      "1489 1 0000000000000000 100 0 0 10 0\n";
+  auto entries = parse_proc_net_tcp(text);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[0].local == "0100007F:8AAD");
+  CHECK(entries[0].remote == "0100007F:D2F0");
+  CHECK(entries[0].uid == 1000);
+  CHECK(entries[0].inode == 48213);
+  CHECK(entries[0].established);
+  CHECK_FALSE(entries[1].established);
+  CHECK(endpoint_port(entries[0].local) == 0x8AAD);
+  CHECK(endpoint_port(entries[1].local) == 2024);
+  CHECK(endpoint_port("nonsense") == 0);
+  CHECK(endpoint_port("0100007F:GGGG") == 0);
+}
+
+TEST_CASE("the gate admits the started process's connection once and cuts a stranger's",
+          "[client_gate]") {
+  std::uint16_t port = 0;
+  int listener = listen_loopback(port);
+  ClientGate gate;
+  gate.set_listen_port(port);
+
+  // The "rank": a child that connects and waits for the word to leave.
+  int ready[2], leave[2];
+  REQUIRE(pipe(ready) == 0);
+  REQUIRE(pipe(leave) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int fd = connect_loopback(port);
+    char byte = fd >= 0 ? 1 : 0;
+    if (write(ready[1], &byte, 1) != 1) _exit(1);
+    if (read(leave[0], &byte, 1) < 0) _exit(1);
+    _exit(0);
+  }
+  gate.expect("job", 0, child);
+  char byte = 0;
+  REQUIRE(read(ready[0], &byte, 1) == 1);
+  REQUIRE(byte == 1);
+  int rank_server_end = accept(listener, nullptr, nullptr);
+  REQUIRE(rank_server_end >= 0);
+
+  // Not a rank started here, and no connection from the child yet admitted.
+  CHECK(gate.admit("job", 1).has_value());
+  CHECK_FALSE(gate.admit("job", 0).has_value());
+  // The same connection does not count twice.
+  CHECK(gate.admit("job", 0).has_value());
+
+  // A stranger (this test process, not the child) claims rank 0: refused,
+  // and its server end now reads end-of-file.
+  int stranger = connect_loopback(port);
+  REQUIRE(stranger >= 0);
+  int stranger_server_end = accept(listener, nullptr, nullptr);
+  REQUIRE(stranger_server_end >= 0);
+  REQUIRE(write(stranger, "abort", 5) == 5);
+  auto why = gate.admit("job", 0);
+  REQUIRE(why.has_value());
+  CHECK_THAT(*why, Catch::Contains("pid " + std::to_string(child)));
+  char buffer[16];
+  CHECK(read(stranger_server_end, buffer, sizeof buffer) == 0);
+  // The admitted rank's connection is untouched.
+  REQUIRE(write(rank_server_end, "x", 1) == 1);
+
+  gate.forget_job("job");
+  CHECK(gate.admit("job", 0).has_value());
+
+  byte = 0;
+  REQUIRE(write(leave[1], &byte, 1) == 1);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  for (int fd : {listener, rank_server_end, stranger, stranger_server_end, ready[0], ready[1],
+                 leave[0], leave[1]})
+    close(fd);
+}
