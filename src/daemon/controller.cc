@@ -315,6 +315,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
 }
 
 void Controller::on_deliver(const DeliverBroadcast& deliver) {
+  if (pmix_ && pmix_->on_broadcast(deliver.tag, *deliver.payload)) return;
   job_host_->on_broadcast(deliver.tag, *deliver.payload);
 }
 

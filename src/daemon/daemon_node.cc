@@ -168,6 +168,7 @@ void DaemonNode::on_welcome() {
 
 void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
   if (job_host_->on_broadcast(deliver.tag, *deliver.payload)) return;
+  if (pmix_ && pmix_->on_broadcast(deliver.tag, *deliver.payload)) return;
   switch (deliver.tag) {
     case daemon_tags::endpoint_table: {
       auto table = decode_endpoint_table(*deliver.payload);

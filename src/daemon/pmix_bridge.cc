@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
 namespace grove {
@@ -35,6 +36,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
     std::function<std::string(std::uint32_t)> job_dir, bool verify_clients) {
   std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(job_dir)));
+  bridge->base_ = base;
   PmixBridge* self = bridge.get();
   PmixHooks hooks;
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
@@ -129,38 +131,119 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     }
   }
   std::string signature = pmix_fence_signature(call.nspace, call.ranks);
-  fences_[signature].push_back(call.handle);
+  const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
+  if (waits_for_gone(job->job, call.ranks, signature, round)) {
+    log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
+    (void)server_->complete_fence(call.handle, kPmixProcTerminated, {});
+    return;
+  }
+  auto pending = std::make_unique<PendingFence>();
+  pending->bridge = this;
+  pending->handle = call.handle;
+  pending->signature = signature;
+  pending->round = round;
+  pending->job = job->job;
+  pending->ranks = call.ranks;
+  if (call.timeout_seconds > 0) {
+    // libpmix times a fence out itself only while it waits for local ranks;
+    // once the daemons have it, the timeout is theirs to keep.
+    pending->timer.reset(event_new(base_, -1, 0, &PmixBridge::on_fence_timeout, pending.get()));
+    timeval timeout{call.timeout_seconds, 0};
+    event_add(pending->timer.get(), &timeout);
+  }
+  pending_fences_[call.handle] = std::move(pending);
   log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), call.data.size());
   runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts),
                                    Bytes(call.data.begin(), call.data.end())});
 }
 
+void PmixBridge::answer_fence(std::uint64_t handle, int status, Bytes aggregate) {
+  if (pending_fences_.erase(handle) == 0) return;
+  if (auto done = server_->complete_fence(handle, status, std::move(aggregate)); !done) {
+    log_.error("completing PMIx fence: %s", done.error().message.c_str());
+  }
+}
+
+void PmixBridge::on_fence_timeout(evutil_socket_t, short, void* arg) {
+  auto* pending = static_cast<PendingFence*>(arg);
+  PmixBridge* bridge = pending->bridge;
+  bridge->log_.error("fence %s timed out (PMIX_TIMEOUT)", pending->signature.c_str());
+  bridge->answer_fence(pending->handle, kPmixErrorTimeout, {});  // frees `pending`
+}
+
+bool PmixBridge::waits_for_gone(std::uint32_t job, const std::vector<std::uint32_t>& ranks,
+                                const std::string& signature, std::uint64_t round) const {
+  auto gone = gone_.find(job);
+  if (gone == gone_.end()) return false;
+  for (const auto& [rank, released] : gone->second) {
+    if (!ranks.empty() && !std::binary_search(ranks.begin(), ranks.end(), rank)) continue;
+    // A round released where the rank lived had its part: it completes.
+    auto last = released.find(signature);
+    if (round > (last == released.end() ? 0 : last->second)) return true;
+  }
+  return false;
+}
+
+void PmixBridge::fail_fences_with_gone(std::uint32_t job) {
+  std::vector<std::uint64_t> doomed;
+  for (const auto& [handle, pending] : pending_fences_) {
+    if (pending->job == job &&
+        waits_for_gone(job, pending->ranks, pending->signature, pending->round))
+      doomed.push_back(handle);
+  }
+  for (std::uint64_t handle : doomed) {
+    log_.error("fence %s includes a rank that has exited: it cannot complete",
+               pending_fences_.at(handle)->signature.c_str());
+    answer_fence(handle, kPmixProcTerminated, {});
+  }
+}
+
+bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload) {
+  if (tag != job_tags::ranks_gone) return false;
+  auto gone = decode_ranks_gone(payload);
+  if (!gone) {
+    log_.error("%s", gone.error().message.c_str());
+    return true;
+  }
+  if (jobs_.count(gone->job) == 0) return true;  // no ranks of it here: nothing waits
+  for (const GoneRank& rank : gone->ranks) {
+    auto& released = gone_[gone->job][rank.rank];
+    for (const FenceRound& round : rank.released)
+      released[round.signature] = round.round;
+  }
+  fail_fences_with_gone(gone->job);
+  return true;
+}
+
 void PmixBridge::on_fence_done(const FenceDone& done) {
-  auto found = fences_.find(done.key.signature);
-  if (found == fences_.end() || found->second.empty()) return;  // not a PMIx fence
-  std::uint64_t handle = found->second.front();
-  found->second.pop_front();
-  if (found->second.empty()) fences_.erase(found);
+  // Every pending fence of this signature that joined this round or an older
+  // one (there is none older: a round releases only after all before it).
+  std::vector<std::uint64_t> answered;
+  for (const auto& [handle, pending] : pending_fences_) {
+    if (pending->signature == done.key.signature && pending->round <= done.key.generation)
+      answered.push_back(handle);
+  }
+  if (answered.empty()) return;  // not a PMIx fence, or answered already
   if (done.status != FenceStatus::ok) {
     log_.error("fence %s round %llu ended: %s (daemon %u)", done.key.signature.c_str(),
                static_cast<unsigned long long>(done.key.generation),
                std::string(fence_status_name(done.status)).c_str(), done.lost);
-    (void)server_->complete_fence(handle, kPmixErrorUnreachable, {});
+    for (std::uint64_t handle : answered)
+      answer_fence(handle, kPmixErrorUnreachable, {});
     return;
   }
   auto release = decode_fence_release(*done.release);
   if (!release) {
-    (void)server_->complete_fence(handle, kPmixError, {});
+    for (std::uint64_t handle : answered)
+      answer_fence(handle, kPmixError, {});
     return;
   }
   Bytes aggregate;
   for (const auto& [vpid, blob] : release->contributions) {
     aggregate.insert(aggregate.end(), blob.begin(), blob.end());
   }
-  if (auto status = server_->complete_fence(handle, kPmixSuccess, std::move(aggregate)); !status) {
-    log_.error("completing PMIx fence %s: %s", done.key.signature.c_str(),
-               status.error().message.c_str());
-  }
+  for (std::uint64_t handle : answered)
+    answer_fence(handle, kPmixSuccess, aggregate);
 }
 
 void PmixBridge::on_direct_modex(std::uint64_t handle, const std::string& nspace,
@@ -227,10 +310,19 @@ void PmixBridge::classify_exit(RankExit& exit) {
   server_->handle_pending_upcalls();
   const bool owed = unfinalized_.erase({exit.job, exit.rank}) != 0;
   if (owed && exit.kind == ExitKind::exited) exit.kind = ExitKind::left_without_finalize;
+  // What this rank took part in, for the daemons whose fences include it.
+  auto job = jobs_.find(exit.job);
+  if (job == jobs_.end()) return;
+  for (auto& [signature, round] :
+       runtime_.engine().released_fence_rounds(pmix_fence_scope(job->second.nspace)))
+    exit.released.push_back(FenceRound{std::move(signature), round});
 }
 
 void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   std::erase_if(unfinalized_, [&](const auto& entry) { return entry.first == job; });
+  // libpmix forgets the job's requests with it: nothing may answer them later.
+  std::erase_if(pending_fences_, [&](const auto& entry) { return entry.second->job == job; });
+  gone_.erase(job);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   auto found = jobs_.find(job);
   if (found == jobs_.end()) return;

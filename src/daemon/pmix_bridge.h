@@ -6,10 +6,10 @@
 // the controller. Controller and groved both use it.
 #pragma once
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 
 #include "daemon/daemon_runtime.h"
@@ -36,6 +36,9 @@ class PmixBridge {
   void on_fence_done(const FenceDone& done);
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
+  // Broadcasts for the PMIx side of jobs (job_tags::ranks_gone); false for
+  // other tags.
+  bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
   // The job ended: PMIx forgets it.
   // The job ended: its PMIx registration (if it had ranks here) and the
   // engine's record of its fences go.
@@ -61,7 +64,34 @@ class PmixBridge {
   std::map<std::string, std::uint32_t> by_nspace_;
   // Local ranks that connected and have not finalized, by (job, rank).
   std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;
-  std::map<std::string, std::deque<std::uint64_t>> fences_;  // signature -> PMIx handles
+  // A PMIx fence this daemon contributed to and has not answered. The
+  // engine's round it joined names the FenceDone that answers it; a timeout
+  // or a participant that left answers it first (with an error), and the
+  // round's later end then finds nothing to answer.
+  struct PendingFence {
+    PmixBridge* bridge = nullptr;
+    std::uint64_t handle = 0;
+    std::string signature;
+    std::uint64_t round = 0;
+    std::uint32_t job = 0;
+    std::vector<std::uint32_t> ranks;  // empty: every rank of the job
+    EventPtr timer;                    // PMIX_TIMEOUT
+  };
+  void answer_fence(std::uint64_t handle, int status, Bytes aggregate);
+  // Answers, with an error, every pending fence of `job` that includes a
+  // rank gone from it.
+  void fail_fences_with_gone(std::uint32_t job);
+  // Whether round `round` of fence `signature` of `job` over `ranks` (empty:
+  // all) waits for a rank that has left before taking part in it.
+  bool waits_for_gone(std::uint32_t job, const std::vector<std::uint32_t>& ranks,
+                      const std::string& signature, std::uint64_t round) const;
+  static void on_fence_timeout(evutil_socket_t, short, void* arg);
+
+  event_base* base_ = nullptr;
+  std::map<std::uint64_t, std::unique_ptr<PendingFence>> pending_fences_;  // by PMIx handle
+  // Clean exits by job, then rank: the last round of each signature released
+  // on the rank's daemon when it left.
+  std::map<std::uint32_t, std::map<std::uint32_t, std::map<std::string, std::uint64_t>>> gone_;
 };
 
 // The engine's name for a PMIx fence: the namespace and its participating

@@ -110,6 +110,11 @@ class Engine {
   std::size_t known_fence_signatures() const { return fences_.known_signatures(); }
   // The last released round of a fence signature (0: none yet).
   std::uint64_t fence_generation(const std::string& signature) const;
+  // The last released round of every fence signature in `scope`.
+  std::vector<std::pair<std::string, std::uint64_t>> released_fence_rounds(
+      const std::string& scope) const {
+    return fences_.released_in_scope(scope);
+  }
 
   // Internal consistency; the simulator calls it after every input. Returns
   // the first violated invariant.

@@ -9,6 +9,15 @@ std::uint64_t FenceTable::generation(const std::string& signature) const {
   return found == generations_.end() ? 0 : found->second;
 }
 
+std::vector<std::pair<std::string, std::uint64_t>> FenceTable::released_in_scope(
+    const std::string& scope) const {
+  std::vector<std::pair<std::string, std::uint64_t>> rounds;
+  for (auto it = generations_.lower_bound(scope);
+       it != generations_.end() && it->first.starts_with(scope); ++it)
+    rounds.emplace_back(it->first, it->second);
+  return rounds;
+}
+
 FenceTracker* FenceTable::open(const FenceKey& key) {
   if (key.generation <= generation(key.signature) || scope_ended(key.signature)) return nullptr;
   return &open_[key];

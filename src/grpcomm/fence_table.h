@@ -42,6 +42,9 @@ class FenceTable {
 
   // The last released round of a signature (0: none yet, or its scope ended).
   std::uint64_t generation(const std::string& signature) const;
+  // The last released round of every signature that starts with `scope`.
+  std::vector<std::pair<std::string, std::uint64_t>> released_in_scope(
+      const std::string& scope) const;
   // The round a contribution of this daemon joins now.
   FenceKey next_round(const std::string& signature) const {
     return FenceKey{signature, generation(signature) + 1};

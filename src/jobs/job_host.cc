@@ -355,7 +355,7 @@ void JobHost::maybe_report(Rank& rank) {
   // The exit goes out after the last output, so the controller sees them in order.
   if (rank.reported || !rank.exited || !rank.closed[0] || !rank.closed[1]) return;
   rank.reported = true;
-  RankExit exit{rank.job, rank.rank, ExitKind::exited, 0, ""};
+  RankExit exit{rank.job, rank.rank, ExitKind::exited, 0, "", {}};
   if (!rank.start_error.empty()) {
     exit.kind = ExitKind::failed_start;
     exit.status = 127;

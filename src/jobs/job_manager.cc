@@ -16,7 +16,14 @@ struct JobManager::Job {
   EventPtr timer;
   std::map<Vpid, std::uint64_t> withheld;  // output bytes not yet acknowledged, by daemon
   EventPtr ack_timer;                      // polls the CLI's queue while acks wait
+  std::vector<GoneRank> gone_unsent;       // clean exits the daemons have not heard of
+  EventPtr gone_timer;                     // gathers them into one broadcast
 };
+
+namespace {
+// Ranks of a job tend to leave together: their exits go out as one broadcast.
+constexpr timeval kGoneGathering{0, 20 * 1000};
+}  // namespace
 
 JobManager::JobManager(event_base* base, const Log& log, std::string nspace_prefix,
                        JobManagerHooks hooks)
@@ -140,6 +147,23 @@ void JobManager::on_ack_timer(evutil_socket_t, short, void* arg) {
   event_add(job->ack_timer.get(), &poll);
 }
 
+void JobManager::note_gone(Job& job, GoneRank rank) {
+  job.gone_unsent.push_back(std::move(rank));
+  if (job.gone_timer) return;
+  job.gone_timer.reset(event_new(base_, -1, 0, &JobManager::on_gone_timer, &job));
+  event_add(job.gone_timer.get(), &kGoneGathering);
+}
+
+void JobManager::on_gone_timer(evutil_socket_t, short, void* arg) {
+  auto* job = static_cast<Job*>(arg);
+  RanksGone gone{job->id, std::move(job->gone_unsent)};
+  job->gone_unsent.clear();
+  job->gone_timer.reset();  // frees this event: nothing of it is used below
+  // A failed job is being killed; a finished one is gone already.
+  if (job->failed) return;
+  job->manager->hooks_.broadcast(job_tags::ranks_gone, encode(gone));
+}
+
 void JobManager::on_exit(const RankExit& exit) {
   auto found = jobs_.find(exit.job);
   if (found == jobs_.end()) return;
@@ -151,6 +175,8 @@ void JobManager::on_exit(const RankExit& exit) {
         fail(job, exit.status,
              "rank " + std::to_string(exit.rank) + " exited with status " +
                  std::to_string(exit.status));
+      } else {
+        note_gone(job, GoneRank{exit.rank, exit.released});
       }
       break;
     case ExitKind::signaled:

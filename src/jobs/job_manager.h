@@ -60,6 +60,10 @@ class JobManager {
   void maybe_finish(std::uint32_t id);
   static void on_timeout(evutil_socket_t, short, void* arg);
   static void on_ack_timer(evutil_socket_t, short, void* arg);
+  // A rank exited cleanly while others may run: the daemons hear of it (a
+  // fence including it must end with an error, not wait).
+  void note_gone(Job& job, GoneRank rank);
+  static void on_gone_timer(evutil_socket_t, short, void* arg);
   void flush_acks(Job& job);
 
   event_base* base_;

@@ -22,6 +22,24 @@ bool get_strings(ByteReader& reader, std::vector<std::string>& list) {
   return true;
 }
 
+void write_rounds(ByteWriter& writer, const std::vector<FenceRound>& rounds) {
+  writer.u32(static_cast<std::uint32_t>(rounds.size()));
+  for (const FenceRound& round : rounds)
+    writer.text(round.signature).u64(round.round);
+}
+
+bool read_rounds(ByteReader& reader, std::vector<FenceRound>& rounds) {
+  auto count = reader.u32();
+  if (!count || *count > kMaxEntries) return false;
+  for (std::uint32_t i = 0; i < *count; ++i) {
+    auto signature = reader.text();
+    auto round = reader.u64();
+    if (!signature || !round) return false;
+    rounds.push_back(FenceRound{std::move(*signature), *round});
+  }
+  return true;
+}
+
 }  // namespace
 
 Bytes encode(const JobSpec& spec) {
@@ -93,6 +111,7 @@ Bytes encode(const RankExit& exit) {
   ByteWriter writer;
   writer.u32(exit.job).u32(exit.rank).u8(static_cast<std::uint8_t>(exit.kind));
   writer.u32(static_cast<std::uint32_t>(exit.status)).text(exit.message);
+  write_rounds(writer, exit.released);
   return writer.take();
 }
 
@@ -103,11 +122,17 @@ Result<RankExit> decode_rank_exit(std::span<const std::byte> payload) {
   auto kind = reader.u8();
   auto status = reader.u32();
   auto message = reader.text();
-  if (!job || !rank || !kind || !status || !message || !reader.done() || *kind < 1 || *kind > 4) {
+  std::vector<FenceRound> released;
+  if (!job || !rank || !kind || !status || !message || !read_rounds(reader, released) ||
+      !reader.done() || *kind < 1 || *kind > 4) {
     return malformed_payload<RankExit>("rank exit");
   }
-  return RankExit{*job, *rank, static_cast<ExitKind>(*kind), static_cast<std::int32_t>(*status),
-                  std::move(*message)};
+  return RankExit{*job,
+                  *rank,
+                  static_cast<ExitKind>(*kind),
+                  static_cast<std::int32_t>(*status),
+                  std::move(*message),
+                  std::move(released)};
 }
 
 Bytes encode(const JobAbort& abort) {
@@ -126,6 +151,37 @@ Result<JobAbort> decode_job_abort(std::span<const std::byte> payload) {
   if (!job || !rank || !status || !message || !reader.done())
     return malformed_payload<JobAbort>("abort");
   return JobAbort{*job, *rank, static_cast<std::int32_t>(*status), std::move(*message)};
+}
+
+Bytes encode(const RanksGone& gone) {
+  ByteWriter writer;
+  writer.u32(gone.job).u32(static_cast<std::uint32_t>(gone.ranks.size()));
+  for (const GoneRank& rank : gone.ranks) {
+    writer.u32(rank.rank);
+    write_rounds(writer, rank.released);
+  }
+  return writer.take();
+}
+
+Result<RanksGone> decode_ranks_gone(std::span<const std::byte> payload) {
+  ByteReader reader(payload);
+  RanksGone gone;
+  auto job = reader.u32();
+  auto count = reader.u32();
+  // Each rank takes at least 8 bytes: a count the payload cannot hold is malformed.
+  if (!job || !count || *count > payload.size() / 8)
+    return malformed_payload<RanksGone>("ranks gone");
+  gone.job = *job;
+  for (std::uint32_t i = 0; i < *count; ++i) {
+    auto rank = reader.u32();
+    GoneRank entry;
+    if (!rank || !read_rounds(reader, entry.released))
+      return malformed_payload<RanksGone>("ranks gone");
+    entry.rank = *rank;
+    gone.ranks.push_back(std::move(entry));
+  }
+  if (!reader.done()) return malformed_payload<RanksGone>("ranks gone");
+  return gone;
 }
 
 Bytes encode(const OutputAck& ack) {

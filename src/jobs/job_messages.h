@@ -43,12 +43,22 @@ enum class ExitKind : std::uint8_t {
   left_without_finalize = 4,
 };
 
+// The last round of a fence signature released on a daemon.
+struct FenceRound {
+  std::string signature;
+  std::uint64_t round = 0;
+  bool operator==(const FenceRound&) const = default;
+};
+
 struct RankExit {
   std::uint32_t job = 0;
   std::uint32_t rank = 0;
   ExitKind kind = ExitKind::exited;
   std::int32_t status = 0;
   std::string message;
+  // The job's fence rounds released on the rank's daemon when it exited: the
+  // rank took part in none after them.
+  std::vector<FenceRound> released;
 };
 
 // Bytes of a job's output the controller has handed to `grove run` (or
@@ -56,6 +66,18 @@ struct RankExit {
 struct OutputAck {
   std::uint32_t job = 0;
   std::uint64_t bytes = 0;
+};
+
+// Ranks of a job that exited cleanly while others run: a fence that includes
+// one of them can never complete.
+struct GoneRank {
+  std::uint32_t rank = 0;
+  std::vector<FenceRound> released;  // as in RankExit
+  bool operator==(const GoneRank&) const = default;
+};
+struct RanksGone {
+  std::uint32_t job = 0;
+  std::vector<GoneRank> ranks;
 };
 
 struct JobAbort {
@@ -70,11 +92,13 @@ Bytes encode(const JobOutput& output);
 Bytes encode(const RankExit& exit);
 Bytes encode(const JobAbort& abort);
 Bytes encode(const OutputAck& ack);
+Bytes encode(const RanksGone& gone);
 
 Result<JobSpec> decode_job_spec(std::span<const std::byte> payload);
 Result<JobOutput> decode_job_output(std::span<const std::byte> payload);
 Result<RankExit> decode_rank_exit(std::span<const std::byte> payload);
 Result<JobAbort> decode_job_abort(std::span<const std::byte> payload);
 Result<OutputAck> decode_output_ack(std::span<const std::byte> payload);
+Result<RanksGone> decode_ranks_gone(std::span<const std::byte> payload);
 
 }  // namespace grove

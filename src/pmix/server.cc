@@ -26,6 +26,7 @@ static_assert(kPmixErrorTimeout == PMIX_ERR_TIMEOUT);
 static_assert(kPmixErrorUnreachable == PMIX_ERR_UNREACH);
 static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
 static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
+static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
 
 namespace {
 
@@ -353,7 +354,8 @@ void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
     return;
   }
   hooks_.on_fence(PmixFenceCall{handle, std::move(upcall.nspace), std::move(upcall.ranks),
-                                upcall.collect_data, std::move(upcall.data)});
+                                upcall.collect_data, upcall.timeout_seconds,
+                                std::move(upcall.data)});
 }
 
 void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {

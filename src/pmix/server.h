@@ -51,6 +51,7 @@ inline constexpr int kPmixErrorTimeout = -24;
 inline constexpr int kPmixErrorUnreachable = -25;
 inline constexpr int kPmixErrorNotFound = -46;
 inline constexpr int kPmixErrorNotSupported = -47;
+inline constexpr int kPmixProcTerminated = -111;
 
 // "SUCCESS", "TIMEOUT", ...: PMIx's name for a status value.
 std::string pmix_status_text(int status);
@@ -84,6 +85,7 @@ struct PmixFenceCall {
   std::string nspace;
   std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
   bool collect_data = false;         // the clients asked for PMIX_COLLECT_DATA
+  int timeout_seconds = 0;           // PMIX_TIMEOUT the clients gave (0: none)
   std::vector<std::byte> data;       // this server's blob (may be empty)
 };
 

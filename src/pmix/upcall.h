@@ -27,6 +27,7 @@ struct FenceUpcall {
   std::string nspace;
   std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
   bool collect_data = false;
+  int timeout_seconds = 0;      // PMIX_TIMEOUT (0: none)
   std::vector<std::byte> data;  // this server's contribution
   pmix_modex_cbfunc_t cbfunc = nullptr;
   void* cbdata = nullptr;

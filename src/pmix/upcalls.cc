@@ -63,6 +63,13 @@ pmix_status_t fence_nb(const pmix_proc_t procs[], std::size_t nprocs, const pmix
   if (status != PMIX_SUCCESS) return status;
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
     if (PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA)) upcall.collect_data = PMIX_INFO_TRUE(&info[i]);
+    if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
+      const pmix_value_t& value = info[i].value;
+      if (value.type == PMIX_INT) upcall.timeout_seconds = value.data.integer;
+      if (value.type == PMIX_INT32) upcall.timeout_seconds = value.data.int32;
+      if (value.type == PMIX_UINT32) upcall.timeout_seconds = static_cast<int>(value.data.uint32);
+      if (upcall.timeout_seconds < 0) upcall.timeout_seconds = 0;
+    }
   }
   upcall.data = copy_bytes(data, ndata);
   upcall.cbfunc = cbfunc;

@@ -30,6 +30,7 @@ constexpr std::array kTags{
     TagInfo{job_tags::exited, "job-exited"},
     TagInfo{job_tags::aborted, "job-aborted"},
     TagInfo{job_tags::output_ack, "job-output-ack"},
+    TagInfo{job_tags::ranks_gone, "job-ranks-gone"},
     TagInfo{pmix_tags::modex_request, "modex-request"},
     TagInfo{pmix_tags::modex_reply, "modex-reply"},
 };

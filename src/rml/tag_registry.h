@@ -46,6 +46,8 @@ inline constexpr std::uint16_t exited = tags::first_daemon_tag + 19;   // contro
 inline constexpr std::uint16_t aborted = tags::first_daemon_tag + 20;  // control
 // controller -> hosting daemon: output it has passed on (flow control)
 inline constexpr std::uint16_t output_ack = tags::first_daemon_tag + 21;
+// controller -> every daemon: ranks that left cleanly (their fences cannot complete)
+inline constexpr std::uint16_t ranks_gone = tags::first_daemon_tag + 22;  // broadcast
 }  // namespace job_tags
 
 // The PMIx bridge's direct modex (daemon/pmix_bridge.h).

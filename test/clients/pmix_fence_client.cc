@@ -4,6 +4,7 @@
 //   pmix_fence_client [ROUNDS] [--rounds K] [--barrier] [--no-collect]
 //                     [--max-bytes N] [--timing] [--abort STATUS]
 //                     [--probe-unsupported] [--wait-for FILE]
+//                     [--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK]
 //
 // Each round every rank puts one value (a deterministic 0..max-bytes pseudo
 // random size and content, seeded by rank and round) under "grove.fence.<round>",
@@ -25,6 +26,10 @@
 // --leave-without-finalize RANK makes that rank exit 0 right after PMIx_Init.
 // --wait-for FILE prints "rank R: connected, waiting for FILE" right after
 // PMIx_Init and waits (up to 120 s) until FILE exists before going on.
+// --fence-timeout S passes PMIX_TIMEOUT=S with every fence. --late R:S makes
+// rank R sleep S seconds before its first fence (its peers wait for it).
+// --finalize-early RANK makes that rank call PMIx_Finalize right after
+// PMIx_Init and exit 0: its peers' fences include a rank that is gone.
 // --probe-unsupported checks that publish, lookup and spawn fail promptly
 // with an error instead of hanging (and reports what connect returns).
 //
@@ -65,7 +70,11 @@ struct Options {
   int abort_status = 0;
   int leave_rank = -1;  // --leave-without-finalize RANK
   bool probe_unsupported = false;
-  std::string wait_for;  // --wait-for FILE
+  std::string wait_for;   // --wait-for FILE
+  int fence_timeout = 0;  // --fence-timeout S (0: none)
+  int late_rank = -1;     // --late RANK:SECONDS
+  int late_seconds = 0;
+  int finalize_early_rank = -1;  // --finalize-early RANK
 };
 
 struct Identity {
@@ -124,6 +133,17 @@ Options parse_options(int argc, char** argv) {
                parse_count(argv[i + 1], 0, 1000000, value)) {
       options.leave_rank = static_cast<int>(value);
       ++i;
+    } else if (arg == "--fence-timeout" && has_value && parse_count(argv[i + 1], 1, 3600, value)) {
+      options.fence_timeout = static_cast<int>(value);
+      ++i;
+    } else if (arg == "--late" && has_value &&
+               std::sscanf(argv[i + 1], "%d:%d", &options.late_rank, &options.late_seconds) == 2 &&
+               options.late_rank >= 0 && options.late_seconds >= 0) {
+      ++i;
+    } else if (arg == "--finalize-early" && has_value &&
+               parse_count(argv[i + 1], 0, 1000000, value)) {
+      options.finalize_early_rank = static_cast<int>(value);
+      ++i;
     } else if (arg == "--wait-for" && has_value) {
       options.wait_for = argv[i + 1];
       ++i;
@@ -133,7 +153,8 @@ Options parse_options(int argc, char** argv) {
       fail(kExitUsage,
            "bad argument '%s'; usage: pmix_fence_client [ROUNDS] [--rounds K] [--barrier] "
            "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
-           "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE]",
+           "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE] "
+           "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK]",
            argv[i]);
     }
   }
@@ -227,16 +248,26 @@ void put_value(const Identity& id, int round, const std::string& key, std::size_
 }
 
 // One fence over the whole job; returns its duration in microseconds.
-double fence(const Identity& id, bool collect, int round) {
+double fence(const Identity& id, bool collect, int round, int timeout_seconds) {
   pmix_proc_t all = proc_of(id.self, PMIX_RANK_WILDCARD);
-  pmix_info_t info;
-  PMIX_INFO_CONSTRUCT(&info);
+  pmix_info_t info[2];
+  std::size_t ninfo = 0;
   bool yes = true;
-  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+  if (collect) {
+    PMIX_INFO_CONSTRUCT(&info[ninfo]);
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    ++ninfo;
+  }
+  if (timeout_seconds > 0) {
+    PMIX_INFO_CONSTRUCT(&info[ninfo]);
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_TIMEOUT, &timeout_seconds, PMIX_INT);
+    ++ninfo;
+  }
   auto start = std::chrono::steady_clock::now();
-  pmix_status_t status = PMIx_Fence(&all, 1, collect ? &info : nullptr, collect ? 1 : 0);
+  pmix_status_t status = PMIx_Fence(&all, 1, ninfo > 0 ? info : nullptr, ninfo);
   auto end = std::chrono::steady_clock::now();
-  PMIX_INFO_DESTRUCT(&info);
+  for (std::size_t i = 0; i < ninfo; ++i)
+    PMIX_INFO_DESTRUCT(&info[i]);
   if (status != PMIX_SUCCESS) {
     fail(kExitPmix, "rank %u round %d: PMIx_Fence: %s", id.self.rank, round,
          PMIx_Error_string(status));
@@ -359,6 +390,13 @@ int main(int argc, char** argv) {
     // fence waits for it in vain unless the runtime notices.
     std::exit(0);
   }
+  if (static_cast<int>(id.self.rank) == options.finalize_early_rank) {
+    pmix_status_t status = PMIx_Finalize(nullptr, 0);
+    if (status != PMIX_SUCCESS)
+      fail(kExitPmix, "rank %u: PMIx_Finalize: %s", id.self.rank, PMIx_Error_string(status));
+    std::printf("rank %u: finalized early\n", id.self.rank);
+    return 0;
+  }
   if (options.probe_unsupported) probe_unsupported(id);
 
   Digest digest;
@@ -367,7 +405,9 @@ int main(int argc, char** argv) {
   for (int round = 0; round < options.rounds; ++round) {
     std::string key = "grove.fence." + std::to_string(round);
     if (!options.barrier) put_value(id, round, key, options.max_bytes);
-    double us = fence(id, options.collect && !options.barrier, round);
+    if (round == 0 && static_cast<int>(id.self.rank) == options.late_rank)
+      std::this_thread::sleep_for(std::chrono::seconds(options.late_seconds));
+    double us = fence(id, options.collect && !options.barrier, round, options.fence_timeout);
     fence_us.push_back(us);
     if (options.timing)
       std::printf("timing rank %u round %d: fence %.1f us\n", id.self.rank, round, us);

@@ -226,3 +226,41 @@ TEST_CASE("a rank that leaves without PMIx_Finalize ends its job instead of hang
   auto next = dvm.grove({"run", "-n", "6", fence_client(), "--rounds", "1"});
   CHECK(next.exit_code == 0);
 }
+
+// Without these, both jobs below wait for the late or gone rank until the
+// run's own deadline: the deadline is a hang guard, not a measurement.
+TEST_CASE("PMIX_TIMEOUT on a fence is honoured across daemons", "[pmix]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  // Rank 1 (on daemon 1) reaches the fence only after 600 s; rank 0 (on the
+  // controller) asks for 2 s. libpmix keeps the timeout only while it waits
+  // for local ranks, so here it is the daemon's to keep.
+  auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", fence_client(), "1",
+                        "--fence-timeout", "2", "--late", "1:600"},
+                       std::chrono::seconds(120));
+  CHECK_FALSE(job.timed_out);
+  CHECK(job.exit_code == 3);
+  CHECK_THAT(job.err, Catch::Contains("rank 0 round 0: PMIx_Fence: TIMEOUT"));
+  CHECK_THAT(dvm.controller().err(), Catch::Contains("timed out (PMIX_TIMEOUT)"));
+  // The round that never completed leaves nothing behind for the next job.
+  auto next = dvm.grove({"run", "-n", "2", "--map-by", "node", fence_client(), "1"});
+  CHECK(next.exit_code == 0);
+}
+
+TEST_CASE("a fence that includes a rank that has exited ends with an error for its waiters",
+          "[pmix]") {
+  Dvm dvm(3);
+  REQUIRE(dvm.ready());
+  // One rank per daemon: rank 1 finalizes and exits 0 at once, so the fence
+  // of ranks 0 and 2 (on the controller and on daemon 2) can never complete.
+  auto job = dvm.grove(
+      {"run", "-n", "3", "--map-by", "node", fence_client(), "2", "--finalize-early", "1"},
+      std::chrono::seconds(120));
+  CHECK_FALSE(job.timed_out);
+  CHECK(job.exit_code == 3);
+  CHECK_THAT(job.out, Catch::Contains("rank 1: finalized early"));
+  CHECK_THAT(job.err, Catch::Contains("PMIx_Fence: PROC-TERMINATED"));
+  CHECK_THAT(job.err, Catch::Contains("exited with status 3"));
+  auto next = dvm.grove({"run", "-n", "3", "--map-by", "node", fence_client(), "1"});
+  CHECK(next.exit_code == 0);
+}
