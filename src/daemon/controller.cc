@@ -34,8 +34,7 @@ Controller::~Controller() {
   // Every event goes before the base it lives on: event_free takes the base's
   // lock, and a freed base's lock may read as held forever.
   job_manager_.reset();
-  job_host_.reset();
-  pmix_.reset();
+  rank_host_.reset();
   remote_.reset();
   control_.reset();
   startup_timer_.reset();
@@ -137,32 +136,15 @@ Status Controller::start() {
   // to the JobManager.
   auto daemon_dir = create_daemon_directory(dvm_.directory, kControllerVpid);
   if (!daemon_dir) return daemon_dir.error();
-  JobHostHooks host_hooks;
-  host_hooks.on_output = [this](const JobOutput& output) {
+  RankReports reports;
+  reports.output = [this](const JobOutput& output) {
     job_manager_->on_output(output, kControllerVpid);
   };
-  host_hooks.on_exit = [this](RankExit exit) {
-    pmix_->classify_exit(exit);
-    job_manager_->on_exit(exit);
-  };
-  host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
-    return pmix_->rank_env(spec, rank);
-  };
-  host_hooks.rank_started = [this](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
-    pmix_->rank_started(spec, rank, pid);
-  };
-  host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
-    pmix_->forget_job(job, nspace);
-  };
-  const std::uint64_t output_window = params_.get_size("jobs_output_window");
-  job_host_ = std::make_unique<JobHost>(base_.get(), kControllerVpid, log_, *daemon_dir,
-                                        std::move(host_hooks), output_window);
-  auto pmix = PmixBridge::create(
-      base_.get(), *runtime_, log_, *daemon_dir + "/pmix",
-      [this](std::uint32_t job) { return job_host_->job_directory(job); },
-      params_.get_bool("pmix_verify_clients"));
-  if (!pmix) return pmix.error();
-  pmix_ = std::move(*pmix);
+  reports.exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
+  auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, kControllerVpid, *daemon_dir,
+                                std::move(reports));
+  if (!ranks) return ranks.error();
+  rank_host_ = std::move(*ranks);
   JobManagerHooks manager_hooks;
   manager_hooks.living_daemons = [this] {
     std::vector<MapDaemon> living;
@@ -182,12 +164,12 @@ Status Controller::start() {
   };
   manager_hooks.ack_output = [this](Vpid daemon, const OutputAck& ack) {
     if (daemon == kControllerVpid) {
-      if (job_host_) job_host_->on_output_ack(ack.job, ack.bytes);
+      if (rank_host_) rank_host_->on_output_ack(ack);
     } else if (runtime_) {
       runtime_->send_control(daemon, job_tags::output_ack, encode(ack));
     }
   };
-  manager_hooks.output_window = output_window;
+  manager_hooks.output_window = params_.get_size("jobs_output_window");
   job_manager_ = std::make_unique<JobManager>(
       base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
 
@@ -216,7 +198,7 @@ Status Controller::start() {
 
 void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
   if (from < daemons_.size()) daemons_[from].last_seen_ns = runtime_->now();
-  if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
+  if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
   switch (header.tag) {
     case daemon_tags::report: {
       auto report = decode_daemon_report(payload);
@@ -315,8 +297,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
 }
 
 void Controller::on_deliver(const DeliverBroadcast& deliver) {
-  if (pmix_ && pmix_->on_broadcast(deliver.tag, *deliver.payload)) return;
-  job_host_->on_broadcast(deliver.tag, *deliver.payload);
+  if (rank_host_) rank_host_->on_broadcast(deliver.tag, *deliver.payload);
 }
 
 void Controller::on_broadcast_done(const BroadcastDone& done) {
@@ -340,7 +321,7 @@ void Controller::on_broadcast_done(const BroadcastDone& done) {
 }
 
 void Controller::on_fence_done(const FenceDone& done) {
-  if (pmix_) pmix_->on_fence_done(done);
+  if (rank_host_) rank_host_->on_fence_done(done);
   log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", done.key.signature.c_str(),
                static_cast<unsigned long long>(done.key.generation),
                std::string(fence_status_name(done.status)).c_str());
@@ -483,7 +464,7 @@ void Controller::reap_children() {
     daemon_lost(daemon.vpid, "its process " + how);
   }
   if (remote_) remote_->reap();
-  if (job_host_) job_host_->reap();
+  if (rank_host_) rank_host_->reap();
   if (stopping_) finish_stop();
 }
 

@@ -22,8 +22,7 @@
 #include "daemon/control_messages.h"
 #include "daemon/daemon_runtime.h"
 #include "daemon/liveness.h"
-#include "daemon/pmix_bridge.h"
-#include "jobs/job_host.h"
+#include "daemon/rank_host.h"
 #include "jobs/job_manager.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
@@ -126,9 +125,8 @@ class Controller {
   EventBasePtr base_;
   std::unique_ptr<DaemonRuntime> runtime_;
   std::unique_ptr<ControlServer> control_;
-  std::unique_ptr<JobHost> job_host_;
+  std::unique_ptr<RankHost> rank_host_;
   std::unique_ptr<JobManager> job_manager_;
-  std::unique_ptr<PmixBridge> pmix_;
   std::unique_ptr<RemoteLauncher> remote_;  // ssh clients or the srun step
   DvmInfo dvm_;
   std::vector<DaemonRecord> daemons_;

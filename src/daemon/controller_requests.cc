@@ -288,7 +288,7 @@ void Controller::close_and_reap() {
   }
   // Reap what has exited; come back until everything has. Ranks hosted
   // here die with the JobHost.
-  job_host_.reset();
+  if (rank_host_) rank_host_->end_ranks();
   for (auto& daemon : daemons_) {
     if (daemon.vpid == 0 || daemon.pid <= 0) continue;
     if (waitpid(daemon.pid, nullptr, WNOHANG) != daemon.pid) continue;

@@ -15,8 +15,7 @@ DaemonNode::DaemonNode(const ParamRegistry& params, Log& log, NodeOptions option
 
 DaemonNode::~DaemonNode() {
   ssh_.reset();
-  job_host_.reset();
-  pmix_.reset();
+  rank_host_.reset();
   heartbeat_.reset();
   sigchld_.reset();
   sigterm_.reset();
@@ -40,7 +39,7 @@ int DaemonNode::run() {
   };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
   hooks.on_fence_done = [this](const FenceDone& done) {
-    if (pmix_) pmix_->on_fence_done(done);
+    if (rank_host_) rank_host_->on_fence_done(done);
   };
   RuntimeOptions runtime_options{options_.vpid, options_.dvm_size, options_.secret,
                                  options_.bind_host};
@@ -80,35 +79,20 @@ int DaemonNode::run() {
   }
   sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &DaemonNode::on_signal, this));
   event_add(sigterm_.get(), nullptr);
-  JobHostHooks host_hooks;
-  host_hooks.on_output = [this](const JobOutput& output) {
+  RankReports reports;
+  reports.output = [this](const JobOutput& output) {
     runtime_->send_control(kControllerVpid, job_tags::output, encode(output));
   };
-  host_hooks.on_exit = [this](RankExit exit) {
-    pmix_->classify_exit(exit);
+  reports.exit = [this](const RankExit& exit) {
     runtime_->send_control(kControllerVpid, job_tags::exited, encode(exit));
   };
-  host_hooks.rank_env = [this](const JobSpec& spec, std::uint32_t rank) {
-    return pmix_->rank_env(spec, rank);
-  };
-  host_hooks.rank_started = [this](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
-    pmix_->rank_started(spec, rank, pid);
-  };
-  host_hooks.on_forget = [this](std::uint32_t job, const std::string& nspace) {
-    pmix_->forget_job(job, nspace);
-  };
-  job_host_ =
-      std::make_unique<JobHost>(base_.get(), options_.vpid, log_, options_.session_dir,
-                                std::move(host_hooks), params_.get_size("jobs_output_window"));
-  auto pmix = PmixBridge::create(
-      base_.get(), *runtime_, log_, options_.session_dir + "/pmix",
-      [this](std::uint32_t job) { return job_host_->job_directory(job); },
-      params_.get_bool("pmix_verify_clients"));
-  if (!pmix) {
-    log_.error("cannot start: %s", pmix.error().message.c_str());
+  auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, options_.vpid,
+                                options_.session_dir, std::move(reports));
+  if (!ranks) {
+    log_.error("cannot start: %s", ranks.error().message.c_str());
     return 1;
   }
-  pmix_ = std::move(*pmix);
+  rank_host_ = std::move(*ranks);
   sigchld_.reset(evsignal_new(base_.get(), SIGCHLD, &DaemonNode::on_sigchld, this));
   event_add(sigchld_.get(), nullptr);
   event_base_dispatch(base_.get());
@@ -127,11 +111,7 @@ void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& p
     on_welcome();
     return;
   }
-  if (header.tag == job_tags::output_ack && from == kControllerVpid) {
-    if (auto ack = decode_output_ack(payload)) job_host_->on_output_ack(ack->job, ack->bytes);
-    return;
-  }
-  if (pmix_ && pmix_->on_control(from, header.tag, payload)) return;
+  if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
   log_.verbose("daemon", 2, "unexpected control %s from %u",
                std::string(tag_name(header.tag)).c_str(), from);
 }
@@ -167,8 +147,7 @@ void DaemonNode::on_welcome() {
 }
 
 void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
-  if (job_host_->on_broadcast(deliver.tag, *deliver.payload)) return;
-  if (pmix_ && pmix_->on_broadcast(deliver.tag, *deliver.payload)) return;
+  if (rank_host_ && rank_host_->on_broadcast(deliver.tag, *deliver.payload)) return;
   switch (deliver.tag) {
     case daemon_tags::endpoint_table: {
       auto table = decode_endpoint_table(*deliver.payload);
@@ -247,7 +226,7 @@ void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {
 
 void DaemonNode::on_sigchld(evutil_socket_t, short, void* arg) {
   auto* node = static_cast<DaemonNode*>(arg);
-  node->job_host_->reap();
+  if (node->rank_host_) node->rank_host_->reap();
   if (node->ssh_) node->ssh_->reap();
 }
 

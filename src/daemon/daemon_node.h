@@ -11,8 +11,7 @@
 
 #include "daemon/daemon_runtime.h"
 #include "daemon/liveness.h"
-#include "daemon/pmix_bridge.h"
-#include "jobs/job_host.h"
+#include "daemon/rank_host.h"
 #include "plm/bootstrap.h"
 #include "plm/ssh_launcher.h"
 #include "rml/transport/endpoint.h"
@@ -62,8 +61,7 @@ class DaemonNode {
   TimeNs controller_rtt_ns_ = 0;  // of the last answered heartbeat
   EventPtr sigterm_;
   EventPtr sigchld_;
-  std::unique_ptr<JobHost> job_host_;
-  std::unique_ptr<PmixBridge> pmix_;
+  std::unique_ptr<RankHost> rank_host_;
   std::unique_ptr<SshLauncher> ssh_;  // tree spawn: our children in the plan
   bool welcomed_ = false;
   bool stopping_ = false;

@@ -1,0 +1,76 @@
+#include "daemon/rank_host.h"
+
+namespace grove {
+
+Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRuntime& runtime,
+                                                   const Log& log, const ParamRegistry& params,
+                                                   Vpid self, const std::string& daemon_dir,
+                                                   RankReports reports) {
+  std::unique_ptr<RankHost> host(new RankHost());
+  RankHost* raw = host.get();
+  JobHostHooks hooks;
+  hooks.on_output = std::move(reports.output);
+  hooks.on_exit = [raw, report = std::move(reports.exit)](RankExit exit) {
+    raw->pmix_->classify_exit(exit);
+    report(exit);
+  };
+  hooks.rank_env = [raw](const JobSpec& spec, std::uint32_t rank) {
+    return raw->pmix_->rank_env(spec, rank);
+  };
+  hooks.rank_started = [raw](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
+    raw->pmix_->rank_started(spec, rank, pid);
+  };
+  hooks.on_forget = [raw](std::uint32_t job, const std::string& nspace) {
+    raw->pmix_->forget_job(job, nspace);
+  };
+  host->job_host_ = std::make_unique<JobHost>(base, self, log, daemon_dir, std::move(hooks),
+                                              params.get_size("jobs_output_window"));
+  // A job's directory outlives end_ranks only as a name: nothing forks then.
+  auto pmix = PmixBridge::create(
+      base, runtime, log, daemon_dir + "/pmix",
+      [raw](std::uint32_t job) {
+        return raw->job_host_ ? raw->job_host_->job_directory(job) : std::string();
+      },
+      params.get_bool("pmix_verify_clients"));
+  if (!pmix) return pmix.error();
+  host->pmix_ = std::move(*pmix);
+  return host;
+}
+
+RankHost::~RankHost() {
+  // Ranks first: their exits are classified by the bridge.
+  job_host_.reset();
+  pmix_.reset();
+}
+
+bool RankHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload) {
+  if (job_host_ && job_host_->on_broadcast(tag, payload)) return true;
+  return pmix_->on_broadcast(tag, payload);
+}
+
+bool RankHost::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) {
+  if (tag == job_tags::output_ack) {
+    if (from != kControllerVpid) return true;  // only the controller paces output
+    if (auto ack = decode_output_ack(payload)) on_output_ack(*ack);
+    return true;
+  }
+  return pmix_->on_control(from, tag, payload);
+}
+
+void RankHost::on_output_ack(const OutputAck& ack) {
+  if (job_host_) job_host_->on_output_ack(ack.job, ack.bytes);
+}
+
+void RankHost::on_fence_done(const FenceDone& done) {
+  pmix_->on_fence_done(done);
+}
+
+void RankHost::reap() {
+  if (job_host_) job_host_->reap();
+}
+
+void RankHost::end_ranks() {
+  job_host_.reset();
+}
+
+}  // namespace grove

@@ -1,0 +1,60 @@
+// The part of a daemon that hosts ranks, the same in the controller and in
+// groved: the JobHost that forks them and the PmixBridge that serves them,
+// wired to each other once here. Only where the ranks' reports go differs:
+// the controller hands them to its JobManager, groved sends them to the
+// controller.
+#pragma once
+
+#include <event2/event.h>
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "daemon/daemon_runtime.h"
+#include "daemon/pmix_bridge.h"
+#include "jobs/job_host.h"
+#include "util/log.h"
+#include "util/param_registry.h"
+
+namespace grove {
+
+struct RankReports {
+  std::function<void(const JobOutput&)> output;
+  // Classified by the PMIx side first (left_without_finalize, the fence
+  // rounds the rank took part in).
+  std::function<void(const RankExit&)> exit;
+};
+
+class RankHost {
+ public:
+  // `daemon_dir`: this daemon's session directory (job-N and pmix/ go there).
+  static Result<std::unique_ptr<RankHost>> create(event_base* base, DaemonRuntime& runtime,
+                                                  const Log& log, const ParamRegistry& params,
+                                                  Vpid self, const std::string& daemon_dir,
+                                                  RankReports reports);
+  ~RankHost();
+  RankHost(const RankHost&) = delete;
+  RankHost& operator=(const RankHost&) = delete;
+
+  // Job broadcasts (launch, kill, cleanup, ranks gone); false for other tags.
+  bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
+  // The controller's output acknowledgements and the PMIx bridge's control
+  // frames; false for other tags.
+  bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
+  void on_output_ack(const OutputAck& ack);
+  void on_fence_done(const FenceDone& done);
+  // On SIGCHLD.
+  void reap();
+  // Kills every rank hosted here now (an orderly stop of the DVM).
+  void end_ranks();
+
+ private:
+  RankHost() = default;
+
+  std::unique_ptr<JobHost> job_host_;  // null once end_ranks has run
+  std::unique_ptr<PmixBridge> pmix_;
+};
+
+}  // namespace grove
