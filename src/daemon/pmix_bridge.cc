@@ -313,6 +313,7 @@ void PmixBridge::classify_exit(RankExit& exit) {
   // What this rank took part in, for the daemons whose fences include it.
   auto job = jobs_.find(exit.job);
   if (job == jobs_.end()) return;
+  server_->client_process_reaped(job->second.nspace, exit.rank);
   for (auto& [signature, round] :
        runtime_.engine().released_fence_rounds(pmix_fence_scope(job->second.nspace)))
     exit.released.push_back(FenceRound{std::move(signature), round});

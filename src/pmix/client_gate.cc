@@ -152,6 +152,11 @@ void ClientGate::expect(const std::string& nspace, std::uint32_t rank, pid_t pid
   expected_[{nspace, rank}] = pid;
 }
 
+void ClientGate::forget(const std::string& nspace, std::uint32_t rank) {
+  std::lock_guard lock(mutex_);
+  expected_.erase({nspace, rank});
+}
+
 void ClientGate::forget_job(const std::string& nspace) {
   std::lock_guard lock(mutex_);
   expected_.erase(expected_.lower_bound({nspace, 0}), expected_.upper_bound({nspace, UINT32_MAX}));

@@ -55,6 +55,8 @@ class ClientGate {
   void set_listen_port(std::uint16_t port);
   // The process started as (nspace, rank). Call before it can exec.
   void expect(const std::string& nspace, std::uint32_t rank, pid_t pid);
+  // The process has been reaped: its pid may now be anyone's.
+  void forget(const std::string& nspace, std::uint32_t rank);
   void forget_job(const std::string& nspace);
 
   // Called on PMIx's progress thread while the connection claiming (nspace,

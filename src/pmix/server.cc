@@ -152,6 +152,9 @@ class PmixServer::Impl {
   void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
     if (gate_) gate_->expect(nspace, rank, pid);
   }
+  void client_process_reaped(const std::string& nspace, std::uint32_t rank) {
+    if (gate_) gate_->forget(nspace, rank);
+  }
   Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
@@ -418,6 +421,10 @@ Result<std::vector<std::string>> PmixServer::register_client(const std::string& 
 
 void PmixServer::expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
   impl_->expect_client_process(nspace, rank, pid);
+}
+
+void PmixServer::client_process_reaped(const std::string& nspace, std::uint32_t rank) {
+  impl_->client_process_reaped(nspace, rank);
 }
 
 Status PmixServer::deregister_job(const std::string& nspace) {

@@ -144,6 +144,9 @@ class PmixServer {
   // The process forked as (nspace, rank): only it, or a descendant of it,
   // may connect as that rank. Call before the process can exec.
   void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid);
+  // That process has been reaped (its pid may be reused): nothing more
+  // connects as that rank.
+  void client_process_reaped(const std::string& nspace, std::uint32_t rank);
   // PMIx_server_deregister_nspace: forgets the job and its clients.
   Status deregister_job(const std::string& nspace);
 

@@ -114,6 +114,9 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
   // The admitted rank's connection is untouched.
   REQUIRE(write(rank_server_end, "x", 1) == 1);
 
+  gate.forget("job", 0);
+  CHECK(gate.admit("job", 0).has_value());
+  gate.expect("job", 0, child);
   gate.forget_job("job");
   CHECK(gate.admit("job", 0).has_value());
 
