@@ -50,6 +50,10 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     auto job = self->by_nspace_.find(nspace);
     if (job != self->by_nspace_.end()) self->unfinalized_.insert({job->second, rank});
   };
+  hooks.on_unsupported = [self](std::string call, std::string nspace, std::uint32_t rank) {
+    self->log_.error("%s from rank %u of %s: not supported by grove (answered NOT-SUPPORTED)",
+                     call.c_str(), rank, nspace.c_str());
+  };
   hooks.on_refused = [self](std::string nspace, std::uint32_t rank, std::string why) {
     self->log_.error("refused a PMIx connection claiming to be rank %u of %s: %s", rank,
                      nspace.c_str(), why.c_str());

@@ -344,6 +344,10 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     void operator()(AbortUpcall& call) { impl.handle_abort(call); }
     void operator()(FinalizedUpcall& call) { impl.handle_finalized(call); }
     void operator()(ConnectedUpcall& call) { impl.handle_connected(call); }
+    void operator()(pmix_internal::UnsupportedUpcall& call) {
+      if (impl.hooks_.on_unsupported)
+        impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
+    }
     void operator()(LocalModexReply& reply) { impl.handle_local_modex(reply); }
   };
   std::visit(Visitor{*this}, upcall);

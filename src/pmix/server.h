@@ -104,6 +104,9 @@ struct PmixHooks {
   std::function<void(std::string nspace, std::uint32_t rank)> on_finalized;
   // A local client connected (its PMIx_Init is about to return).
   std::function<void(std::string nspace, std::uint32_t rank)> on_connected;
+  // A request grove does not serve was answered PMIX_ERR_NOT_SUPPORTED: which
+  // (e.g. "PMIx_Spawn"), and from whom (for connect, the first participant).
+  std::function<void(std::string call, std::string nspace, std::uint32_t rank)> on_unsupported;
   // A connection claiming to be (nspace, rank) was refused: why.
   std::function<void(std::string nspace, std::uint32_t rank, std::string why)> on_refused;
   // A local client wants a remote rank's data: fetch it with

@@ -69,6 +69,15 @@ struct ConnectedUpcall {
   std::string refused;
 };
 
+// A request grove does not serve (publish, lookup, unpublish, spawn,
+// connect, disconnect): answered PMIX_ERR_NOT_SUPPORTED at once; this tells
+// the daemon, which notes it in its log.
+struct UnsupportedUpcall {
+  std::string call;
+  std::string nspace;
+  std::uint32_t rank = 0;
+};
+
 // The answer to PMIx_server_dmodex_request (fetch_local_modex), copied.
 struct LocalModexReply {
   std::uint64_t request = 0;
@@ -77,7 +86,7 @@ struct LocalModexReply {
 };
 
 using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
-                            ConnectedUpcall, LocalModexReply>;
+                            ConnectedUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,

@@ -131,34 +131,47 @@ pmix_status_t client_connected2(const pmix_proc_t* proc, void*, pmix_info_t[], s
   return admit_client(proc);
 }
 
-pmix_status_t publish(const pmix_proc_t*, const pmix_info_t[], std::size_t, pmix_op_cbfunc_t,
+// Answered at once, and noted: a program that needs these learns why it
+// failed from the daemon's log, not from a hang.
+pmix_status_t unsupported(const char* call, const pmix_proc_t* proc) {
+  UnsupportedUpcall upcall;
+  upcall.call = call;
+  if (proc != nullptr) {
+    upcall.nspace = nspace_of(*proc);
+    upcall.rank = proc->rank;
+  }
+  post(std::move(upcall));
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t publish(const pmix_proc_t* proc, const pmix_info_t[], std::size_t, pmix_op_cbfunc_t,
                       void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+  return unsupported("PMIx_Publish", proc);
 }
 
-pmix_status_t lookup(const pmix_proc_t*, char**, const pmix_info_t[], std::size_t,
+pmix_status_t lookup(const pmix_proc_t* proc, char**, const pmix_info_t[], std::size_t,
                      pmix_lookup_cbfunc_t, void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+  return unsupported("PMIx_Lookup", proc);
 }
 
-pmix_status_t unpublish(const pmix_proc_t*, char**, const pmix_info_t[], std::size_t,
+pmix_status_t unpublish(const pmix_proc_t* proc, char**, const pmix_info_t[], std::size_t,
                         pmix_op_cbfunc_t, void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+  return unsupported("PMIx_Unpublish", proc);
 }
 
-pmix_status_t spawn(const pmix_proc_t*, const pmix_info_t[], std::size_t, const pmix_app_t[],
+pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t[], std::size_t, const pmix_app_t[],
                     std::size_t, pmix_spawn_cbfunc_t, void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+  return unsupported("PMIx_Spawn", proc);
 }
 
-pmix_status_t connect(const pmix_proc_t[], std::size_t, const pmix_info_t[], std::size_t,
-                      pmix_op_cbfunc_t, void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+pmix_status_t connect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],
+                      std::size_t, pmix_op_cbfunc_t, void*) {
+  return unsupported("PMIx_Connect", nprocs > 0 ? &procs[0] : nullptr);
 }
 
-pmix_status_t disconnect(const pmix_proc_t[], std::size_t, const pmix_info_t[], std::size_t,
-                         pmix_op_cbfunc_t, void*) {
-  return PMIX_ERR_NOT_SUPPORTED;
+pmix_status_t disconnect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],
+                         std::size_t, pmix_op_cbfunc_t, void*) {
+  return unsupported("PMIx_Disconnect", nprocs > 0 ? &procs[0] : nullptr);
 }
 
 }  // namespace

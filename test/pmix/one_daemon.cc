@@ -50,6 +50,9 @@ PmixHooks OneDaemon::make_hooks() {
   hooks.on_abort = [this](std::string nspace, std::uint32_t rank, int status, std::string message) {
     aborts.push_back(AbortSeen{std::move(nspace), rank, status, std::move(message)});
   };
+  hooks.on_unsupported = [this](std::string call, std::string, std::uint32_t) {
+    unsupported.push_back(std::move(call));
+  };
   hooks.on_finalized = [this](std::string nspace, std::uint32_t rank) {
     finalized.emplace_back(std::move(nspace), rank);
   };
@@ -99,6 +102,7 @@ PmixJob OneDaemon::local_job(const std::string& nspace, std::uint32_t ranks) {
 void OneDaemon::clear_records() {
   fences.clear();
   aborts.clear();
+  unsupported.clear();
   finalized.clear();
   direct_modex_requests = 0;
 }

@@ -90,6 +90,7 @@ class OneDaemon {
 
   std::vector<FenceSeen> fences;
   std::vector<AbortSeen> aborts;
+  std::vector<std::string> unsupported;  // calls answered NOT-SUPPORTED, in order
   std::vector<std::pair<std::string, std::uint32_t>> finalized;  // nspace, rank
   std::size_t direct_modex_requests = 0;
 

@@ -196,6 +196,9 @@ TEST_CASE("one daemon: unsupported requests fail at once", "[pmix]") {
   require_clean_runs(*runs, 1, 1);
   for (const char* call : {"PMIx_Publish", "PMIx_Lookup", "PMIx_Spawn"}) {
     CHECK(runs->front().out.find(std::string(call) + " -> NOT-SUPPORTED") != std::string::npos);
+    // ... and the daemon was told, to say so in its log.
+    daemon.server().handle_pending_upcalls();
+    CHECK(std::count(daemon.unsupported.begin(), daemon.unsupported.end(), call) == 1);
   }
 }
 
