@@ -119,6 +119,11 @@ void PmixBridge::rank_started(const JobSpec& spec, std::uint32_t rank, pid_t pid
   server_->expect_client_process(spec.nspace, rank, pid);
 }
 
+void PmixBridge::rank_reaped(std::uint32_t job, std::uint32_t rank) {
+  auto found = jobs_.find(job);
+  if (found != jobs_.end()) server_->client_process_reaped(found->second.nspace, rank);
+}
+
 void PmixBridge::on_fence(PmixFenceCall call) {
   const JobSpec* job = job_by_nspace(call.nspace);
   if (job == nullptr) {
@@ -317,7 +322,6 @@ void PmixBridge::classify_exit(RankExit& exit) {
   // What this rank took part in, for the daemons whose fences include it.
   auto job = jobs_.find(exit.job);
   if (job == jobs_.end()) return;
-  server_->client_process_reaped(job->second.nspace, exit.rank);
   for (auto& [signature, round] :
        runtime_.engine().released_fence_rounds(pmix_fence_scope(job->second.nspace)))
     exit.released.push_back(FenceRound{std::move(signature), round});

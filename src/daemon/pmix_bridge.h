@@ -33,6 +33,8 @@ class PmixBridge {
   // For JobHost: the rank's process, forked and not yet exec'd; only it (or
   // its descendants) may connect as that rank.
   void rank_started(const JobSpec& spec, std::uint32_t rank, pid_t pid);
+  // The rank's process was waited for: its pid is no longer the rank's.
+  void rank_reaped(std::uint32_t job, std::uint32_t rank);
   void on_fence_done(const FenceDone& done);
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);

@@ -20,6 +20,9 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   hooks.rank_started = [raw](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
     raw->pmix_->rank_started(spec, rank, pid);
   };
+  hooks.rank_reaped = [raw](std::uint32_t job, std::uint32_t rank) {
+    raw->pmix_->rank_reaped(job, rank);
+  };
   hooks.on_forget = [raw](std::uint32_t job, const std::string& nspace) {
     raw->pmix_->forget_job(job, nspace);
   };

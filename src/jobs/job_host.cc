@@ -222,6 +222,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     dup2(err_pipe.write.get(), STDERR_FILENO);
     // Exec only once the daemon knows this pid (rank_started): the PMIx
     // server admits a rank's connection by the process that makes it.
+    go_pipe.write.reset();  // EOF, not a hang, if the daemon never says go
     char go = 0;
     ssize_t got_go;
     do {
@@ -249,6 +250,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   } while (sent_go < 0 && errno == EINTR);
   go_pipe.write.reset();
   go_pipe.read.reset();
+  if (sent_go != 1) kill(pid, SIGKILL);  // it would wait for ever; reaped and reported below
   out_pipe.write.reset();
   err_pipe.write.reset();
   exec_pipe.write.reset();
@@ -384,6 +386,8 @@ void JobHost::reap() {
     }
   }
   for (const auto& key : exited) {
+    // Its pid is free for anyone from now on.
+    if (hooks_.rank_reaped) hooks_.rank_reaped(key.first, key.second);
     auto found = ranks_.find(key);
     if (found == ranks_.end()) continue;
     maybe_report(*found->second);

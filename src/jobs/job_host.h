@@ -24,6 +24,8 @@ struct JobHostHooks {
   std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
   // The rank's process exists (pid) and has not exec'd yet.
   std::function<void(const JobSpec&, std::uint32_t rank, pid_t pid)> rank_started;
+  // That process has been waited for: its pid may be reused.
+  std::function<void(std::uint32_t job, std::uint32_t rank)> rank_reaped;
   std::function<void(const JobOutput&)> on_output;
   std::function<void(const RankExit&)> on_exit;
   // The job is over here (every daemon hears of every job, hosting or not).

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -82,6 +83,7 @@ std::vector<TcpSocketEntry> parse_proc_net_tcp(std::string_view text) {
     entry.local = std::string(fields[1]);
     entry.remote = std::string(fields[2]);
     entry.established = fields[3] == "01";
+    entry.listening = fields[3] == "0A";
     if (!parse_decimal(fields[7], entry.uid) || !parse_decimal(fields[9], entry.inode)) continue;
     if (entry.local.find(':') == std::string::npos || entry.remote.find(':') == std::string::npos)
       continue;
@@ -135,16 +137,56 @@ std::uint16_t endpoint_port(const std::string& endpoint) {
 struct ClientGate::Snapshot {
   std::vector<TcpSocketEntry> entries;
   std::unordered_map<std::uint64_t, const TcpSocketEntry*> by_inode;
-  // Server ends (in this process, on the PMIx port) not yet admitted, by
-  // (local, remote) endpoint pair.
+  // Server ends (in this process, on a PMIx port, not listening) not yet
+  // admitted, by (local, remote) endpoint pair.
   std::map<std::pair<std::string, std::string>, std::uint64_t> waiting;
-  // Client ends by (local, remote) endpoint pair.
-  std::map<std::pair<std::string, std::string>, std::uint64_t> by_endpoints;
+  // Live sockets by (local, remote) endpoint pair.
+  std::map<std::pair<std::string, std::string>, const TcpSocketEntry*> by_endpoints;
 };
 
-void ClientGate::set_listen_port(std::uint16_t port) {
+namespace {
+
+std::vector<TcpSocketEntry> read_tcp_tables() {
+  std::vector<TcpSocketEntry> entries = parse_proc_net_tcp(read_whole("/proc/net/tcp"));
+  for (TcpSocketEntry& entry : parse_proc_net_tcp(read_whole("/proc/net/tcp6")))
+    entries.push_back(std::move(entry));
+  return entries;
+}
+
+// Puts a closed socket in place of the descriptor that holds `inode`:
+// libpmix then reads end-of-file and drops the peer as lost without reading
+// anything it sent.
+void cut_connections(const std::set<std::uint64_t>& inodes) {
+  if (inodes.empty()) return;
+  const std::string fd_dir = "/proc/self/fd";
+  for (const std::string& name : directory_entries(fd_dir)) {
+    char target[64];
+    ssize_t length = readlink((fd_dir + "/" + name).c_str(), target, sizeof target - 1);
+    if (length <= 0) continue;
+    target[length] = '\0';
+    std::uint64_t inode = 0;
+    if (std::sscanf(target, "socket:[%" SCNu64 "]", &inode) != 1 || inodes.count(inode) == 0)
+      continue;
+    int fd = -1;
+    if (!parse_decimal(std::string_view(name), fd)) continue;
+    struct stat held {};
+    if (fstat(fd, &held) != 0 || held.st_ino != inode) continue;  // closed meanwhile
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      shutdown(fd, SHUT_RDWR);
+      continue;
+    }
+    close(pair[1]);
+    if (dup3(pair[0], fd, O_CLOEXEC) < 0) shutdown(fd, SHUT_RDWR);
+    close(pair[0]);
+  }
+}
+
+}  // namespace
+
+void ClientGate::add_listen_port(std::uint16_t port) {
   std::lock_guard lock(mutex_);
-  listen_port_ = port;
+  listen_ports_.insert(port);
 }
 
 void ClientGate::expect(const std::string& nspace, std::uint32_t rank, pid_t pid) {
@@ -160,6 +202,25 @@ void ClientGate::forget(const std::string& nspace, std::uint32_t rank) {
 void ClientGate::forget_job(const std::string& nspace) {
   std::lock_guard lock(mutex_);
   expected_.erase(expected_.lower_bound({nspace, 0}), expected_.upper_bound({nspace, UINT32_MAX}));
+}
+
+ClientGate::Snapshot ClientGate::take_snapshot(const std::set<std::uint16_t>& ports) {
+  Snapshot snapshot;
+  snapshot.entries = read_tcp_tables();
+  const std::set<std::uint64_t> ours = socket_inodes_of(0);
+  for (auto it = admitted_.begin(); it != admitted_.end();) {
+    it = ours.count(*it) != 0 ? std::next(it) : admitted_.erase(it);
+  }
+  for (const TcpSocketEntry& entry : snapshot.entries) {
+    if (entry.inode == 0) continue;  // no socket holds it any more
+    snapshot.by_inode[entry.inode] = &entry;
+    snapshot.by_endpoints[{entry.local, entry.remote}] = &entry;
+    // Any state but listening: a stranger may have half-closed its end.
+    if (!entry.listening && ports.count(endpoint_port(entry.local)) != 0 &&
+        ours.count(entry.inode) != 0 && admitted_.count(entry.inode) == 0)
+      snapshot.waiting[{entry.local, entry.remote}] = entry.inode;
+  }
+  return snapshot;
 }
 
 bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
@@ -185,9 +246,39 @@ bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
   return false;
 }
 
-void ClientGate::cut_strangers(const Snapshot& snapshot) {
+void ClientGate::cut_foreign(Snapshot& snapshot) {
+  const uid_t ours = geteuid();
+  std::set<std::uint64_t> foreign;
+  std::vector<std::pair<std::string, std::string>> unseen;  // client end missing
+  for (const auto& [endpoints, server_inode] : snapshot.waiting) {
+    auto client_end = snapshot.by_endpoints.find({endpoints.second, endpoints.first});
+    if (client_end == snapshot.by_endpoints.end()) {
+      unseen.push_back(endpoints);
+    } else if (client_end->second->uid != ours) {
+      foreign.insert(server_inode);
+    }
+  }
+  if (!unseen.empty()) {
+    // The tables are read in pieces and may have moved under us: look again
+    // before calling a connection's client end gone.
+    std::map<std::pair<std::string, std::string>, TcpSocketEntry> again;
+    for (TcpSocketEntry& entry : read_tcp_tables()) {
+      if (entry.inode != 0) again[{entry.local, entry.remote}] = std::move(entry);
+    }
+    for (const auto& endpoints : unseen) {
+      auto client_end = again.find({endpoints.second, endpoints.first});
+      if (client_end == again.end() || client_end->second.uid != ours)
+        foreign.insert(snapshot.waiting.at(endpoints));
+    }
+  }
+  cut_connections(foreign);
+  std::erase_if(snapshot.waiting,
+                [&](const auto& entry) { return foreign.count(entry.second) != 0; });
+}
+
+void ClientGate::cut_strangers(Snapshot& snapshot, const Expected& expected) {
   std::set<std::uint64_t> ours_started;  // socket inodes held by ranks started here
-  for (const auto& [rank, pid] : expected_) {
+  for (const auto& [rank, pid] : expected) {
     std::deque<pid_t> processes{pid};
     std::size_t searched = 0;
     while (!processes.empty() && searched++ < kMaxProcessesSearched) {
@@ -201,66 +292,39 @@ void ClientGate::cut_strangers(const Snapshot& snapshot) {
   std::set<std::uint64_t> strangers;
   for (const auto& [endpoints, server_inode] : snapshot.waiting) {
     auto client_end = snapshot.by_endpoints.find({endpoints.second, endpoints.first});
-    if (client_end == snapshot.by_endpoints.end() || ours_started.count(client_end->second) == 0)
+    if (client_end == snapshot.by_endpoints.end() ||
+        ours_started.count(client_end->second->inode) == 0)
       strangers.insert(server_inode);
   }
-  if (strangers.empty()) return;
-  const std::string fd_dir = "/proc/self/fd";
-  for (const std::string& name : directory_entries(fd_dir)) {
-    char target[64];
-    ssize_t length = readlink((fd_dir + "/" + name).c_str(), target, sizeof target - 1);
-    if (length <= 0) continue;
-    target[length] = '\0';
-    std::uint64_t inode = 0;
-    if (std::sscanf(target, "socket:[%" SCNu64 "]", &inode) != 1 || strangers.count(inode) == 0)
-      continue;
-    int fd = -1;
-    if (!parse_decimal(std::string_view(name), fd)) continue;
-    // The descriptor now reads end-of-file: libpmix drops the peer as lost
-    // without reading anything it sent.
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-      shutdown(fd, SHUT_RDWR);
-      continue;
-    }
-    close(pair[1]);
-    dup3(pair[0], fd, O_CLOEXEC);
-    close(pair[0]);
-  }
+  cut_connections(strangers);
 }
 
 std::optional<std::string> ClientGate::admit(const std::string& nspace, std::uint32_t rank) {
-  std::lock_guard lock(mutex_);
-  Snapshot snapshot;
-  snapshot.entries = parse_proc_net_tcp(read_whole("/proc/net/tcp"));
-  for (TcpSocketEntry& entry : parse_proc_net_tcp(read_whole("/proc/net/tcp6")))
-    snapshot.entries.push_back(std::move(entry));
-  const std::set<std::uint64_t> ours = socket_inodes_of(0);
-  for (auto it = admitted_.begin(); it != admitted_.end();) {
-    it = ours.count(*it) != 0 ? std::next(it) : admitted_.erase(it);
+  Expected expected;
+  std::set<std::uint16_t> ports;
+  {
+    std::lock_guard lock(mutex_);
+    expected = expected_;
+    ports = listen_ports_;
   }
-  for (const TcpSocketEntry& entry : snapshot.entries) {
-    if (entry.inode == 0) continue;
-    snapshot.by_inode[entry.inode] = &entry;
-    snapshot.by_endpoints[{entry.local, entry.remote}] = entry.inode;
-    if (entry.established && listen_port_ != 0 && endpoint_port(entry.local) == listen_port_ &&
-        ours.count(entry.inode) != 0 && admitted_.count(entry.inode) == 0)
-      snapshot.waiting[{entry.local, entry.remote}] = entry.inode;
-  }
+  Snapshot snapshot = take_snapshot(ports);
+  // Another user's connection is cut whatever it claims, before anything is
+  // admitted: it can never take a waiting rank's place.
+  cut_foreign(snapshot);
 
   std::string why;
-  auto expected = expected_.find({nspace, rank});
-  if (listen_port_ == 0) {
+  auto found = expected.find({nspace, rank});
+  if (ports.empty()) {
     why = "the PMIx server's port is not known yet";
-  } else if (expected == expected_.end()) {
+  } else if (found == expected.end()) {
     why = "no process was started as this rank here";
-  } else if (connected_from_tree(expected->second, snapshot)) {
+  } else if (connected_from_tree(found->second, snapshot)) {
     return std::nullopt;
   } else {
     why = "no new connection to this daemon comes from the process started as this rank (pid " +
-          std::to_string(expected->second) + ") or its descendants";
+          std::to_string(found->second) + ") or its descendants";
   }
-  cut_strangers(snapshot);
+  cut_strangers(snapshot, expected);
   return why;
 }
 

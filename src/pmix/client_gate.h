@@ -29,7 +29,8 @@ namespace grove {
 struct TcpSocketEntry {
   std::string local;
   std::string remote;
-  bool established = false;  // state 01; a listener or a closing socket is not
+  bool established = false;  // state 01
+  bool listening = false;    // state 0A
   uid_t uid = 0;
   std::uint64_t inode = 0;
 };
@@ -50,9 +51,9 @@ std::vector<pid_t> children_of(pid_t pid);
 
 class ClientGate {
  public:
-  // The TCP port the PMIx server listens on (from its URI); until it is known
-  // nothing is admitted.
-  void set_listen_port(std::uint16_t port);
+  // A TCP port the PMIx server listens on (from its URIs); until one is
+  // known nothing is admitted.
+  void add_listen_port(std::uint16_t port);
   // The process started as (nspace, rank). Call before it can exec.
   void expect(const std::string& nspace, std::uint32_t rank, pid_t pid);
   // The process has been reaped: its pid may now be anyone's.
@@ -65,17 +66,24 @@ class ClientGate {
   std::optional<std::string> admit(const std::string& nspace, std::uint32_t rank);
 
  private:
+  using Expected = std::map<std::pair<std::string, std::uint32_t>, pid_t>;
   struct Snapshot;
+  Snapshot take_snapshot(const std::set<std::uint16_t>& ports);
   bool connected_from_tree(pid_t root, const Snapshot& snapshot);
-  // Cuts every connection waiting for its handshake whose client end no
-  // process started here (nor a descendant) holds.
-  void cut_strangers(const Snapshot& snapshot);
+  // Cuts the waiting connections whose client end belongs to another user,
+  // or has no live client end at all: never a rank of this daemon.
+  void cut_foreign(Snapshot& snapshot);
+  // Cuts every waiting connection whose client end no process started here
+  // (nor a descendant) holds.
+  void cut_strangers(Snapshot& snapshot, const Expected& expected);
 
+  // expect/forget run on the daemon's loop, admit on PMIx's progress thread:
+  // the lock guards only these two, never a scan of /proc.
   std::mutex mutex_;
-  std::uint16_t listen_port_ = 0;
-  std::map<std::pair<std::string, std::uint32_t>, pid_t> expected_;
+  std::set<std::uint16_t> listen_ports_;
+  Expected expected_;
   // Server ends (socket inodes in this process) already admitted; pruned of
-  // closed ones at each admission.
+  // closed ones at each admission. Only admit (one thread) touches it.
   std::set<std::uint64_t> admitted_;
 };
 

@@ -284,7 +284,7 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
       unsigned port = 0;
       if (colon != std::string::npos && std::sscanf(entry.c_str() + colon + 1, "%u", &port) == 1 &&
           port > 0 && port <= 65535)
-        gate_->set_listen_port(static_cast<std::uint16_t>(port));
+        gate_->add_listen_port(static_cast<std::uint16_t>(port));
     }
   }
   return entries;

@@ -60,6 +60,7 @@ TEST_CASE("/proc/net/tcp lines parse into endpoints, uid and inode", "[client_ga
   CHECK(entries[0].inode == 48213);
   CHECK(entries[0].established);
   CHECK_FALSE(entries[1].established);
+  CHECK(entries[1].listening);
   CHECK(endpoint_port(entries[0].local) == 0x8AAD);
   CHECK(endpoint_port(entries[1].local) == 2024);
   CHECK(endpoint_port("nonsense") == 0);
@@ -71,7 +72,7 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
   std::uint16_t port = 0;
   int listener = listen_loopback(port);
   ClientGate gate;
-  gate.set_listen_port(port);
+  gate.add_listen_port(port);
 
   // The "rank": a child that connects and waits for the word to leave.
   int ready[2], leave[2];
@@ -114,6 +115,19 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
   // The admitted rank's connection is untouched.
   REQUIRE(write(rank_server_end, "x", 1) == 1);
 
+  // A stranger that half-closes its end after sending (its server end then
+  // sits in CLOSE_WAIT, not ESTABLISHED) is cut all the same.
+  int half_closed = connect_loopback(port);
+  REQUIRE(half_closed >= 0);
+  int half_closed_server_end = accept(listener, nullptr, nullptr);
+  REQUIRE(half_closed_server_end >= 0);
+  REQUIRE(write(half_closed, "abort", 5) == 5);
+  REQUIRE(shutdown(half_closed, SHUT_WR) == 0);
+  CHECK(gate.admit("job", 0).has_value());
+  CHECK(read(half_closed_server_end, buffer, sizeof buffer) == 0);
+  close(half_closed);
+  close(half_closed_server_end);
+
   gate.forget("job", 0);
   CHECK(gate.admit("job", 0).has_value());
   gate.expect("job", 0, child);
@@ -127,5 +141,45 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
   CHECK(WIFEXITED(status));
   for (int fd : {listener, rank_server_end, stranger, stranger_server_end, ready[0], ready[1],
                  leave[0], leave[1]})
+    close(fd);
+}
+
+TEST_CASE("another user's connection is cut at the next admission, whatever it claims",
+          "[client_gate]") {
+  if (geteuid() != 0) {
+    WARN("skipped: connecting as another user needs root");
+    return;
+  }
+  std::uint16_t port = 0;
+  int listener = listen_loopback(port);
+  ClientGate gate;
+  gate.add_listen_port(port);
+  int ready[2], leave[2];
+  REQUIRE(pipe(ready) == 0);
+  REQUIRE(pipe(leave) == 0);
+  pid_t stranger = fork();
+  REQUIRE(stranger >= 0);
+  if (stranger == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(1);
+    int fd = connect_loopback(port);
+    char byte = fd >= 0 ? 1 : 0;
+    if (write(ready[1], &byte, 1) != 1) _exit(1);
+    if (read(leave[0], &byte, 1) < 0) _exit(1);
+    _exit(0);
+  }
+  char byte = 0;
+  REQUIRE(read(ready[0], &byte, 1) == 1);
+  REQUIRE(byte == 1);
+  int server_end = accept(listener, nullptr, nullptr);
+  REQUIRE(server_end >= 0);
+  // It even claims a rank whose process is expected: still cut.
+  gate.expect("job", 0, stranger);
+  CHECK(gate.admit("job", 0).has_value());
+  char buffer[8];
+  CHECK(read(server_end, buffer, sizeof buffer) == 0);
+  REQUIRE(write(leave[1], &byte, 1) == 1);
+  int status = 0;
+  REQUIRE(waitpid(stranger, &status, 0) == stranger);
+  for (int fd : {listener, server_end, ready[0], ready[1], leave[0], leave[1]})
     close(fd);
 }
