@@ -1,7 +1,10 @@
 #include "pmix/client_gate.h"
 
+#include "pmix/socket_owner.h"
+
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -133,53 +136,34 @@ std::uint16_t endpoint_port(const std::string& endpoint) {
   return static_cast<std::uint16_t>(value);
 }
 
-// What the kernel says, read once per decision.
+// The connections waiting for their handshake, read once per decision: the
+// server ends are this daemon's own descriptors (on a PMIx port, not
+// listening, not admitted yet); the client ends are what the kernel says.
 struct ClientGate::Snapshot {
-  std::vector<TcpSocketEntry> entries;
-  std::unordered_map<std::uint64_t, const TcpSocketEntry*> by_inode;
-  // Server ends (in this process, on a PMIx port, not listening) not yet
-  // admitted, by (local, remote) endpoint pair.
-  std::map<std::pair<std::string, std::string>, std::uint64_t> waiting;
-  // Live sockets by (local, remote) endpoint pair.
-  std::map<std::pair<std::string, std::string>, const TcpSocketEntry*> by_endpoints;
+  struct Waiting {
+    int fd = -1;
+    std::uint64_t server_inode = 0;
+    std::optional<SocketEnd> client;  // nothing: no live client end
+  };
+  std::vector<Waiting> waiting;
 };
 
 namespace {
 
-std::vector<TcpSocketEntry> read_tcp_tables() {
-  std::vector<TcpSocketEntry> entries = parse_proc_net_tcp(read_whole("/proc/net/tcp"));
-  for (TcpSocketEntry& entry : parse_proc_net_tcp(read_whole("/proc/net/tcp6")))
-    entries.push_back(std::move(entry));
-  return entries;
-}
-
-// Puts a closed socket in place of the descriptor that holds `inode`:
-// libpmix then reads end-of-file and drops the peer as lost without reading
-// anything it sent.
-void cut_connections(const std::set<std::uint64_t>& inodes) {
-  if (inodes.empty()) return;
-  const std::string fd_dir = "/proc/self/fd";
-  for (const std::string& name : directory_entries(fd_dir)) {
-    char target[64];
-    ssize_t length = readlink((fd_dir + "/" + name).c_str(), target, sizeof target - 1);
-    if (length <= 0) continue;
-    target[length] = '\0';
-    std::uint64_t inode = 0;
-    if (std::sscanf(target, "socket:[%" SCNu64 "]", &inode) != 1 || inodes.count(inode) == 0)
-      continue;
-    int fd = -1;
-    if (!parse_decimal(std::string_view(name), fd)) continue;
-    struct stat held {};
-    if (fstat(fd, &held) != 0 || held.st_ino != inode) continue;  // closed meanwhile
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-      shutdown(fd, SHUT_RDWR);
-      continue;
-    }
-    close(pair[1]);
-    if (dup3(pair[0], fd, O_CLOEXEC) < 0) shutdown(fd, SHUT_RDWR);
-    close(pair[0]);
+// Puts a closed socket in place of descriptor `fd` if it still holds
+// `inode`: libpmix then reads end-of-file and drops the peer as lost
+// without reading anything it sent.
+void cut_connection(int fd, std::uint64_t inode) {
+  struct stat held {};
+  if (fstat(fd, &held) != 0 || held.st_ino != inode) return;  // closed meanwhile
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    shutdown(fd, SHUT_RDWR);
+    return;
   }
+  close(pair[1]);
+  if (dup3(pair[0], fd, O_CLOEXEC) < 0) shutdown(fd, SHUT_RDWR);
+  close(pair[0]);
 }
 
 }  // namespace
@@ -206,24 +190,45 @@ void ClientGate::forget_job(const std::string& nspace) {
 
 ClientGate::Snapshot ClientGate::take_snapshot(const std::set<std::uint16_t>& ports) {
   Snapshot snapshot;
-  snapshot.entries = read_tcp_tables();
-  const std::set<std::uint64_t> ours = socket_inodes_of(0);
+  std::set<std::uint64_t> ours;
+  for (const std::string& name : directory_entries("/proc/self/fd")) {
+    int fd = -1;
+    if (!parse_decimal(std::string_view(name), fd)) continue;
+    struct stat held {};
+    if (fstat(fd, &held) != 0 || !S_ISSOCK(held.st_mode)) continue;
+    ours.insert(held.st_ino);
+    if (admitted_.count(held.st_ino) != 0) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t length = sizeof local;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0) continue;
+    if (local.ss_family != AF_INET && local.ss_family != AF_INET6) continue;
+    const std::uint16_t port =
+        ntohs(local.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(local).sin_port
+                                         : reinterpret_cast<sockaddr_in6&>(local).sin6_port);
+    if (ports.count(port) == 0) continue;
+    int accepting = 0;
+    socklen_t size = sizeof accepting;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0 && accepting) continue;
+    Snapshot::Waiting waiting{fd, held.st_ino, std::nullopt};
+    length = sizeof peer;
+    // A stranger may have half-closed its end; one whose end is gone has no
+    // peer at all: both stay candidates, to be cut.
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0)
+      waiting.client = find_tcp_socket(peer, local);
+    snapshot.waiting.push_back(waiting);
+  }
   for (auto it = admitted_.begin(); it != admitted_.end();) {
     it = ours.count(*it) != 0 ? std::next(it) : admitted_.erase(it);
-  }
-  for (const TcpSocketEntry& entry : snapshot.entries) {
-    if (entry.inode == 0) continue;  // no socket holds it any more
-    snapshot.by_inode[entry.inode] = &entry;
-    snapshot.by_endpoints[{entry.local, entry.remote}] = &entry;
-    // Any state but listening: a stranger may have half-closed its end.
-    if (!entry.listening && ports.count(endpoint_port(entry.local)) != 0 &&
-        ours.count(entry.inode) != 0 && admitted_.count(entry.inode) == 0)
-      snapshot.waiting[{entry.local, entry.remote}] = entry.inode;
   }
   return snapshot;
 }
 
 bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
+  std::map<std::uint64_t, std::uint64_t> server_of;  // client inode -> server inode
+  for (const Snapshot::Waiting& waiting : snapshot.waiting) {
+    if (waiting.client) server_of[waiting.client->inode] = waiting.server_inode;
+  }
+  if (server_of.empty()) return false;
   // Breadth first from the rank's process: a wrapper (a shell, a launcher
   // script) may have started the process that connects.
   std::deque<pid_t> processes{root};
@@ -232,12 +237,9 @@ bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
     const pid_t process = processes.front();
     processes.pop_front();
     for (std::uint64_t inode : socket_inodes_of(process)) {
-      auto client_end = snapshot.by_inode.find(inode);
-      if (client_end == snapshot.by_inode.end()) continue;
-      auto server_end =
-          snapshot.waiting.find({client_end->second->remote, client_end->second->local});
-      if (server_end == snapshot.waiting.end()) continue;
-      admitted_.insert(server_end->second);
+      auto server = server_of.find(inode);
+      if (server == server_of.end()) continue;
+      admitted_.insert(server->second);
       return true;
     }
     for (pid_t child : children_of(process))
@@ -248,32 +250,11 @@ bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
 
 void ClientGate::cut_foreign(Snapshot& snapshot) {
   const uid_t ours = geteuid();
-  std::set<std::uint64_t> foreign;
-  std::vector<std::pair<std::string, std::string>> unseen;  // client end missing
-  for (const auto& [endpoints, server_inode] : snapshot.waiting) {
-    auto client_end = snapshot.by_endpoints.find({endpoints.second, endpoints.first});
-    if (client_end == snapshot.by_endpoints.end()) {
-      unseen.push_back(endpoints);
-    } else if (client_end->second->uid != ours) {
-      foreign.insert(server_inode);
-    }
-  }
-  if (!unseen.empty()) {
-    // The tables are read in pieces and may have moved under us: look again
-    // before calling a connection's client end gone.
-    std::map<std::pair<std::string, std::string>, TcpSocketEntry> again;
-    for (TcpSocketEntry& entry : read_tcp_tables()) {
-      if (entry.inode != 0) again[{entry.local, entry.remote}] = std::move(entry);
-    }
-    for (const auto& endpoints : unseen) {
-      auto client_end = again.find({endpoints.second, endpoints.first});
-      if (client_end == again.end() || client_end->second.uid != ours)
-        foreign.insert(snapshot.waiting.at(endpoints));
-    }
-  }
-  cut_connections(foreign);
-  std::erase_if(snapshot.waiting,
-                [&](const auto& entry) { return foreign.count(entry.second) != 0; });
+  std::erase_if(snapshot.waiting, [&](const Snapshot::Waiting& waiting) {
+    if (waiting.client && waiting.client->uid == ours) return false;
+    cut_connection(waiting.fd, waiting.server_inode);
+    return true;
+  });
 }
 
 void ClientGate::cut_strangers(Snapshot& snapshot, const Expected& expected) {
@@ -289,14 +270,10 @@ void ClientGate::cut_strangers(Snapshot& snapshot, const Expected& expected) {
         processes.push_back(child);
     }
   }
-  std::set<std::uint64_t> strangers;
-  for (const auto& [endpoints, server_inode] : snapshot.waiting) {
-    auto client_end = snapshot.by_endpoints.find({endpoints.second, endpoints.first});
-    if (client_end == snapshot.by_endpoints.end() ||
-        ours_started.count(client_end->second->inode) == 0)
-      strangers.insert(server_inode);
+  for (const Snapshot::Waiting& waiting : snapshot.waiting) {
+    if (!waiting.client || ours_started.count(waiting.client->inode) == 0)
+      cut_connection(waiting.fd, waiting.server_inode);
   }
-  cut_connections(strangers);
 }
 
 std::optional<std::string> ClientGate::admit(const std::string& nspace, std::uint32_t rank) {

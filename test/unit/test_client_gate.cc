@@ -4,12 +4,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "pmix/client_gate.h"
+#include "pmix/socket_owner.h"
 
 using namespace grove;
 
@@ -182,4 +184,31 @@ TEST_CASE("another user's connection is cut at the next admission, whatever it c
   REQUIRE(waitpid(stranger, &status, 0) == stranger);
   for (int fd : {listener, server_end, ready[0], ready[1], leave[0], leave[1]})
     close(fd);
+}
+
+TEST_CASE("the kernel names the socket at the other end of a loopback connection",
+          "[client_gate]") {
+  std::uint16_t port = 0;
+  int listener = listen_loopback(port);
+  int client = connect_loopback(port);
+  REQUIRE(client >= 0);
+  int server = accept(listener, nullptr, nullptr);
+  REQUIRE(server >= 0);
+  sockaddr_storage local{}, peer{};
+  socklen_t length = sizeof local;
+  REQUIRE(getsockname(server, reinterpret_cast<sockaddr*>(&local), &length) == 0);
+  length = sizeof peer;
+  REQUIRE(getpeername(server, reinterpret_cast<sockaddr*>(&peer), &length) == 0);
+  struct stat held {};
+  REQUIRE(fstat(client, &held) == 0);
+  auto end = find_tcp_socket(peer, local);  // the client's end: local = its address
+  REQUIRE(end);
+  CHECK(end->inode == held.st_ino);
+  CHECK(end->uid == geteuid());
+  CHECK(proc_net_endpoint(local).size() == 13);  // "0100007F:XXXX"
+  close(client);
+  close(server);
+  close(listener);
+  // Both ends closed: nothing holds the client end any more.
+  CHECK_FALSE(find_tcp_socket(peer, local));
 }
