@@ -24,8 +24,8 @@
 
 namespace grove {
 
-// One line of /proc/net/tcp or /proc/net/tcp6 (socket_owner's fallback). Endpoints stay in the kernel's
-// hex text ("0100007F:1F90"): they are only compared, never decoded.
+// One line of /proc/net/tcp or /proc/net/tcp6 (socket_owner's fallback). Endpoints stay in the
+// kernel's hex text ("0100007F:1F90"): they are only compared, never decoded.
 struct TcpSocketEntry {
   std::string local;
   std::string remote;
