@@ -78,13 +78,20 @@ TEST_CASE("another user cannot act as a rank: only processes the daemon started 
     // Under the sanitizer build the client carries ASan, which insists on
     // coming first among preloaded libraries; the shim must come first here.
     impostor.extra_env.push_back("ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0");
-    impostor.timeout = std::chrono::seconds(30);
+    impostor.timeout = std::chrono::seconds(15);
     RunResult attack = run_program({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
                                     "--clear-groups", client, "--abort", "7"},
                                    impostor);
     INFO("impostor: " << attack.out << attack.err);
-    CHECK_FALSE(attack.timed_out);
-    CHECK(attack.exit_code == 3);  // PMIx_Init failed, or PMIx_Abort returned
+    if (std::string(verify) == "true") {
+      // Cut off mid-PMIx_Init, libpmix's client sometimes fails at once and
+      // sometimes waits for ever; either way the attacker's own process is
+      // the one left stuck (ended here by PID), and nothing reached the job.
+      CHECK((attack.timed_out || attack.exit_code == 3));
+    } else {
+      CHECK_FALSE(attack.timed_out);
+      CHECK(attack.exit_code == 3);  // PMIx_Abort returned (the job is ending)
+    }
 
     std::ofstream(dir + "/go").put('\n');
     const int status = job.wait_exit(std::chrono::seconds(60));
