@@ -85,8 +85,6 @@ std::vector<TcpSocketEntry> parse_proc_net_tcp(std::string_view text) {
     TcpSocketEntry entry;
     entry.local = std::string(fields[1]);
     entry.remote = std::string(fields[2]);
-    entry.established = fields[3] == "01";
-    entry.listening = fields[3] == "0A";
     if (!parse_decimal(fields[7], entry.uid) || !parse_decimal(fields[9], entry.inode)) continue;
     if (entry.local.find(':') == std::string::npos || entry.remote.find(':') == std::string::npos)
       continue;
@@ -124,16 +122,6 @@ std::vector<pid_t> children_of(pid_t pid) {
       children.push_back(child);
   }
   return children;
-}
-
-std::uint16_t endpoint_port(const std::string& endpoint) {
-  std::size_t colon = endpoint.rfind(':');
-  if (colon == std::string::npos) return 0;
-  unsigned value = 0;
-  auto [end, error] =
-      std::from_chars(endpoint.data() + colon + 1, endpoint.data() + endpoint.size(), value, 16);
-  if (error != std::errc() || end != endpoint.data() + endpoint.size() || value > 65535) return 0;
-  return static_cast<std::uint16_t>(value);
 }
 
 // The connections waiting for their handshake, read once per decision: the

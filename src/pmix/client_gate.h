@@ -29,8 +29,6 @@ namespace grove {
 struct TcpSocketEntry {
   std::string local;
   std::string remote;
-  bool established = false;  // state 01
-  bool listening = false;    // state 0A
   uid_t uid = 0;
   std::uint64_t inode = 0;
 };
@@ -38,9 +36,6 @@ struct TcpSocketEntry {
 // Parses the text of /proc/net/tcp or /proc/net/tcp6 (header line first);
 // malformed lines are skipped.
 std::vector<TcpSocketEntry> parse_proc_net_tcp(std::string_view text);
-
-// The port of such an endpoint; 0 if it is malformed.
-std::uint16_t endpoint_port(const std::string& endpoint);
 
 // The socket inodes among the open descriptors of `pid` ("self" for this
 // process when pid is 0); empty if they cannot be read.

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include "pmix/client_gate.h"
 #include "pmix/socket_owner.h"
 
@@ -60,13 +62,7 @@ TEST_CASE("/proc/net/tcp lines parse into endpoints, uid and inode", "[client_ga
   CHECK(entries[0].remote == "0100007F:D2F0");
   CHECK(entries[0].uid == 1000);
   CHECK(entries[0].inode == 48213);
-  CHECK(entries[0].established);
-  CHECK_FALSE(entries[1].established);
-  CHECK(entries[1].listening);
-  CHECK(endpoint_port(entries[0].local) == 0x8AAD);
-  CHECK(endpoint_port(entries[1].local) == 2024);
-  CHECK(endpoint_port("nonsense") == 0);
-  CHECK(endpoint_port("0100007F:GGGG") == 0);
+  CHECK(entries[1].local == "00000000:07E8");
 }
 
 TEST_CASE("the gate admits the started process's connection once and cuts a stranger's",
@@ -205,7 +201,10 @@ TEST_CASE("the kernel names the socket at the other end of a loopback connection
   REQUIRE(end);
   CHECK(end->inode == held.st_ino);
   CHECK(end->uid == geteuid());
-  CHECK(proc_net_endpoint(local).size() == 13);  // "0100007F:XXXX"
+  // As /proc/net/tcp prints it: the address's raw 32 bits, then the port.
+  char expected[16];
+  std::snprintf(expected, sizeof expected, "0100007F:%04X", static_cast<unsigned>(port));
+  CHECK(proc_net_endpoint(local) == expected);
   close(client);
   close(server);
   close(listener);
