@@ -16,8 +16,12 @@
 #include "rml/vpid_set.h"
 #include "util/bytes.h"
 #include "util/result.h"
+#include "util/wire.h"
 
 namespace grove {
+
+// Each message lists its fields once (wire_fields); util/wire.h derives
+// `encode(message)` and `wire_decode<Message>(payload)` from that list.
 
 // A daemon's first words to the controller.
 struct DaemonReport {
@@ -26,11 +30,19 @@ struct DaemonReport {
   std::string hostname;
   std::uint32_t cores = 0;
   std::uint32_t pid = 0;
+
+  static constexpr const char* wire_name = "report";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid);
+  }
 };
 
 // The controller's broadcast once every daemon reported.
 struct EndpointTable {
   std::vector<DaemonReport> daemons;
+
+  static constexpr const char* wire_name = "endpoint table";
+  static auto wire_fields(auto& m) { return std::tie(m.daemons); }
 };
 
 // What a daemon's engine holds now: a long-lived DVM must not grow per job.
@@ -38,6 +50,9 @@ struct EngineFootprint {
   std::uint64_t ops = 0;               // xcast ops held, both topologies
   std::uint64_t open_fences = 0;       // fence rounds waiting for contributions
   std::uint64_t fence_signatures = 0;  // signatures whose last round is remembered
+
+  static constexpr const char* wire_name = "engine footprint";
+  static auto wire_fields(auto& m) { return std::tie(m.ops, m.open_fences, m.fence_signatures); }
 };
 
 // A daemon's counters for `grove status`.
@@ -53,34 +68,46 @@ struct CountersReply {
   // Round trip of this daemon's last answered heartbeat to the controller
   // (0: none yet, or the controller itself).
   std::uint64_t controller_rtt_ns = 0;
+
+  static constexpr const char* wire_name = "counters reply";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.request, m.vpid, m.epoch, m.tree_version, m.engine, m.transport_sent,
+                    m.transport_received, m.footprint, m.controller_rtt_ns);
+  }
 };
 
 // Start one round of the barrier benchmark: every daemon contributes nothing.
 struct BenchBarrier {
   std::string signature;
   VpidSet participants;
+
+  static constexpr const char* wire_name = "bench";
+  static auto wire_fields(auto& m) { return std::tie(m.signature, m.participants); }
 };
 
 // A daemon could not start one it was to start (tree spawn), and why.
 struct LaunchFailure {
   Vpid vpid = 0;
   std::string reason;
+
+  static constexpr const char* wire_name = "launch failure";
+  static auto wire_fields(auto& m) { return std::tie(m.vpid, m.reason); }
 };
 
-Bytes encode(const DaemonReport& report);
-Bytes encode(const LaunchFailure& failure);
-Bytes encode(const EndpointTable& table);
-Bytes encode(const CountersReply& reply);
-Bytes encode(const ShowHelpTopic& help);
-Bytes encode(const BenchBarrier& bench);
-Bytes encode_u64(std::uint64_t value);
+// A daemon's heartbeat, and the controller's answer (the same bytes back).
+struct Heartbeat {
+  std::uint64_t sent_ns = 0;  // on the daemon's clock
 
-Result<DaemonReport> decode_daemon_report(std::span<const std::byte> payload);
-Result<LaunchFailure> decode_launch_failure(std::span<const std::byte> payload);
-Result<EndpointTable> decode_endpoint_table(std::span<const std::byte> payload);
-Result<CountersReply> decode_counters_reply(std::span<const std::byte> payload);
-Result<ShowHelpTopic> decode_help(std::span<const std::byte> payload);
-Result<BenchBarrier> decode_bench_barrier(std::span<const std::byte> payload);
-Result<std::uint64_t> decode_u64(std::span<const std::byte> payload);
+  static constexpr const char* wire_name = "heartbeat";
+  static auto wire_fields(auto& m) { return std::tie(m.sent_ns); }
+};
+
+// The controller asks every daemon for its counters (`grove status`).
+struct CountersRequest {
+  std::uint64_t request = 0;
+
+  static constexpr const char* wire_name = "counters request";
+  static auto wire_fields(auto& m) { return std::tie(m.request); }
+};
 
 }  // namespace grove

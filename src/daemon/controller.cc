@@ -201,7 +201,7 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
   if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
   switch (header.tag) {
     case daemon_tags::report: {
-      auto report = decode_daemon_report(payload);
+      auto report = wire_decode<DaemonReport>(payload);
       if (!report) {
         log_.error("daemon %u sent a %s", from, report.error().message.c_str());
         return;
@@ -210,7 +210,7 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       return;
     }
     case daemon_tags::launch_failed: {
-      if (auto failure = decode_launch_failure(payload)) {
+      if (auto failure = wire_decode<LaunchFailure>(payload)) {
         on_launch_failed(failure->vpid, failure->reason);
       }
       return;
@@ -221,27 +221,27 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       runtime_->send_control(from, daemon_tags::heartbeat, payload);
       return;
     case daemon_tags::counters_reply: {
-      auto reply = decode_counters_reply(payload);
+      auto reply = wire_decode<CountersReply>(payload);
       if (!reply || !status_ || reply->request != status_->id) return;
       status_->counters[reply->vpid] = *reply;
       if (status_->counters.size() >= living_daemons()) finish_status();
       return;
     }
     case daemon_tags::help: {
-      auto help = decode_help(payload);
+      auto help = wire_decode<ShowHelpTopic>(payload);
       if (help) on_help(*help);
       return;
     }
     case job_tags::output: {
-      if (auto output = decode_job_output(payload)) job_manager_->on_output(*output, from);
+      if (auto output = wire_decode<JobOutput>(payload)) job_manager_->on_output(*output, from);
       return;
     }
     case job_tags::exited: {
-      if (auto exit = decode_rank_exit(payload)) job_manager_->on_exit(*exit);
+      if (auto exit = wire_decode<RankExit>(payload)) job_manager_->on_exit(*exit);
       return;
     }
     case job_tags::aborted: {
-      if (auto abort = decode_job_abort(payload)) job_manager_->on_abort(*abort);
+      if (auto abort = wire_decode<JobAbort>(payload)) job_manager_->on_abort(*abort);
       return;
     }
     default:

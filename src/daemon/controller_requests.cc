@@ -114,7 +114,7 @@ void Controller::request_status(ReplyFn reply) {
   status_ = StatusGather{next_request_++, {reply}, {}};
   // The controller's own counters, then everyone else's over the routing tree.
   status_->counters[kControllerVpid] = runtime_->counters(status_->id);
-  runtime_->broadcast(daemon_tags::counters_request, encode_u64(status_->id));
+  runtime_->broadcast(daemon_tags::counters_request, encode(CountersRequest{status_->id}));
   if (!status_) return;  // every daemon already answered
   status_timer_ = make_timer([this] { finish_status(); });
   arm(status_timer_, 3000);

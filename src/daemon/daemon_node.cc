@@ -102,8 +102,9 @@ int DaemonNode::run() {
 void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
   if (from == kControllerVpid) controller_heard_ns_ = runtime_->now();
   if (header.tag == daemon_tags::heartbeat) {  // the controller's answer: our send time
-    if (auto sent = decode_u64(payload); sent && *sent <= runtime_->now()) {
-      controller_rtt_ns_ = runtime_->now() - *sent;
+    auto beat = wire_decode<Heartbeat>(payload);
+    if (beat && beat->sent_ns <= runtime_->now()) {
+      controller_rtt_ns_ = runtime_->now() - beat->sent_ns;
     }
     return;
   }
@@ -150,7 +151,7 @@ void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
   if (rank_host_ && rank_host_->on_broadcast(deliver.tag, *deliver.payload)) return;
   switch (deliver.tag) {
     case daemon_tags::endpoint_table: {
-      auto table = decode_endpoint_table(*deliver.payload);
+      auto table = wire_decode<EndpointTable>(*deliver.payload);
       if (!table) {
         log_.error("%s", table.error().message.c_str());
         return;
@@ -172,15 +173,15 @@ void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
       stopping_ = true;
       return;
     case daemon_tags::counters_request: {
-      auto request = decode_u64(*deliver.payload);
+      auto request = wire_decode<CountersRequest>(*deliver.payload);
       if (!request) return;
-      CountersReply reply = runtime_->counters(*request);
+      CountersReply reply = runtime_->counters(request->request);
       reply.controller_rtt_ns = controller_rtt_ns_;
       runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
       return;
     }
     case daemon_tags::bench_barrier: {
-      auto bench = decode_bench_barrier(*deliver.payload);
+      auto bench = wire_decode<BenchBarrier>(*deliver.payload);
       if (!bench) return;
       log_.verbose("daemon", 2, "barrier benchmark round: contributing to '%s'",
                    bench->signature.c_str());
@@ -205,7 +206,8 @@ void DaemonNode::on_peer_lost(Vpid peer) {
 }
 
 void DaemonNode::send_heartbeat() {
-  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat, encode_u64(runtime_->now()));
+  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat,
+                         encode(Heartbeat{runtime_->now()}));
   if (!controller_watch_ || stopping_) return;
   const TimeNs now = runtime_->now();
   controller_heard_ns_ += controller_watch_->check(now);  // our own stall is not its silence

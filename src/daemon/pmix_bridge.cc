@@ -209,7 +209,7 @@ void PmixBridge::fail_fences_with_gone(std::uint32_t job) {
 
 bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload) {
   if (tag != job_tags::ranks_gone) return false;
-  auto gone = decode_ranks_gone(payload);
+  auto gone = wire_decode<RanksGone>(payload);
   if (!gone) {
     log_.error("%s", gone.error().message.c_str());
     return true;
@@ -241,7 +241,7 @@ void PmixBridge::on_fence_done(const FenceDone& done) {
       answer_fence(handle, kPmixErrorUnreachable, {});
     return;
   }
-  auto release = decode_fence_release(*done.release);
+  auto release = wire_decode<FenceRelease>(*done.release);
   if (!release) {
     for (std::uint64_t handle : answered)
       answer_fence(handle, kPmixError, {});
@@ -270,36 +270,26 @@ void PmixBridge::on_direct_modex(std::uint64_t handle, const std::string& nspace
         });
     return;
   }
-  ByteWriter writer;
-  writer.u64(handle).text(nspace).u32(rank);
-  runtime_.send_control(host, pmix_tags::modex_request, writer.take());
+  runtime_.send_control(host, pmix_tags::modex_request, encode(ModexRequest{handle, nspace, rank}));
 }
 
 bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) {
   if (tag == pmix_tags::modex_request) {
-    ByteReader reader(payload);
-    auto handle = reader.u64();
-    auto nspace = reader.text();
-    auto rank = reader.u32();
-    if (!handle || !nspace || !rank || !reader.done()) return true;
-    std::uint64_t requester_handle = *handle;
+    auto request = wire_decode<ModexRequest>(payload);
+    if (!request) return true;
+    const std::uint64_t requester_handle = request->handle;
     server_->fetch_local_modex(
-        *nspace, *rank, [this, from, requester_handle](int status, std::vector<std::byte> blob) {
-          ByteWriter reply;
-          reply.u64(requester_handle).u32(static_cast<std::uint32_t>(status));
-          reply.blob(blob);
-          runtime_.send_control(from, pmix_tags::modex_reply, reply.take());
+        request->nspace, request->rank,
+        [this, from, requester_handle](int status, std::vector<std::byte> blob) {
+          runtime_.send_control(from, pmix_tags::modex_reply,
+                                encode(ModexReply{requester_handle, status, std::move(blob)}));
         });
     return true;
   }
   if (tag == pmix_tags::modex_reply) {
-    ByteReader reader(payload);
-    auto handle = reader.u64();
-    auto status = reader.u32();
-    auto blob = reader.blob();
-    if (!handle || !status || !blob || !reader.done()) return true;
-    (void)server_->complete_direct_modex(*handle, static_cast<int>(*status),
-                                         std::vector<std::byte>(blob->begin(), blob->end()));
+    auto reply = wire_decode<ModexReply>(payload);
+    if (!reply) return true;
+    (void)server_->complete_direct_modex(reply->handle, reply->status, std::move(reply->blob));
     return true;
   }
   return false;

@@ -41,7 +41,6 @@ class PmixBridge {
   // Broadcasts for the PMIx side of jobs (job_tags::ranks_gone); false for
   // other tags.
   bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
-  // The job ended: PMIx forgets it.
   // The job ended: its PMIx registration (if it had ranks here) and the
   // engine's record of its fences go.
   void forget_job(std::uint32_t job, const std::string& nspace);

@@ -54,7 +54,7 @@ bool RankHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payloa
 bool RankHost::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) {
   if (tag == job_tags::output_ack) {
     if (from != kControllerVpid) return true;  // only the controller paces output
-    if (auto ack = decode_output_ack(payload)) on_output_ack(*ack);
+    if (auto ack = wire_decode<OutputAck>(payload)) on_output_ack(*ack);
     return true;
   }
   return pmix_->on_control(from, tag, payload);

@@ -17,6 +17,7 @@
 #include "rml/topology.h"
 #include "util/bytes.h"
 #include "util/clock.h"
+#include "util/wire.h"
 
 namespace grove {
 
@@ -33,12 +34,19 @@ struct FenceKey {
   std::string signature;
   std::uint64_t generation = 0;
   auto operator<=>(const FenceKey&) const = default;
+
+  static constexpr const char* wire_name = "fence key";
+  static auto wire_fields(auto& m) { return std::tie(m.signature, m.generation); }
 };
 
 enum class FenceStatus : std::uint8_t {
   ok = 0,
   participant_lost = 1,   // a daemon hosting participants died
   topology_mismatch = 2,  // a daemon configured with another release topology
+};
+template <>
+struct WireEnum<FenceStatus> {
+  static constexpr FenceStatus first = FenceStatus::ok, last = FenceStatus::topology_mismatch;
 };
 
 std::string_view fence_status_name(FenceStatus status);
@@ -63,7 +71,7 @@ struct FenceDone {
   FenceKey key;
   FenceStatus status = FenceStatus::ok;
   Vpid lost = 0;  // with participant_lost: the daemon that died
-  // With ok: the whole fence-release payload (decode_fence_release gives every
+  // With ok: the whole fence-release payload (wire_decode<FenceRelease> gives every
   // daemon's contribution, by vpid ascending). Shared, not copied per daemon.
   SharedBytes release;
 };
@@ -94,6 +102,10 @@ struct ShowHelpTopic {
   std::string file;
   std::string topic;
   std::vector<std::string> args;
+
+  static constexpr const char* wire_name = "help topic";
+  static auto wire_fields(auto& m) { return std::tie(m.file, m.topic, m.args); }
+  bool wire_valid() const { return args.size() <= 64; }
 };
 
 // The failed set changed (the driver updates links, logs, status).

@@ -145,7 +145,7 @@ void Engine::declare_departure(TimeNs now, Vpid vpid, Outbox& out) {
 }
 
 bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
-  auto notice = decode_membership_notice(payload);
+  auto notice = wire_decode<MembershipNotice>(payload);
   if (!notice) {
     ++stats_.malformed;
     return false;
@@ -191,7 +191,7 @@ void Engine::refuse_mismatch(const FrameHeader& header, Outbox& out) {
 void Engine::on_op_report(TimeNs now, const FrameHeader& /*header*/, const Bytes& payload,
                           Outbox& out) {
   if (!is_controller()) return;
-  auto report = decode_op_report(payload);
+  auto report = wire_decode<OpReport>(payload);
   if (!report) {
     ++stats_.malformed;
     return;

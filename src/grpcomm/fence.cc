@@ -31,7 +31,7 @@ void Engine::on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes&
     refuse_mismatch(header, out);
     return;
   }
-  auto rollup = decode_fence_rollup(payload);
+  auto rollup = wire_decode<FenceRollup>(payload);
   if (!rollup) {
     ++stats_.malformed;
     return;

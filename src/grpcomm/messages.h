@@ -13,20 +13,34 @@
 #include "rml/vpid_set.h"
 #include "util/bytes.h"
 #include "util/result.h"
+#include "util/wire.h"
 
 namespace grove {
+
+// Each message lists its fields once (wire_fields); util/wire.h derives
+// `encode(message)` and `wire_decode<Message>(payload)` from that list.
+
+// Contributions travel by vpid, strictly ascending (no vpid twice).
+bool contributions_ascend(const std::vector<std::pair<Vpid, Bytes>>& contributions);
 
 // tags::membership: the controller's complete failed set at an epoch.
 struct MembershipNotice {
   std::uint64_t epoch = 0;
   std::vector<Vpid> failed;
+
+  static constexpr const char* wire_name = "membership notice";
+  static auto wire_fields(auto& m) { return std::tie(m.epoch, m.failed); }
 };
 
 // tags::fence_rollup: every contribution the sender holds for one fence.
 struct FenceRollup {
   FenceKey key;
-  VpidSet participants;  // daemons hosting participants
-  std::vector<std::pair<Vpid, Bytes>> contributions;
+  VpidSet participants;                               // daemons hosting participants
+  std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
+
+  static constexpr const char* wire_name = "fence rollup";
+  static auto wire_fields(auto& m) { return std::tie(m.key, m.participants, m.contributions); }
+  bool wire_valid() const { return contributions_ascend(contributions); }
 };
 
 // tags::fence_release: how a fence ended, with every contribution if it succeeded.
@@ -34,13 +48,20 @@ struct FenceRelease {
   FenceKey key;
   FenceStatus status = FenceStatus::ok;
   Vpid lost = 0;
-  std::vector<std::pair<Vpid, Bytes>> contributions;
+  std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
+
+  static constexpr const char* wire_name = "fence release";
+  static auto wire_fields(auto& m) { return std::tie(m.key, m.status, m.lost, m.contributions); }
+  bool wire_valid() const { return contributions_ascend(contributions); }
 };
 
 // Every xcast ack: the slot the acker held in the tree of the epoch stamped
 // on the frame; together they name the subtree the ack vouches for.
 struct XcastAck {
   std::uint32_t slot = 0;
+
+  static constexpr const char* wire_name = "xcast ack";
+  static auto wire_fields(auto& m) { return std::tie(m.slot); }
 };
 
 // tags::op_report: a daemon tells the controller an op failed at it.
@@ -51,6 +72,11 @@ struct OpReport {
   std::uint16_t tag = 0;
   TopologyKind seen_topology = TopologyKind::routing;  // what the frame said
   std::uint16_t seen_radix = 0;
+
+  static constexpr const char* wire_name = "op report";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.topology, m.op_id, m.reporter, m.tag, m.seen_topology, m.seen_radix);
+  }
 };
 
 // tags::op_abort: the controller ends an op with an error everywhere.
@@ -60,23 +86,15 @@ struct OpAbort {
   std::uint16_t tag = 0;
   FenceStatus status = FenceStatus::topology_mismatch;
   std::optional<FenceKey> fence;  // when the op was a fence release
+
+  static constexpr const char* wire_name = "op abort";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.topology, m.op_id, m.tag, m.status, m.fence);
+  }
 };
 
-Bytes encode(const MembershipNotice& notice);
-Bytes encode(const FenceRollup& rollup);
-Bytes encode(const FenceRelease& release);
-Bytes encode(const XcastAck& ack);
-Bytes encode(const OpReport& report);
-Bytes encode(const OpAbort& abort);
-
-Result<MembershipNotice> decode_membership_notice(std::span<const std::byte> payload);
-Result<FenceRollup> decode_fence_rollup(std::span<const std::byte> payload);
-Result<FenceRelease> decode_fence_release(std::span<const std::byte> payload);
 // Only key, status and lost: what every daemon needs, without copying the aggregate.
 Result<FenceRelease> decode_fence_release_header(std::span<const std::byte> payload);
-Result<XcastAck> decode_xcast_ack(std::span<const std::byte> payload);
-Result<OpReport> decode_op_report(std::span<const std::byte> payload);
-Result<OpAbort> decode_op_abort(std::span<const std::byte> payload);
 
 // Payloads above the threshold travel deflated: an 8-byte original length,
 // then zlib data. Compressed once by the originator; relays forward the bytes.

@@ -85,7 +85,7 @@ void Engine::on_local_delivery(std::uint16_t tag, const SharedBytes& payload, Ou
     }
     end_fence(release->key, release->status, release->lost, payload, out);
   } else if (tag == tags::op_abort) {
-    auto abort = decode_op_abort(*payload);
+    auto abort = wire_decode<OpAbort>(*payload);
     if (!abort) {
       ++stats_.malformed;
       return;
@@ -156,7 +156,7 @@ void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& pa
   learn_watermark(state, header.watermark, out);
   auto found = state.ops.find(header.op_id);
   if (found == state.ops.end()) return;  // answered after we finished: harmless
-  auto ack = decode_xcast_ack(payload);
+  auto ack = wire_decode<XcastAck>(payload);
   if (!ack) {
     ++stats_.malformed;
     return;

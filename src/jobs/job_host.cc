@@ -118,7 +118,7 @@ std::size_t JobHost::running() const {
 
 bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload) {
   if (tag == job_tags::launch) {
-    auto spec = decode_job_spec(payload);
+    auto spec = wire_decode<JobSpec>(payload);
     if (!spec) {
       log_.error("%s", spec.error().message.c_str());
       return true;
@@ -127,13 +127,12 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
     return true;
   }
   if (tag == job_tags::kill || tag == job_tags::cleanup) {
-    ByteReader reader(payload);
-    auto job = reader.u32();
-    if (!job || !reader.done()) return true;
+    auto ref = wire_decode<JobRef>(payload);
+    if (!ref) return true;
     if (tag == job_tags::kill) {
-      kill_job(*job);
+      kill_job(ref->job);
     } else {
-      forget(*job);
+      forget(ref->job);
     }
     return true;
   }

@@ -82,9 +82,7 @@ void JobManager::fail(Job& job, int status, const std::string& message) {
   job.status = status;
   job.message = message;
   log_.verbose("daemon", 1, "job %u ends: %s", job.id, message.c_str());
-  ByteWriter writer;
-  writer.u32(job.id);
-  hooks_.broadcast(job_tags::kill, writer.take());
+  hooks_.broadcast(job_tags::kill, encode(JobRef{job.id}));
 }
 
 bool JobManager::kill(std::uint32_t id, const std::string& reason) {
@@ -230,9 +228,7 @@ void JobManager::maybe_finish(std::uint32_t id) {
   if (found == jobs_.end()) return;
   Job& job = *found->second;
   if (job.finished.size() < job.spec.ranks.size()) return;
-  ByteWriter writer;
-  writer.u32(job.id);
-  hooks_.broadcast(job_tags::cleanup, writer.take());
+  hooks_.broadcast(job_tags::cleanup, encode(JobRef{job.id}));
   nlohmann::json final_event{{"ok", true},
                              {"event", "exit"},
                              {"job", job.id},

@@ -8,6 +8,7 @@
 
 #include "rml/membership.h"
 #include "util/result.h"
+#include "util/wire.h"
 
 namespace grove {
 
@@ -36,6 +37,11 @@ struct RankPlacement {
   std::uint16_t local_rank = 0;  // among the job's ranks on that daemon
   std::uint16_t node_rank = 0;   // the same: one daemon per node
   std::uint32_t node_id = 0;     // index of the daemon among the job's daemons
+
+  static constexpr const char* wire_name = "rank placement";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.rank, m.daemon, m.local_rank, m.node_rank, m.node_id);
+  }
 };
 
 struct JobMap {

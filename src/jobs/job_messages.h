@@ -12,8 +12,12 @@
 #include "jobs/job_map.h"
 #include "util/bytes.h"
 #include "util/result.h"
+#include "util/wire.h"
 
 namespace grove {
+
+// Each message below lists its fields once (wire_fields); util/wire.h derives
+// `encode(message)` and `wire_decode<Message>(payload)` from that list.
 
 struct JobSpec {
   std::uint32_t job = 0;
@@ -23,15 +27,29 @@ struct JobSpec {
   std::string cwd;
   std::vector<RankPlacement> ranks;
   std::vector<std::string> hostnames;  // by node id
+
+  static constexpr const char* wire_name = "job launch";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames);
+  }
+  // A program to run, and rank i at index i.
+  bool wire_valid() const;
 };
 
 enum class OutputStream : std::uint8_t { out = 1, err = 2 };
+template <>
+struct WireEnum<OutputStream> {
+  static constexpr OutputStream first = OutputStream::out, last = OutputStream::err;
+};
 
 struct JobOutput {
   std::uint32_t job = 0;
   std::uint32_t rank = 0;
   OutputStream stream = OutputStream::out;
   std::string text;  // one or more whole lines
+
+  static constexpr const char* wire_name = "job output";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.rank, m.stream, m.text); }
 };
 
 enum class ExitKind : std::uint8_t {
@@ -42,12 +60,19 @@ enum class ExitKind : std::uint8_t {
   // its peers may be waiting for it in a fence that can never complete.
   left_without_finalize = 4,
 };
+template <>
+struct WireEnum<ExitKind> {
+  static constexpr ExitKind first = ExitKind::exited, last = ExitKind::left_without_finalize;
+};
 
 // The last round of a fence signature released on a daemon.
 struct FenceRound {
   std::string signature;
   std::uint64_t round = 0;
   bool operator==(const FenceRound&) const = default;
+
+  static constexpr const char* wire_name = "fence round";
+  static auto wire_fields(auto& m) { return std::tie(m.signature, m.round); }
 };
 
 struct RankExit {
@@ -59,6 +84,11 @@ struct RankExit {
   // The job's fence rounds released on the rank's daemon when it exited: the
   // rank took part in none after them.
   std::vector<FenceRound> released;
+
+  static constexpr const char* wire_name = "rank exit";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.job, m.rank, m.kind, m.status, m.message, m.released);
+  }
 };
 
 // Bytes of a job's output the controller has handed to `grove run` (or
@@ -66,6 +96,9 @@ struct RankExit {
 struct OutputAck {
   std::uint32_t job = 0;
   std::uint64_t bytes = 0;
+
+  static constexpr const char* wire_name = "output ack";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.bytes); }
 };
 
 // Ranks of a job that exited cleanly while others run: a fence that includes
@@ -74,10 +107,16 @@ struct GoneRank {
   std::uint32_t rank = 0;
   std::vector<FenceRound> released;  // as in RankExit
   bool operator==(const GoneRank&) const = default;
+
+  static constexpr const char* wire_name = "gone rank";
+  static auto wire_fields(auto& m) { return std::tie(m.rank, m.released); }
 };
 struct RanksGone {
   std::uint32_t job = 0;
   std::vector<GoneRank> ranks;
+
+  static constexpr const char* wire_name = "ranks gone";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.ranks); }
 };
 
 struct JobAbort {
@@ -85,20 +124,36 @@ struct JobAbort {
   std::uint32_t rank = 0;
   std::int32_t status = 0;
   std::string message;
+
+  static constexpr const char* wire_name = "abort";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.rank, m.status, m.message); }
 };
 
-Bytes encode(const JobSpec& spec);
-Bytes encode(const JobOutput& output);
-Bytes encode(const RankExit& exit);
-Bytes encode(const JobAbort& abort);
-Bytes encode(const OutputAck& ack);
-Bytes encode(const RanksGone& gone);
+// A PMIx server asks the daemon hosting a rank for the data the rank put
+// (direct modex); the answer names the request by the asker's handle.
+struct ModexRequest {
+  std::uint64_t handle = 0;
+  std::string nspace;
+  std::uint32_t rank = 0;
 
-Result<JobSpec> decode_job_spec(std::span<const std::byte> payload);
-Result<JobOutput> decode_job_output(std::span<const std::byte> payload);
-Result<RankExit> decode_rank_exit(std::span<const std::byte> payload);
-Result<JobAbort> decode_job_abort(std::span<const std::byte> payload);
-Result<OutputAck> decode_output_ack(std::span<const std::byte> payload);
-Result<RanksGone> decode_ranks_gone(std::span<const std::byte> payload);
+  static constexpr const char* wire_name = "modex request";
+  static auto wire_fields(auto& m) { return std::tie(m.handle, m.nspace, m.rank); }
+};
+struct ModexReply {
+  std::uint64_t handle = 0;
+  std::int32_t status = 0;  // a pmix_status_t
+  Bytes blob;
+
+  static constexpr const char* wire_name = "modex reply";
+  static auto wire_fields(auto& m) { return std::tie(m.handle, m.status, m.blob); }
+};
+
+// The kill and cleanup broadcasts: which job.
+struct JobRef {
+  std::uint32_t job = 0;
+
+  static constexpr const char* wire_name = "job reference";
+  static auto wire_fields(auto& m) { return std::tie(m.job); }
+};
 
 }  // namespace grove

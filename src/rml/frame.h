@@ -37,6 +37,10 @@ enum class FrameType : std::uint8_t {
   control = 5,       // daemon-level traffic outside the engine (routed or direct)
 };
 inline constexpr std::uint8_t kFrameTypeMax = 5;
+template <>
+struct WireEnum<FrameType> {
+  static constexpr FrameType first = FrameType::xcast_data, last = FrameType::control;
+};
 
 enum FrameFlag : std::uint16_t {
   kFrameCompressed = 1u << 0,  // payload is deflated (grpcomm/messages.h)

@@ -10,10 +10,15 @@
 
 #include "rml/membership.h"
 #include "rml/tree.h"
+#include "util/wire.h"
 
 namespace grove {
 
 enum class TopologyKind : std::uint8_t { routing = 0, release = 1 };
+template <>
+struct WireEnum<TopologyKind> {
+  static constexpr TopologyKind first = TopologyKind::routing, last = TopologyKind::release;
+};
 
 std::string_view topology_name(TopologyKind kind);
 

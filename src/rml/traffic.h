@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "rml/frame.h"
 
@@ -16,6 +18,9 @@ struct TrafficKey {
   std::uint16_t tag = 0;
   TopologyKind topology = TopologyKind::routing;
   auto operator<=>(const TrafficKey&) const = default;
+
+  static constexpr const char* wire_name = "traffic key";
+  static auto wire_fields(auto& m) { return std::tie(m.type, m.tag, m.topology); }
 };
 
 struct TrafficCount {
@@ -32,6 +37,9 @@ struct TrafficCount {
     return *this;
   }
   bool operator==(const TrafficCount&) const = default;
+
+  static constexpr const char* wire_name = "traffic count";
+  static auto wire_fields(auto& m) { return std::tie(m.frames, m.bytes); }
 };
 
 class Accounting {
@@ -51,6 +59,25 @@ class Accounting {
 
  private:
   std::map<TrafficKey, TrafficCount> by_key_;
+};
+
+// On the wire: its (key, count) entries, keys strictly ascending.
+template <>
+struct WireCodec<Accounting> {
+  using Entries = std::vector<std::pair<TrafficKey, TrafficCount>>;
+  static constexpr std::size_t min_size = 4;
+  static void put(WireWriter& writer, const Accounting& accounting) {
+    writer.put(Entries(accounting.by_key().begin(), accounting.by_key().end()));
+  }
+  static bool get(WireReader& reader, Accounting& accounting) {
+    Entries entries;
+    if (!reader.get(entries)) return false;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (i > 0 && !(entries[i - 1].first < entries[i].first)) return false;  // as a map sends them
+      accounting.add(entries[i].first, entries[i].second);
+    }
+    return true;
+  }
 };
 
 }  // namespace grove

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rml/membership.h"
+#include "util/wire.h"
 
 namespace grove {
 
@@ -15,6 +16,9 @@ struct VpidRange {
   Vpid first = 0;
   Vpid last = 0;  // inclusive
   bool operator==(const VpidRange&) const = default;
+
+  static constexpr const char* wire_name = "vpid range";
+  static auto wire_fields(auto& m) { return std::tie(m.first, m.last); }
 };
 
 class VpidSet {
@@ -46,6 +50,17 @@ class VpidSet {
  private:
   std::vector<VpidRange> ranges_;
   std::uint64_t size_ = 0;
+};
+
+// On the wire: its ranges; a decoder refuses ranges that are not sorted and disjoint.
+template <>
+struct WireCodec<VpidSet> {
+  static constexpr std::size_t min_size = 4;
+  static void put(WireWriter& writer, const VpidSet& set) { writer.put(set.ranges()); }
+  static bool get(WireReader& reader, VpidSet& set) {
+    std::vector<VpidRange> ranges;
+    return reader.get(ranges) && set.assign_ranges(std::move(ranges));
+  }
 };
 
 }  // namespace grove

@@ -54,6 +54,7 @@ class ByteReader {
   std::optional<std::string> text();
   std::span<const std::byte> rest() const { return in_.subspan(offset_); }
   bool done() const { return offset_ == in_.size(); }
+  std::size_t remaining() const { return in_.size() - offset_; }
 
  private:
   template <typename T>

@@ -58,7 +58,7 @@ TEST_CASE("a fence without faults sends N-1 rollups, N-1 releases and N-1 acks",
         auto done = cluster.fence_done(vpid);
         REQUIRE(done.size() == 1);
         CHECK(done[0].status == FenceStatus::ok);
-        auto release = decode_fence_release(*done[0].release);
+        auto release = wire_decode<FenceRelease>(*done[0].release);
         REQUIRE(release);
         REQUIRE(release->contributions.size() == n);
         CHECK(to_string(release->contributions[n - 1].second) == "0123456789");

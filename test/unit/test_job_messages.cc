@@ -9,30 +9,30 @@ using namespace grove;
 TEST_CASE("ranks-gone messages round-trip and refuse malformed payloads", "[job_messages]") {
   RanksGone gone{7, {GoneRank{1, {}}, GoneRank{4, {FenceRound{"pmix:ns:*", 3}}}}};
   Bytes payload = encode(gone);
-  auto decoded = decode_ranks_gone(payload);
+  auto decoded = wire_decode<RanksGone>(payload);
   REQUIRE(decoded);
   CHECK(decoded->job == 7);
   CHECK(decoded->ranks == gone.ranks);
 
   Bytes truncated(payload.begin(), payload.end() - 1);
-  CHECK_FALSE(decode_ranks_gone(truncated));
+  CHECK_FALSE(wire_decode<RanksGone>(truncated));
   Bytes trailing = payload;
   trailing.push_back(std::byte{0});
-  CHECK_FALSE(decode_ranks_gone(trailing));
+  CHECK_FALSE(wire_decode<RanksGone>(trailing));
   // A count far beyond what the payload holds is refused before any loop.
   ByteWriter huge;
   huge.u32(7).u32(0xffffffffu);
-  CHECK_FALSE(decode_ranks_gone(huge.take()));
-  CHECK_FALSE(decode_ranks_gone(Bytes{}));
+  CHECK_FALSE(wire_decode<RanksGone>(huge.take()));
+  CHECK_FALSE(wire_decode<RanksGone>(Bytes{}));
 }
 
 TEST_CASE("rank exits carry the fence rounds released on their daemon", "[job_messages]") {
   RankExit exit{3, 5, ExitKind::exited, 0, "", {FenceRound{"pmix:ns:0-4", 2}}};
-  auto decoded = decode_rank_exit(encode(exit));
+  auto decoded = wire_decode<RankExit>(encode(exit));
   REQUIRE(decoded);
   CHECK(decoded->rank == 5);
   CHECK(decoded->released == exit.released);
   Bytes truncated = encode(exit);
   truncated.pop_back();
-  CHECK_FALSE(decode_rank_exit(truncated));
+  CHECK_FALSE(wire_decode<RankExit>(truncated));
 }

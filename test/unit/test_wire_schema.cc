@@ -1,0 +1,201 @@
+// Payload schemas (util/wire.h): one field list per message gives both its
+// encoder and its validating decoder. These tests pin the byte layout (peers
+// of one version must agree on it), each field form's checks, and a round
+// trip of every message a daemon sends.
+#include <catch2/catch.hpp>
+
+#include "daemon/control_messages.h"
+#include "grpcomm/messages.h"
+#include "jobs/job_messages.h"
+
+using namespace grove;
+
+namespace {
+
+Bytes hex(std::initializer_list<int> values) {
+  Bytes out;
+  for (int value : values)
+    out.push_back(static_cast<std::byte>(value));
+  return out;
+}
+
+template <typename M>
+M round_trip(const M& message) {
+  const Bytes once = encode(message);
+  auto decoded = wire_decode<M>(once);
+  REQUIRE(decoded);
+  CHECK(encode(*decoded) == once);
+  // Every strict prefix is refused, and so is a trailing byte.
+  for (std::size_t cut = 0; cut < once.size(); ++cut) {
+    INFO("cut at " << cut << " of " << once.size());
+    CHECK_FALSE(wire_decode<M>(std::span<const std::byte>(once).first(cut)));
+  }
+  Bytes longer = once;
+  longer.push_back(std::byte{0});
+  CHECK_FALSE(wire_decode<M>(longer));
+  return *decoded;
+}
+
+}  // namespace
+
+TEST_CASE("the byte layout is big-endian fields in declaration order", "[wire]") {
+  CHECK(encode(OutputAck{7, 0x0102030405060708ULL}) == hex({0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8}));
+  // Signed as two's complement at its width; enums at theirs; text as u32 length + bytes.
+  CHECK(encode(JobAbort{1, 2, -1, "ab"}) ==
+        hex({0, 0, 0, 1, 0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 2, 'a', 'b'}));
+  CHECK(encode(JobOutput{1, 0, OutputStream::err, ""}) ==
+        hex({0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0}));
+  // An optional: a presence byte, then the value.
+  OpAbort plain{TopologyKind::release, 9, 3, FenceStatus::participant_lost, std::nullopt};
+  CHECK(encode(plain) == hex({1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 3, 1, 0}));
+  OpAbort fence = plain;
+  fence.fence = FenceKey{"s", 2};
+  CHECK(encode(fence) ==
+        hex({1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 3, 1, 1, 0, 0, 0, 1, 's', 0, 0, 0, 0, 0, 0, 0, 2}));
+  // A vector: a u32 count, then the items.
+  CHECK(encode(MembershipNotice{5, {3, 4}}) ==
+        hex({0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4}));
+}
+
+TEST_CASE("decoders refuse what the schema does not allow", "[wire]") {
+  SECTION("an enum outside its bounds") {
+    CHECK_FALSE(wire_decode<JobOutput>(hex({0, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0})));
+    CHECK_FALSE(wire_decode<JobOutput>(hex({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0})));
+    Bytes status = encode(OpAbort{});
+    status[11] = std::byte{3};  // FenceStatus ends at 2
+    CHECK_FALSE(wire_decode<OpAbort>(status));
+  }
+  SECTION("a presence byte that is neither 0 nor 1") {
+    Bytes bytes = encode(OpAbort{});
+    bytes[12] = std::byte{2};
+    CHECK_FALSE(wire_decode<OpAbort>(bytes));
+  }
+  SECTION("a count the remaining bytes cannot hold, before any allocation") {
+    // Two vpids claimed, one present.
+    CHECK_FALSE(
+        wire_decode<MembershipNotice>(hex({0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 3})));
+    ByteWriter huge;
+    huge.u32(1).u32(0xffffffffu);
+    CHECK_FALSE(wire_decode<EndpointTable>(huge.take()));
+  }
+  SECTION("what a message's own check refuses") {
+    JobSpec spec;
+    spec.ranks = {RankPlacement{0, 1, 0, 0, 0}};
+    CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));  // no program
+    spec.argv = {"true"};
+    CHECK(wire_decode<JobSpec>(encode(spec)));
+    spec.ranks[0].rank = 1;  // rank i must sit at index i
+    CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
+
+    FenceRollup rollup{FenceKey{"s", 1}, VpidSet::span(1, 2), {{2, {}}, {1, {}}}};
+    CHECK_FALSE(wire_decode<FenceRollup>(encode(rollup)));  // not ascending
+    rollup.contributions = {{1, {}}, {1, {}}};
+    CHECK_FALSE(wire_decode<FenceRollup>(encode(rollup)));  // a vpid twice
+
+    ShowHelpTopic help{"f", "t", std::vector<std::string>(65, "x")};
+    CHECK_FALSE(wire_decode<ShowHelpTopic>(encode(help)));
+    help.args.resize(64);
+    CHECK(wire_decode<ShowHelpTopic>(encode(help)));
+  }
+  SECTION("custom forms: overlapping vpid ranges, repeated traffic keys") {
+    ByteWriter ranges;
+    ranges.text("s").u32(2).u32(1).u32(5).u32(5).u32(6);  // [1,5] then [5,6]
+    CHECK_FALSE(wire_decode<BenchBarrier>(ranges.take()));
+
+    CountersReply reply;
+    reply.engine.count(TrafficKey{FrameType::xcast_data, 1, TopologyKind::routing}, 64);
+    Bytes bytes = encode(reply);
+    // Append the same entry again: patch the count from 1 to 2 and repeat the entry.
+    const std::size_t count_at = 8 + 4 + 8 + 8;
+    const std::size_t entry_size = 1 + 2 + 1 + 8 + 8;
+    Bytes twice(bytes.begin(), bytes.begin() + count_at + 4 + entry_size);
+    twice[count_at + 3] = std::byte{2};
+    twice.insert(twice.end(), bytes.begin() + count_at + 4,
+                 bytes.begin() + count_at + 4 + entry_size);
+    twice.insert(twice.end(), bytes.begin() + count_at + 4 + entry_size, bytes.end());
+    CHECK(wire_decode<CountersReply>(bytes));
+    CHECK_FALSE(wire_decode<CountersReply>(twice));
+  }
+  SECTION("the error names the message") {
+    auto failed = wire_decode<JobOutput>(Bytes{});
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().message == "malformed job output payload");
+  }
+}
+
+TEST_CASE("a leading decode reads the header and leaves the tail", "[wire]") {
+  FenceRelease release{FenceKey{"pmix:ns:*", 4},
+                       FenceStatus::participant_lost,
+                       7,
+                       {{1, to_bytes("abc")}, {3, to_bytes("de")}}};
+  Bytes bytes = encode(release);
+  auto header = decode_fence_release_header(bytes);
+  REQUIRE(header);
+  CHECK(header->key == release.key);
+  CHECK(header->status == release.status);
+  CHECK(header->lost == 7);
+  CHECK(header->contributions.empty());
+  // The tail is not read, so a broken tail does not fail the header...
+  bytes.resize(bytes.size() - 1);
+  CHECK(decode_fence_release_header(bytes));
+  // ...but the whole decode refuses it.
+  CHECK_FALSE(wire_decode<FenceRelease>(bytes));
+}
+
+TEST_CASE("every message survives a round trip", "[wire]") {
+  JobSpec spec{3,           "grove.3", {"a.out", "-x"},
+               {"A=1"},     "/tmp",    {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
+               {"n0", "n1"}};
+  auto spec_back = round_trip(spec);
+  CHECK(spec_back.argv == spec.argv);
+  CHECK(spec_back.ranks.size() == 2);
+  CHECK(spec_back.ranks[1].daemon == 2);
+  CHECK(spec_back.hostnames == spec.hostnames);
+
+  CHECK(round_trip(JobOutput{1, 2, OutputStream::err, "line\n"}).text == "line\n");
+  auto exit =
+      round_trip(RankExit{1, 2, ExitKind::left_without_finalize, -3, "gone", {FenceRound{"s", 9}}});
+  CHECK(exit.kind == ExitKind::left_without_finalize);
+  CHECK(exit.status == -3);
+  CHECK(exit.released == std::vector<FenceRound>{FenceRound{"s", 9}});
+  CHECK(round_trip(JobAbort{1, 2, 7, "why"}).message == "why");
+  CHECK(round_trip(OutputAck{4, 1ULL << 40}).bytes == 1ULL << 40);
+  CHECK(round_trip(RanksGone{2, {GoneRank{5, {}}}}).ranks.size() == 1);
+  CHECK(round_trip(JobRef{77}).job == 77);
+  CHECK(round_trip(ModexRequest{9, "ns", 3}).nspace == "ns");
+  CHECK(round_trip(ModexReply{9, -25, to_bytes("blob")}).status == -25);
+
+  DaemonReport report{4, "10.0.0.1:5000", "node4", 8, 1234};
+  CHECK(round_trip(report).endpoint == report.endpoint);
+  CHECK(round_trip(EndpointTable{{report, report}}).daemons.size() == 2);
+  CHECK(round_trip(LaunchFailure{3, "ssh refused"}).reason == "ssh refused");
+  CountersReply reply;
+  reply.request = 5;
+  reply.engine.count(TrafficKey{FrameType::xcast_data, 1, TopologyKind::release}, 100);
+  reply.transport_sent.count(TrafficKey{FrameType::control, 300, TopologyKind::routing}, 80);
+  reply.footprint = EngineFootprint{1, 2, 3};
+  reply.controller_rtt_ns = 42;
+  auto reply_back = round_trip(reply);
+  CHECK(reply_back.engine == reply.engine);
+  CHECK(reply_back.transport_sent == reply.transport_sent);
+  CHECK(reply_back.footprint.fence_signatures == 3);
+  CHECK(round_trip(ShowHelpTopic{"help-grove.txt", "topic", {"a", "b"}}).args.size() == 2);
+  auto bench = round_trip(BenchBarrier{"bench:1", VpidSet::from_list({1, 2, 3, 7})});
+  CHECK(bench.participants.ranges() == VpidSet::from_list({1, 2, 3, 7}).ranges());
+  CHECK(round_trip(Heartbeat{123}).sent_ns == 123);
+  CHECK(round_trip(CountersRequest{8}).request == 8);
+
+  CHECK(round_trip(MembershipNotice{3, {1, 5}}).failed == std::vector<Vpid>{1, 5});
+  auto rollup =
+      round_trip(FenceRollup{FenceKey{"s", 2}, VpidSet::span(0, 3), {{0, to_bytes("x")}, {2, {}}}});
+  CHECK(rollup.contributions.size() == 2);
+  CHECK(round_trip(FenceRelease{FenceKey{"s", 2}, FenceStatus::ok, 0, {{1, to_bytes("y")}}})
+            .contributions[0]
+            .second == to_bytes("y"));
+  CHECK(round_trip(XcastAck{17}).slot == 17);
+  CHECK(round_trip(OpReport{TopologyKind::release, 5, 2, 3, TopologyKind::routing, 4}).seen_radix ==
+        4);
+  auto abort = round_trip(OpAbort{TopologyKind::routing, 5, 2, FenceStatus::ok, FenceKey{"s", 1}});
+  REQUIRE(abort.fence);
+  CHECK(abort.fence->generation == 1);
+}
