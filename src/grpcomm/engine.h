@@ -204,13 +204,17 @@ class Engine {
   void learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out);
   bool should_hold(std::uint16_t tag) const;
   bool rule_on(RepairRule rule) const { return !config_.weakened.has(rule); }
-  void on_local_delivery(std::uint16_t tag, const SharedBytes& payload, Outbox& out);
+  // delivery: the broadcast half hands each delivered op here, once.
+  void on_delivered(const DeliverBroadcast& delivery, Outbox& out);
+  void abort_delivered(const Bytes& payload, Outbox& out);
   void apply_op_abort(const OpAbort& abort, Outbox& out);
 
   // fence.cc: contributions up the routing tree, the release down.
   void on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker, Outbox& out);
   void repair_fences(TimeNs now, Outbox& out);
+  // A fence release was delivered here: the fence it names ends.
+  void release_delivered(const SharedBytes& release, Outbox& out);
   void end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,
                  Outbox& out);
 

@@ -99,6 +99,15 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   tracker.sent_keys = std::move(keys);
 }
 
+void Engine::release_delivered(const SharedBytes& release, Outbox& out) {
+  auto header = decode_fence_release_header(*release);
+  if (!header) {
+    ++stats_.malformed;
+    return;
+  }
+  end_fence(header->key, header->status, header->lost, release, out);
+}
+
 void Engine::end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,
                        Outbox& out) {
   if (fences_.release(key)) {

@@ -24,4 +24,27 @@ inline TopologyKind topology_for_tag(std::uint16_t tag, bool low_radix_release) 
   return low && low_radix_release ? TopologyKind::release : TopologyKind::routing;
 }
 
+// Who acts on a broadcast when it is delivered on a daemon (once per op).
+// The driver sees every delivery except the engine's own bookkeeping; the
+// engine's half ends a fence on its release and an op on its abort. A
+// membership notice is neither: it was applied on receipt, before delivery.
+enum class DeliveryEnds : std::uint8_t { nothing, fence, op };
+struct DeliveryRoute {
+  bool to_driver = true;  // as a DeliverBroadcast effect
+  DeliveryEnds ends = DeliveryEnds::nothing;
+};
+
+constexpr DeliveryRoute delivery_route(std::uint16_t tag) {
+  switch (tag) {
+    case tags::fence_release:
+      return {true, DeliveryEnds::fence};
+    case tags::op_abort:
+      return {false, DeliveryEnds::op};
+    case tags::membership:
+      return {false, DeliveryEnds::nothing};
+    default:
+      return {true, DeliveryEnds::nothing};
+  }
+}
+
 }  // namespace grove

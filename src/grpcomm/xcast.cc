@@ -69,29 +69,33 @@ void Engine::deliver(TopologyKind kind, std::uint64_t op_id, const XcastOp& op, 
     }
     plain = share_bytes(std::move(*inflated));
   }
-  const std::uint16_t tag = op.tag;
-  if (tag != tags::membership && tag != tags::op_abort) {
-    out.push(DeliverBroadcast{tag, kind, op_id, plain});
-  }
-  on_local_delivery(tag, plain, out);
+  on_delivered(DeliverBroadcast{op.tag, kind, op_id, std::move(plain)}, out);
 }
 
-void Engine::on_local_delivery(std::uint16_t tag, const SharedBytes& payload, Outbox& out) {
-  if (tag == tags::fence_release) {
-    auto release = decode_fence_release_header(*payload);
-    if (!release) {
-      ++stats_.malformed;
+// The join between the broadcast half and the rest: one delivery, routed by
+// its tag (grpcomm/tags.h) to the driver and to what it ends here.
+void Engine::on_delivered(const DeliverBroadcast& delivery, Outbox& out) {
+  const DeliveryRoute route = delivery_route(delivery.tag);
+  if (route.to_driver) out.push(delivery);
+  switch (route.ends) {
+    case DeliveryEnds::fence:
+      release_delivered(delivery.payload, out);
       return;
-    }
-    end_fence(release->key, release->status, release->lost, payload, out);
-  } else if (tag == tags::op_abort) {
-    auto abort = wire_decode<OpAbort>(*payload);
-    if (!abort) {
-      ++stats_.malformed;
+    case DeliveryEnds::op:
+      abort_delivered(*delivery.payload, out);
       return;
-    }
-    apply_op_abort(*abort, out);
+    case DeliveryEnds::nothing:
+      return;
   }
+}
+
+void Engine::abort_delivered(const Bytes& payload, Outbox& out) {
+  auto abort = wire_decode<OpAbort>(payload);
+  if (!abort) {
+    ++stats_.malformed;
+    return;
+  }
+  apply_op_abort(*abort, out);
 }
 
 void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
