@@ -30,6 +30,8 @@
 // rank R sleep S seconds before its first fence (its peers wait for it).
 // --finalize-early RANK makes that rank call PMIx_Finalize right after
 // PMIx_Init and exit 0: its peers' fences include a rank that is gone.
+// --crash R:K makes rank R die of SIGSEGV just before its fence of round K
+// (its peers are already waiting in that fence).
 // --probe-unsupported checks that publish, lookup and spawn fail promptly
 // with an error instead of hanging (and reports what connect returns).
 //
@@ -42,6 +44,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -75,6 +78,8 @@ struct Options {
   int late_rank = -1;     // --late RANK:SECONDS
   int late_seconds = 0;
   int finalize_early_rank = -1;  // --finalize-early RANK
+  int crash_rank = -1;           // --crash RANK:ROUND
+  int crash_round = 0;
 };
 
 struct Identity {
@@ -140,6 +145,10 @@ Options parse_options(int argc, char** argv) {
                std::sscanf(argv[i + 1], "%d:%d", &options.late_rank, &options.late_seconds) == 2 &&
                options.late_rank >= 0 && options.late_seconds >= 0) {
       ++i;
+    } else if (arg == "--crash" && has_value &&
+               std::sscanf(argv[i + 1], "%d:%d", &options.crash_rank, &options.crash_round) == 2 &&
+               options.crash_rank >= 0 && options.crash_round >= 0) {
+      ++i;
     } else if (arg == "--finalize-early" && has_value &&
                parse_count(argv[i + 1], 0, 1000000, value)) {
       options.finalize_early_rank = static_cast<int>(value);
@@ -154,7 +163,8 @@ Options parse_options(int argc, char** argv) {
            "bad argument '%s'; usage: pmix_fence_client [ROUNDS] [--rounds K] [--barrier] "
            "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
            "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE] "
-           "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK]",
+           "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK] "
+           "[--crash RANK:ROUND]",
            argv[i]);
     }
   }
@@ -407,6 +417,8 @@ int main(int argc, char** argv) {
     if (!options.barrier) put_value(id, round, key, options.max_bytes);
     if (round == 0 && static_cast<int>(id.self.rank) == options.late_rank)
       std::this_thread::sleep_for(std::chrono::seconds(options.late_seconds));
+    if (static_cast<int>(id.self.rank) == options.crash_rank && round == options.crash_round)
+      std::raise(SIGSEGV);
     double us = fence(id, options.collect && !options.barrier, round, options.fence_timeout);
     fence_us.push_back(us);
     if (options.timing)
