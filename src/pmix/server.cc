@@ -231,15 +231,6 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
   Result<pmix_internal::InfoArray> info = settings.take_array();
   if (!info) return info.error();
   pmix_server_module_t module = pmix_internal::make_server_module();
-  // Job data in the server's hash store only, never the shared-memory dstore
-  // (ds21/ds12): its lock is a process-shared mutex in a segment the ranks
-  // map, and a rank killed while holding it (a job killed during PMIx_Init)
-  // leaves it locked for ever. libpmix's progress thread then blocks on its
-  // next commit, and with it the daemon's registrations, its deregistrations
-  // and PMIx_server_finalize (openpmix#1233; docs/pmix.md). Set before
-  // PMIx_server_init, which reads its MCA variables from the environment;
-  // ranks learn the module from PMIx_server_setup_fork.
-  setenv("PMIX_MCA_gds", "hash", 1);
   pmix_status_t status = PMIx_server_init(&module, info->data(), info->size());
   if (status != PMIX_SUCCESS) return Error{describe("PMIx_server_init", status)};
   pmix_initialized_ = true;

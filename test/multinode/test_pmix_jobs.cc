@@ -278,18 +278,3 @@ TEST_CASE("a fence that includes a rank that has exited ends with an error for i
   auto next = dvm.grove({"run", "-n", "3", "--map-by", "node", fence_client(), "1"});
   CHECK(next.exit_code == 0);
 }
-
-TEST_CASE("ranks are told to keep job data in libpmix's hash store, not the shared dstore",
-          "[pmix]") {
-  // The dstore's lock is a mutex shared with the ranks: one killed while
-  // holding it wedges the daemon's PMIx server (docs/pmix.md).
-  Dvm dvm(2);
-  REQUIRE(dvm.ready());
-  auto job = dvm.grove(
-      {"run", "-n", "2", "--map-by", "node", "sh", "-c", "echo \"gds=$PMIX_GDS_MODULE\""});
-  REQUIRE(job.exit_code == 0);
-  CHECK(std::count(job.out.begin(), job.out.end(), '\n') == 2);
-  std::istringstream lines(job.out);
-  for (std::string line; std::getline(lines, line);)
-    CHECK(line == "gds=hash");
-}
