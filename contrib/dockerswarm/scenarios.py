@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -71,9 +72,9 @@ class Dvm:
 
     count = 0
 
-    def __init__(self, swarm, paths, nodes, mca):
+    def __init__(self, swarm, paths, mca):
         Dvm.count += 1
-        self.swarm, self.paths, self.nodes = swarm, paths, nodes
+        self.swarm, self.paths = swarm, paths
         self.uri_file = f'{swarm.dir}/dvm-{Dvm.count}.uri'
         # Here, not in the swarm's directory: it outlives the swarm (--keep).
         self.log_path = f'{swarm.dir}-logs/dvm-{Dvm.count}.log'
@@ -135,7 +136,6 @@ class Dvm:
 
 def release_digests(log, op):
     """vpid -> (bytes, digest) of bench release op `op`, from grpcomm_base_verbose lines."""
-    import re
     line = re.compile(r'\[(?:groved vpid (\d+)|grove controller)[^\]]*\][^\n]*'
                       r'bench-release \w+ op (\d+): (\d+) bytes, digest ([0-9a-f]+)')
     out = {}
@@ -192,8 +192,15 @@ def kill_mid_release(ctx, radix2, victims):
         bench = dvm.grove('bench', 'release', '--size', '10KB', '--count', '1', '--json')
         if bench.returncode != 0:
             raise Failed(f'the release failed: {bench.stderr.strip()}')
-        releases = {v: r for v, r in release_digests(dvm.text(), 1).items() if v in released}
-        missing = [v for v in released if v not in releases]
+        # Daemons' log lines reach the controller's stderr over ssh, after the
+        # release completed: wait for them (bounded) rather than read once.
+        deadline = time.monotonic() + 15
+        while True:
+            releases = {v: r for v, r in release_digests(dvm.text(), 1).items() if v in released}
+            missing = [v for v in released if v not in releases]
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         if missing:
             raise Failed(f'daemons {missing} logged no release')
         digests = {digest for _, digest in releases.values()}
@@ -405,7 +412,7 @@ class Context:
         self.args = args
 
     def dvm(self, mca):
-        return Dvm(self.swarm, self.paths, self.nodes, mca)
+        return Dvm(self.swarm, self.paths, mca)
 
     def bring_up(self):
         self.swarm.cli('up', str(self.nodes), timeout=300)

@@ -202,7 +202,7 @@ def main():
         where.close()
 
     alpha, c = fit_line([(n - 1, results[n][small]['median_us']) for n in counts])
-    alpha_large, slope_large = fit_line([(n - 1, results[n][large]['median_us']) for n in counts])
+    _, slope_large = fit_line([(n - 1, results[n][large]['median_us']) for n in counts])
     per_byte = (slope_large - c) / (large - small)
     fit = {'alpha_us': alpha, 'c_us': c, 'bytes_per_us': (1 / per_byte) if per_byte > 0 else None}
     gbit = fit['bytes_per_us'] * 8 / 1000 if fit['bytes_per_us'] else None
@@ -211,7 +211,7 @@ def main():
           + (f'B = {gbit:.3f} Gbit/s' if gbit else 'B not resolved (the large payload was no steeper)'))
     model = None
     if gbit:
-        ask = subprocess.run([grove if os.path.exists(grove) or shutil.which(grove) else 'grove',
+        ask = subprocess.run([grove,
                               'model', '-N', str(counts[-1]), '-M', str(large), '--alpha',
                               f'{max(alpha, 0.1):.3f}', '--copy-cost', f'{max(c, 0.01):.3f}',
                               '-t', '1', '-B', f'{gbit:.6f}', '--json'],
