@@ -90,33 +90,48 @@ class Where:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def measure(where, grove, daemons, sizes, repeats):
-    """Median span (us) of a flat release of each size on the first `daemons` hosts."""
-    hostfile = os.path.join(where.tmp, f'hosts-{daemons}')
+def start_dvm(where, grove, daemons, params, name):
+    """Start a DVM on the first `daemons` hosts with --mca `params`; returns its URI."""
+    hostfile = os.path.join(where.tmp, f'hosts-{name}')
     with open(hostfile, 'w') as f:
         for host in where.hosts[:daemons]:
             f.write(f'{host} slots=1\n')
-    uri = os.path.join(where.tmp, f'uri-{daemons}')
-    start = [grove, 'start', '--hostfile', hostfile, '--daemonize', '--report-uri', uri,
-             '--mca', 'rml_base_radix2', str(max(64, daemons)),
-             '--mca', 'grpcomm_low_radix_release', 'true']
+    uri = os.path.join(where.tmp, f'uri-{name}')
+    start = [grove, 'start', '--hostfile', hostfile, '--daemonize', '--report-uri', uri]
+    for key, value in params.items():
+        start += ['--mca', key, str(value)]
     if where.agent:
         start += ['--mca', 'plm_ssh_agent', where.agent]
     started = where.run(['env', f'TMPDIR={where.tmp}', *start], timeout=300)
     if started.returncode != 0:
         raise RuntimeError(f'grove start on {daemons} hosts: {started.stderr.strip()}')
-    dvm = where.run(['cat', uri]).stdout.strip()
+    return where.run(['cat', uri]).stdout.strip()
+
+
+def stop_dvm(where, grove, dvm):
+    where.run([grove, 'stop', '--dvm', dvm], timeout=120)
+
+
+def bench(where, grove, dvm, size, count):
+    """One `grove bench release` call: its JSON (spans_us, ...)."""
+    out = where.run([grove, 'bench', '--dvm', dvm, 'release', '--size', str(size),
+                     '--count', str(count), '--json'])
+    if out.returncode != 0:
+        raise RuntimeError(f'grove bench: {out.stderr.strip()}')
+    return json.loads(out.stdout)
+
+
+def measure(where, grove, daemons, sizes, repeats):
+    """Median span (us) of a flat release of each size on the first `daemons` hosts."""
+    dvm = start_dvm(where, grove, daemons, {'rml_base_radix2': max(64, daemons),
+                                             'grpcomm_low_radix_release': 'true'}, str(daemons))
     out = {}
     try:
         for size in sizes:
-            bench = where.run([grove, 'bench', '--dvm', dvm, 'release', '--size', str(size),
-                               '--count', str(repeats), '--json'])
-            if bench.returncode != 0:
-                raise RuntimeError(f'grove bench: {bench.stderr.strip()}')
-            spans = json.loads(bench.stdout)['spans_us']
+            spans = bench(where, grove, dvm, size, repeats)['spans_us']
             out[size] = {'median_us': statistics.median(spans), 'spans_us': spans}
     finally:
-        where.run([grove, 'stop', '--dvm', dvm], timeout=120)
+        stop_dvm(where, grove, dvm)
     return out
 
 
@@ -130,6 +145,20 @@ def fit_line(points):
         raise RuntimeError('need at least two daemon counts to fit a line')
     b = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
     return mean_y - b * mean_x, b
+
+
+def fit_constants(results, counts, small, large):
+    """alpha and c from the small payload's line over N - 1, B from the large one's extra slope."""
+    alpha, c = fit_line([(n - 1, results[n][small]['median_us']) for n in counts])
+    _, slope_large = fit_line([(n - 1, results[n][large]['median_us']) for n in counts])
+    per_byte = (slope_large - c) / (large - small)
+    fit = {'alpha_us': alpha, 'c_us': c, 'bytes_per_us': (1 / per_byte) if per_byte > 0 else None}
+    gbit = fit['bytes_per_us'] * 8 / 1000 if fit['bytes_per_us'] else None
+    fit['bandwidth_gbit_s'] = gbit
+    print(f'fit: alpha = {alpha:.1f} us, c = {c:.1f} us per copy, '
+          + (f'B = {gbit:.3f} Gbit/s' if gbit else 'B not resolved (the large payload was no steeper)'),
+          flush=True)
+    return fit
 
 
 def plot(results, small, large, fit, path):
@@ -201,14 +230,8 @@ def main():
     finally:
         where.close()
 
-    alpha, c = fit_line([(n - 1, results[n][small]['median_us']) for n in counts])
-    _, slope_large = fit_line([(n - 1, results[n][large]['median_us']) for n in counts])
-    per_byte = (slope_large - c) / (large - small)
-    fit = {'alpha_us': alpha, 'c_us': c, 'bytes_per_us': (1 / per_byte) if per_byte > 0 else None}
-    gbit = fit['bytes_per_us'] * 8 / 1000 if fit['bytes_per_us'] else None
-    fit['bandwidth_gbit_s'] = gbit
-    print(f'fit: alpha = {alpha:.1f} us, c = {c:.1f} us per copy, '
-          + (f'B = {gbit:.3f} Gbit/s' if gbit else 'B not resolved (the large payload was no steeper)'))
+    fit = fit_constants(results, counts, small, large)
+    alpha, c, gbit = fit['alpha_us'], fit['c_us'], fit['bandwidth_gbit_s']
     model = None
     if gbit:
         ask = subprocess.run([grove,

@@ -35,6 +35,7 @@ struct SimCliOptions {
   std::uint32_t threads = 8;
   double bandwidth_gbit = 10;
   double jitter = 0.5;
+  std::string nic_sharing = "fifo";
   bool validate_trees = false;
   std::size_t trace_lines = 80;
   std::string compress_threshold;
@@ -85,8 +86,11 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   options.release_delay_target = cli.release_delay_target;
   options.participant_fraction = cli.participants;
   options.network = NetworkModel{static_cast<TimeNs>(std::llround(cli.alpha_us * 1000)),
-                                 static_cast<TimeNs>(std::llround(cli.copy_us * 1000)), cli.threads,
-                                 cli.bandwidth_gbit * 1e9 / 8, cli.jitter};
+                                 static_cast<TimeNs>(std::llround(cli.copy_us * 1000)),
+                                 cli.threads,
+                                 cli.bandwidth_gbit * 1e9 / 8,
+                                 cli.jitter,
+                                 cli.nic_sharing == "fair" ? NicSharing::fair : NicSharing::fifo};
   options.validate_trees = cli.validate_trees;
   options.compress_threshold = context.params.get_size("grpcomm_compress_threshold");
   if (!cli.compress_threshold.empty()) {
@@ -147,6 +151,7 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   if (cli.json) {
     nlohmann::json out;
     out["options"] = {{"daemons", options.daemons},
+                      {"nic_sharing", cli.nic_sharing},
                       {"payload_bytes", options.payload_bytes},
                       {"radix", options.radices.routing},
                       {"radix2", options.radices.release},
@@ -287,6 +292,12 @@ void add_sim_command(CLI::App& app, CliContext& context) {
       ->add_option("--jitter", options->jitter,
                    "Random extra latency per frame, as a fraction of alpha")
       ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  command
+      ->add_option("--nic-sharing", options->nic_sharing,
+                   "How a NIC's concurrent copies share its bandwidth: fifo (one after another) "
+                   "or fair (all at once, as TCP flows do; matches measured daemons)")
+      ->check(CLI::IsMember({"fifo", "fair"}))
       ->capture_default_str();
   command->add_flag("--validate-trees", options->validate_trees,
                     "Validate every derived tree after every repair (slow at scale)");

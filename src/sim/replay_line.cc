@@ -138,6 +138,12 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          o.network.jitter = *value;
          return true;
        }},
+      {"--nic-sharing",
+       [](SimOptions& o, std::string_view text) {
+         if (text != "fifo" && text != "fair") return false;
+         o.network.sharing = text == "fair" ? NicSharing::fair : NicSharing::fifo;
+         return true;
+       }},
       {"--compress-threshold",
        [](SimOptions& o, std::string_view text) {
          auto value = parse_size(text);
@@ -165,6 +171,8 @@ std::string replay_arguments(const SimOptions& o) {
        << " --bandwidth " << shortest(o.network.bandwidth_bytes_per_s * 8 / 1e9) << " --jitter "
        << shortest(o.network.jitter) << " --compress-threshold " << o.compress_threshold
        << " --seed " << o.seed;
+  // Only when not the default, so replay lines from before the option read the same.
+  if (o.network.sharing == NicSharing::fair) line << " --nic-sharing fair";
   return line.str();
 }
 

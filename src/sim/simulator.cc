@@ -6,6 +6,7 @@
 #include <memory>
 #include <queue>
 #include <random>
+#include <unordered_map>
 #include <variant>
 
 #include "grpcomm/effect_driver.h"
@@ -39,7 +40,14 @@ struct ContributeEvent {
   Vpid daemon = 0;
   std::uint64_t round = 1;
 };
-using EventBody = std::variant<FrameEvent, TimerEvent, KillEvent, DetectEvent, ContributeEvent>;
+// A shared NIC's next frame may be done (stale unless `generation` is still
+// the NIC's: every change to what it carries reschedules).
+struct NicEvent {
+  Vpid daemon = 0;
+  std::uint64_t generation = 0;
+};
+using EventBody =
+    std::variant<FrameEvent, TimerEvent, KillEvent, DetectEvent, ContributeEvent, NicEvent>;
 
 struct Event {
   TimeNs at = 0;
@@ -68,6 +76,9 @@ class Simulation {
   void schedule(TimeNs at, EventBody body) { queue_.push(Event{at, seq_++, std::move(body)}); }
   void handle(const Event& event);
   void drain(Vpid daemon, TimeNs now, Outbox& out);
+  // Fair NIC sharing: hand the frames whose last byte left to the links and
+  // schedule the NIC's next event.
+  void service_nic(Vpid daemon, TimeNs now);
   void kill(Vpid victim, TimeNs now);
   void fail(const std::string& what);
   void trace(const std::string& line);
@@ -85,6 +96,14 @@ class Simulation {
   std::vector<Vpid> participants_;
   VpidSet participant_set_;
   std::vector<DaemonNic> nics_;
+  struct InFlight {
+    FrameEvent frame;
+    TimeNs latency = 0;
+  };
+  std::vector<SharedNic> shared_nics_;  // NicSharing::fair
+  std::vector<std::uint64_t> nic_generation_;
+  std::unordered_map<std::uint64_t, InFlight> in_flight_;
+  std::uint64_t next_transfer_ = 1;
   LinkClock links_;
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
   std::uint64_t seq_ = 0;
@@ -112,12 +131,20 @@ class Simulation::EffectsOf final : public EffectDriver {
     --sends_allowed_;
     if (!sim_.alive_[send.target]) return;  // connection refused: nothing arrives
     const NetworkModel& network = sim_.options_.network;
-    TimeNs left = sim_.nics_[daemon_].transmit(now_, send.frame.size(), network);
     TimeNs latency = network.alpha_ns;
     if (network.jitter > 0) {
       auto spread = static_cast<TimeNs>(static_cast<double>(latency) * network.jitter);
       latency += std::uniform_int_distribution<TimeNs>(0, spread)(sim_.rng_);
     }
+    if (network.sharing == NicSharing::fair) {
+      const std::uint64_t token = sim_.next_transfer_++;
+      sim_.shared_nics_[daemon_].add(now_, send.frame.size(), token, network);
+      sim_.in_flight_.emplace(
+          token, InFlight{FrameEvent{send.target, daemon_, std::move(send.frame)}, latency});
+      sim_.service_nic(daemon_, now_);
+      return;
+    }
+    TimeNs left = sim_.nics_[daemon_].transmit(now_, send.frame.size(), network);
     TimeNs arrival = sim_.links_.arrival(daemon_, send.target, left + latency);
     sim_.schedule(arrival, FrameEvent{send.target, daemon_, std::move(send.frame)});
   }
@@ -210,8 +237,10 @@ Simulation::Simulation(const SimOptions& options)
     config.self = i;
     engines_.push_back(std::make_unique<Engine>(config, membership));
     nics_.emplace_back(options.network.threads);
+    shared_nics_.emplace_back(options.network.threads);
   }
   alive_.assign(options.daemons, true);
+  nic_generation_.assign(options.daemons, 0);
   participant_.assign(options.daemons, false);
   std::bernoulli_distribution hosts(options.participant_fraction);
   for (Vpid i = 0; i < options.daemons; ++i) {
@@ -348,6 +377,9 @@ void Simulation::handle(const Event& event) {
     trace("controller learns d" + std::to_string(detect->victim) + " died");
     engines_[0]->declare_departure(now_, detect->victim, out);
     drain(0, now_, out);
+  } else if (const auto* nic = std::get_if<NicEvent>(&event.body)) {
+    if (nic->generation == nic_generation_[nic->daemon]) service_nic(nic->daemon, now_);
+    return;
   } else if (const auto* contribute = std::get_if<ContributeEvent>(&event.body)) {
     Vpid daemon = contribute->daemon;
     if (!alive_[daemon]) return;
@@ -409,6 +441,21 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
     }
   }
   if (dies) kill(daemon, now);
+}
+
+void Simulation::service_nic(Vpid daemon, TimeNs now) {
+  const NetworkModel& network = options_.network;
+  // Bytes a daemon handed its kernel still leave after it dies, as in life.
+  for (std::uint64_t token : shared_nics_[daemon].advance(now, network)) {
+    auto found = in_flight_.find(token);
+    InFlight flight = std::move(found->second);
+    in_flight_.erase(found);
+    TimeNs arrival = links_.arrival(daemon, flight.frame.to, now + flight.latency);
+    schedule(arrival, std::move(flight.frame));
+  }
+  if (auto next = shared_nics_[daemon].next_event(network)) {
+    schedule(*next, NicEvent{daemon, ++nic_generation_[daemon]});
+  }
 }
 
 void Simulation::kill(Vpid victim, TimeNs now) {
