@@ -74,7 +74,8 @@ constexpr void (*kDecoders[])(std::span<const std::byte>) = {
     check<ModexReply>,      check<DaemonReport>,     check<LaunchFailure>, check<EndpointTable>,
     check<CountersReply>,   check<ShowHelpTopic>,    check<BenchBarrier>,  check<Heartbeat>,
     check<CountersRequest>, check<MembershipNotice>, check<FenceRollup>,   check_release_header,
-    check<XcastAck>,        check<OpReport>,         check<OpAbort>,
+    check<XcastAck>,        check<OpReport>,         check<OpAbort>,       check<LinkLost>,
+    check<Eviction>,
 };
 
 }  // namespace

@@ -94,6 +94,26 @@ struct LaunchFailure {
   static auto wire_fields(auto& m) { return std::tie(m.vpid, m.reason); }
 };
 
+// A daemon lost its connection with a peer that is still a member (a link
+// that failed or timed out, or a peer that could not be dialled). Frames
+// queued on that link are gone, so the controller must end the peer's
+// membership for the trees to route around it (docs/transport.md).
+struct LinkLost {
+  Vpid peer = 0;
+
+  static constexpr const char* wire_name = "link lost";
+  static auto wire_fields(auto& m) { return std::tie(m.peer); }
+};
+
+// The controller to a daemon it declared lost that may still be running (a
+// partitioned or hung one): leave the DVM, and why.
+struct Eviction {
+  std::string reason;
+
+  static constexpr const char* wire_name = "eviction";
+  static auto wire_fields(auto& m) { return std::tie(m.reason); }
+};
+
 // A daemon's heartbeat, and the controller's answer (the same bytes back).
 struct Heartbeat {
   std::uint64_t sent_ns = 0;  // on the daemon's clock

@@ -215,6 +215,10 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       }
       return;
     }
+    case daemon_tags::link_lost: {
+      if (auto lost = wire_decode<LinkLost>(payload)) on_link_lost(from, lost->peer);
+      return;
+    }
     case daemon_tags::heartbeat:
       // The answer is how a daemon knows the controller is alive and well;
       // it carries the daemon's own send time back, for its round trip.
@@ -408,6 +412,17 @@ void Controller::on_peer_lost(Vpid peer) {
   daemon_lost(peer, "its connection to the controller closed");
 }
 
+void Controller::on_link_lost(Vpid reporter, Vpid peer) {
+  // Only a member in good standing accuses, and only a member is accused:
+  // one partition costs the DVM one daemon (the first accusation wins; the
+  // accused one's own report then comes from a departed daemon).
+  if (stopping_ || reporter >= daemons_.size() || peer >= daemons_.size() ||
+      peer == kControllerVpid || daemons_[reporter].state != DaemonStateKind::up) {
+    return;
+  }
+  daemon_lost(peer, "daemon " + std::to_string(reporter) + " lost its link to it");
+}
+
 void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   DaemonRecord& record = daemons_[vpid];
   if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
@@ -420,8 +435,10 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   // Its pid on its own host: ours is 0 for a daemon started elsewhere.
   log_.error("daemon %u (%s, pid %d) lost: %s", vpid, record.hostname.c_str(),
              record.host_pid != 0 ? record.host_pid : record.pid, reason.c_str());
-  // A daemon declared lost must really be gone: a hung one is ended here.
+  // A daemon declared lost must really be gone: a hung one is ended here, one
+  // on another host is told (a partitioned or hung one may still hear it).
   if (record.pid > 0) kill(record.pid, SIGKILL);
+  runtime_->send_control(vpid, daemon_tags::evicted, encode(Eviction{reason}));
   runtime_->declare_departure(vpid);
   job_manager_->on_daemon_lost(vpid);
   if (status_ && status_->counters.size() >= living_daemons()) finish_status();

@@ -93,6 +93,7 @@ class Controller {
   void on_help(const ShowHelpTopic& help);
   void on_peer_lost(Vpid peer);
   void daemon_lost(Vpid vpid, const std::string& reason);
+  void on_link_lost(Vpid reporter, Vpid peer);
   void on_startup_timeout();
   void check_heartbeats();
   void reap_children();

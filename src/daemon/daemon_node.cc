@@ -112,6 +112,15 @@ void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& p
     on_welcome();
     return;
   }
+  if (header.tag == daemon_tags::evicted && from == kControllerVpid) {
+    auto eviction = wire_decode<Eviction>(payload);
+    // The DVM goes on without us; our ranks go with us (RankHost).
+    log_.error("the controller declared this daemon lost (%s); leaving the DVM",
+               eviction ? eviction->reason.c_str() : "no reason given");
+    exit_code_ = 1;
+    event_base_loopexit(base_.get(), nullptr);
+    return;
+  }
   if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
   log_.verbose("daemon", 2, "unexpected control %s from %u",
                std::string(tag_name(header.tag)).c_str(), from);
@@ -195,7 +204,13 @@ void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
 
 void DaemonNode::on_peer_lost(Vpid peer) {
   if (peer != kControllerVpid) {
-    log_.verbose("daemon", 1, "lost the connection to daemon %u", peer);
+    // Frames queued to the peer are gone and nothing resends them while it
+    // stays a member, so the controller must hear of it (it ends the peer's
+    // membership; the trees repair around it). A departed peer's or a
+    // stopping DVM's closed links are no news.
+    if (stopping_ || !runtime_->engine().membership().is_alive(peer)) return;
+    log_.error("lost the link to daemon %u; telling the controller", peer);
+    runtime_->send_control(kControllerVpid, daemon_tags::link_lost, encode(LinkLost{peer}));
     return;
   }
   if (!stopping_) {

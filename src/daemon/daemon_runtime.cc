@@ -65,6 +65,7 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   config.send_queue_limit = params.get_size("rml_send_queue_limit");
   config.send_queue_timeout_ms =
       static_cast<std::uint32_t>(params.get_int("rml_send_queue_timeout_ms"));
+  config.link_timeout_ms = static_cast<std::uint32_t>(params.get_int("rml_link_timeout_ms"));
   if (config.send_queue_limit < runtime->max_payload_) {
     return Error{"rml_send_queue_limit (" + std::to_string(config.send_queue_limit) +
                  ") is below rml_base_max_frame_size (" + std::to_string(runtime->max_payload_) +

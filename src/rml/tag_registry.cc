@@ -24,6 +24,8 @@ constexpr std::array kTags{
     TagInfo{daemon_tags::bench_barrier, "bench-barrier"},
     TagInfo{daemon_tags::welcome, "welcome"},
     TagInfo{daemon_tags::launch_failed, "launch-failed"},
+    TagInfo{daemon_tags::link_lost, "link-lost"},
+    TagInfo{daemon_tags::evicted, "evicted"},
     TagInfo{job_tags::kill, "job-kill"},
     TagInfo{job_tags::cleanup, "job-cleanup"},
     TagInfo{job_tags::output, "job-output"},

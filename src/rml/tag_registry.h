@@ -34,6 +34,8 @@ inline constexpr std::uint16_t help = tags::first_daemon_tag + 6;              /
 inline constexpr std::uint16_t bench_barrier = tags::first_daemon_tag + 7;     // broadcast
 inline constexpr std::uint16_t welcome = tags::first_daemon_tag + 8;           // control
 inline constexpr std::uint16_t launch_failed = tags::first_daemon_tag + 9;     // control
+inline constexpr std::uint16_t link_lost = tags::first_daemon_tag + 10;        // control
+inline constexpr std::uint16_t evicted = tags::first_daemon_tag + 11;          // control
 }  // namespace daemon_tags
 
 // Jobs (jobs/job_messages.h).

@@ -67,6 +67,10 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(integer("rml_send_queue_timeout_ms", "10000", 10, 3600000,
                           "How long a peer's send queue may stay over rml_send_queue_limit "
                           "before the peer is dropped"));
+  registry.define(integer("rml_link_timeout_ms", "10000", 0, 3600000,
+                          "How long bytes sent to a peer may go unacknowledged by its host "
+                          "before the link counts as failed (TCP_USER_TIMEOUT; 0: the kernel's "
+                          "retransmission limit, about 15 minutes)"));
   ParamSpec protection;
   protection.name = "rml_frame_protection";
   protection.kind = ParamKind::enumeration;

@@ -169,6 +169,9 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(report).endpoint == report.endpoint);
   CHECK(round_trip(EndpointTable{{report, report}}).daemons.size() == 2);
   CHECK(round_trip(LaunchFailure{3, "ssh refused"}).reason == "ssh refused");
+  CHECK(round_trip(LinkLost{6}).peer == 6);
+  CHECK(round_trip(Eviction{"daemon 2 lost its link to it"}).reason ==
+        "daemon 2 lost its link to it");
   CountersReply reply;
   reply.request = 5;
   reply.engine.count(TrafficKey{FrameType::xcast_data, 1, TopologyKind::release}, 100);

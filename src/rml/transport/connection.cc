@@ -24,6 +24,13 @@ void set_nodelay(int fd) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+void set_link_timeout(int fd, std::uint32_t ms) {
+  if (ms == 0) return;
+  unsigned int value = ms;
+  // Best effort: without it a dead link is found by the kernel's retries.
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &value, sizeof value);
+}
+
 std::string socket_error_text() {
   int error = EVUTIL_SOCKET_ERROR();
   return error == 0 ? std::string("unknown error") : std::string(std::strerror(error));
@@ -43,6 +50,7 @@ Result<std::unique_ptr<Connection>> Connection::accept(TransportLoop& loop, Conn
                                                        const Endpoint& remote) {
   const LoopSettings& settings = loop.settings();
   set_nodelay(fd.get());
+  set_link_timeout(fd.get(), settings.link_timeout_ms);
   std::unique_ptr<Connection> connection(new Connection(
       loop, id, remote,
       Handshake::acceptor(settings.self, settings.secret, random_handshake_nonce())));
@@ -58,6 +66,7 @@ Result<std::unique_ptr<Connection>> Connection::connect(TransportLoop& loop, Con
   Fd fd(::socket(address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return Error{std::string("socket: ") + std::strerror(errno)};
   set_nodelay(fd.get());
+  set_link_timeout(fd.get(), settings.link_timeout_ms);
   std::unique_ptr<Connection> connection(new Connection(
       loop, id, remote,
       Handshake::connector(settings.self, peer, settings.secret, random_handshake_nonce())));

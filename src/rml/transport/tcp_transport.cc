@@ -305,7 +305,8 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::create(event_base* main_base
                         .log = config.log,
                         .protection = config.protection,
                         .send_queue_limit = config.send_queue_limit,
-                        .send_queue_timeout_ms = config.send_queue_timeout_ms};
+                        .send_queue_timeout_ms = config.send_queue_timeout_ms,
+                        .link_timeout_ms = config.link_timeout_ms};
   auto impl = std::make_unique<Impl>(main_base, config, std::move(callbacks), std::move(settings));
   if (auto started = impl->start(config.worker_threads); !started) return started.error();
   return std::unique_ptr<TcpTransport>(new TcpTransport(std::move(impl)));

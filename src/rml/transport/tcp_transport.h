@@ -16,7 +16,8 @@
 //
 // Failures. A failed handshake, a bad frame header (rml/frame.h's checks, a
 // payload over max_payload, a sender field that is not the authenticated
-// peer), a socket error or a handshake timeout closes that connection and
+// peer), a socket error (among them bytes unacknowledged for link_timeout_ms:
+// a partition or a dead host) or a handshake timeout closes that connection and
 // logs the reason with Log::error naming the peer; the transport keeps
 // running. Nothing a peer sends before it authenticated is acted upon.
 // on_peer_lost(P) fires once when P is lost: an authenticated connection with
@@ -58,6 +59,7 @@ struct TcpTransportConfig {
   FrameProtection protection = FrameProtection::integrity;    // rml_frame_protection
   std::uint64_t send_queue_limit = std::uint64_t{512} << 20;  // rml_send_queue_limit
   std::uint32_t send_queue_timeout_ms = 10000;                // rml_send_queue_timeout_ms
+  std::uint32_t link_timeout_ms = 10000;                      // rml_link_timeout_ms (0: kernel's)
 };
 
 struct TcpTransportCallbacks {

@@ -89,6 +89,10 @@ struct LoopSettings {
   // the peer is dropped (it is not reading; memory stays bounded).
   std::uint64_t send_queue_limit = std::uint64_t{512} << 20;
   std::uint32_t send_queue_timeout_ms = 10000;
+  // Sent bytes the peer's host has not acknowledged for this long fail the
+  // connection (TCP_USER_TIMEOUT): without it a partition holds a link, and
+  // every frame queued on it, for the kernel's ~15 minutes. 0: kernel default.
+  std::uint32_t link_timeout_ms = 10000;
 };
 
 enum class CloseSeverityKind : std::uint8_t {
