@@ -16,8 +16,15 @@ same N, payload and constants:
             default, which the model-ordering test pins): shown because the
             measured radix-4 spans are what told the two apart
 
-The constants (alpha, c, B) come from a flat-release fit on the same nodes
-first (contrib/scaling/sweep.py's), or from a sweep's JSON (--constants).
+The constants: B from a flat-release fit on the same nodes first
+(contrib/scaling/sweep.py's), or from a sweep's JSON (--constants). A flat
+release has one level, so that fit pins c (its slope over N) but hardly
+alpha (its intercept). So alpha and c are then calibrated on the same nodes:
+a third DVM releases over a radix-2 tree (deep: mostly per-hop latency) at
+the smallest payload, interleaved with the others, and alpha and c are the
+values for which `grove sim` reproduces the flat and the radix-2 spans there.
+Radix 4, and every larger payload, are predictions (--no-calibrate keeps the
+flat fit's alpha and c).
 Frame counts are read from every daemon's engine accounting (`grove status
 --json`) before and after each payload's rounds and must equal the
 simulator's exactly; a mismatch is printed and ends the run with status 1.
@@ -45,7 +52,12 @@ TOPOLOGIES = {
                 ['--radix', '64', '--low-radix-release', 'false']),
     'radix4': ({'rml_base_radix': 64, 'rml_base_radix2': 4, 'grpcomm_low_radix_release': 'true'},
                ['--radix', '64', '--radix2', '4', '--low-radix-release', 'true']),
+    # Calibration only (the smallest payload): a deep tree, whose span is
+    # mostly per-hop latency, beside the flat one, whose span is mostly copies.
+    'radix2': ({'rml_base_radix': 64, 'rml_base_radix2': 2, 'grpcomm_low_radix_release': 'true'},
+               ['--radix', '64', '--radix2', '2', '--low-radix-release', 'true']),
 }
+COMPARED = ('radix64', 'radix4')
 
 
 def release_frames(status):
@@ -80,6 +92,35 @@ def simulate(grove, daemons, size, topology, fit, sharing):
     ack = sum(t['frames'] for t in result['traffic']
               if t['tag'] == 'fence-release' and t['type'] == 'xcast-ack')
     return {'span_us': result['release_span']['p50_us'], 'frames': [data, ack]}
+
+
+def calibrate(grove, daemons, size, fit, measured):
+    """alpha and c such that `grove sim` (fair NIC, B from the fit) reproduces the measured
+    spans of the flat and the radix-2 release at `size`: Newton steps on the simulator itself."""
+    names = ('radix64', 'radix2')
+    targets = [measured[name] for name in names]
+
+    def spans(alpha, c):
+        constants = {'alpha_us': alpha, 'c_us': c, 'bandwidth_gbit_s': fit['bandwidth_gbit_s']}
+        return [simulate(grove, daemons, size, name, constants, 'fair')['span_us']
+                for name in names]
+
+    alpha, c = max(fit['alpha_us'], 10.0), max(fit['c_us'], 10.0)
+    for _ in range(8):
+        base = spans(alpha, c)
+        residual = [t - b for t, b in zip(targets, base)]
+        if max(abs(r) for r in residual) < 1.0:
+            break
+        d_alpha, d_c = max(alpha * 0.1, 5.0), max(c * 0.1, 2.0)
+        by_alpha = [(x - y) / d_alpha for x, y in zip(spans(alpha + d_alpha, c), base)]
+        by_c = [(x - y) / d_c for x, y in zip(spans(alpha, c + d_c), base)]
+        det = by_alpha[0] * by_c[1] - by_alpha[1] * by_c[0]
+        if abs(det) < 1e-9:
+            break
+        alpha = max(alpha + (residual[0] * by_c[1] - residual[1] * by_c[0]) / det, 0.1)
+        c = max(c + (by_alpha[0] * residual[1] - by_alpha[1] * residual[0]) / det, 0.0)
+    return {'alpha_us': alpha, 'c_us': c, 'bandwidth_gbit_s': fit['bandwidth_gbit_s'],
+            'from': f'{size} B spans of radix 64 and radix 2 (alpha, c); flat fit (B)'}
 
 
 def model(grove, daemons, size, radix, fit):
@@ -158,6 +199,8 @@ def main():
     parser.add_argument('--json', default=os.path.join(sweep.TOP, 'benchmarks', 'results',
                                                        'radix-crossover.json'))
     parser.add_argument('--plot', help='PNG path (needs gnuplot)')
+    parser.add_argument('--no-calibrate', action='store_true',
+                        help="use the flat fit's alpha and c as they are, no radix-2 calibration")
     args = parser.parse_args()
     if args.egress and not args.swarm:
         parser.error('--egress needs --swarm')
@@ -191,54 +234,79 @@ def main():
             if not fit['bandwidth_gbit_s']:
                 raise RuntimeError('the fit resolved no bandwidth')
         dvms = {}
+        measured = {}  # size -> name -> spans
+        frames = {}  # size -> name -> [data, ack] per release
         try:
             for name, (params, _) in TOPOLOGIES.items():
+                if name == 'radix2' and args.no_calibrate:
+                    continue
                 dvms[name] = sweep.start_dvm(where, grove, daemons, params, name)
             for size in sizes:
-                spans = {name: [] for name in dvms}
+                # The calibration tree runs at the smallest payload only.
+                here = {name: dvm for name, dvm in dvms.items()
+                        if name in COMPARED or size == sizes[0]}
+                spans = {name: [] for name in here}
                 before = {name: release_frames(status(where, grove, dvm))
-                          for name, dvm in dvms.items()}
+                          for name, dvm in here.items()}
                 done, turn = 0, 0
                 while done < args.repeats:
                     count = min(args.batch, args.repeats - done)
-                    order = list(dvms) if turn % 2 == 0 else list(reversed(list(dvms)))
+                    order = list(here) if turn % 2 == 0 else list(reversed(list(here)))
                     for name in order:
-                        spans[name] += sweep.bench(where, grove, dvms[name], size,
+                        spans[name] += sweep.bench(where, grove, here[name], size,
                                                    count)['spans_us']
                     done, turn = done + count, turn + 1
                 after = {name: release_frames(status(where, grove, dvm))
-                         for name, dvm in dvms.items()}
-                row = {'size': size, 'measured_us': {}, 'spans_us': spans, 'frames': {},
-                       'sim_us': {}, 'sim_fifo_us': {}, 'sim_frames': {}, 'model_us': {}}
-                for name in dvms:
-                    row['measured_us'][name] = statistics.median(spans[name])
-                    row['frames'][name] = [(a - b) / args.repeats
-                                           for a, b in zip(after[name], before[name])]
-                    simulated = simulate(grove, daemons, size, name, fit, 'fair')
-                    row['sim_us'][name] = simulated['span_us']
-                    row['sim_frames'][name] = simulated['frames']
-                    fifo = simulate(grove, daemons, size, name, fit, 'fifo')
-                    row['sim_fifo_us'][name] = fifo['span_us']
-                    row['model_us'][name] = model(grove, daemons, size,
-                                                  64 if name == 'radix64' else 4, fit)
-                rows.append(row)
-                m, s = row['measured_us'], row['sim_us']
-                f = row['sim_fifo_us']
-                print(f"{size:>9} B  measured r64 {m['radix64']:10.0f} r4 {m['radix4']:10.0f} | "
-                      f"sim r64 {s['radix64']:10.0f} r4 {s['radix4']:10.0f} | "
-                      f"sim fifo r64 {f['radix64']:10.0f} r4 {f['radix4']:10.0f} | "
-                      f"model r64 {row['model_us']['radix64']:10.0f} "
-                      f"r4 {row['model_us']['radix4']:10.0f}  (us)", flush=True)
+                         for name, dvm in here.items()}
+                measured[size] = spans
+                frames[size] = {name: [(a - b) / args.repeats
+                                       for a, b in zip(after[name], before[name])]
+                                for name in here}
+                print(f"{size:>9} B  measured " + '  '.join(
+                    f'{name} {statistics.median(v):10.0f} us' for name, v in spans.items()),
+                    flush=True)
         finally:
             for dvm in dvms.values():
                 sweep.stop_dvm(where, grove, dvm)
     finally:
         where.close()
 
-    mismatched = [(r['size'], name) for r in rows for name in TOPOLOGIES
+    small = sizes[0]
+    constants = fit
+    if not args.no_calibrate:
+        constants = calibrate(grove, daemons, small,
+                              fit, {name: statistics.median(measured[small][name])
+                                    for name in ('radix64', 'radix2')})
+        print(f"calibrated at {small} B: alpha = {constants['alpha_us']:.1f} us, "
+              f"c = {constants['c_us']:.1f} us (flat fit: alpha {fit['alpha_us']:.1f}, "
+              f"c {fit['c_us']:.1f}); B = {constants['bandwidth_gbit_s']:.3f} Gbit/s", flush=True)
+    for size in sizes:
+        row = {'size': size, 'measured_us': {}, 'spans_us': measured[size],
+               'frames': frames[size], 'sim_us': {}, 'sim_fifo_us': {}, 'sim_flat_fit_us': {},
+               'sim_frames': {}, 'model_us': {}}
+        for name in COMPARED:
+            row['measured_us'][name] = statistics.median(measured[size][name])
+            simulated = simulate(grove, daemons, size, name, constants, 'fair')
+            row['sim_us'][name] = simulated['span_us']
+            row['sim_frames'][name] = simulated['frames']
+            row['sim_fifo_us'][name] = simulate(grove, daemons, size, name, constants,
+                                                'fifo')['span_us']
+            row['sim_flat_fit_us'][name] = simulate(grove, daemons, size, name, fit,
+                                                    'fair')['span_us']
+            row['model_us'][name] = model(grove, daemons, size,
+                                          64 if name == 'radix64' else 4, constants)
+        rows.append(row)
+        m, sim, f = row['measured_us'], row['sim_us'], row['sim_fifo_us']
+        print(f"{size:>9} B  measured r64 {m['radix64']:10.0f} r4 {m['radix4']:10.0f} | "
+              f"sim r64 {sim['radix64']:10.0f} r4 {sim['radix4']:10.0f} | "
+              f"sim fifo r64 {f['radix64']:10.0f} r4 {f['radix4']:10.0f} | "
+              f"model r64 {row['model_us']['radix64']:10.0f} "
+              f"r4 {row['model_us']['radix4']:10.0f}  (us)", flush=True)
+
+    mismatched = [(r['size'], name) for r in rows for name in COMPARED
                   if r['frames'][name] != r['sim_frames'][name]]
     for r in rows:
-        for name in TOPOLOGIES:
+        for name in COMPARED:
             r.setdefault('sim_error', {})[name] = r['sim_us'][name] / r['measured_us'][name] - 1
             r.setdefault('sim_fifo_error', {})[name] = (r['sim_fifo_us'][name] /
                                                         r['measured_us'][name] - 1)
@@ -261,6 +329,8 @@ def main():
               f"{[r for r in rows if r['size'] == size][0]['sim_frames'][name]}", file=sys.stderr)
     report = {'date': time.strftime('%Y-%m-%d'), 'where': 'swarm' if args.swarm else 'hostfile',
               'egress': args.egress, 'daemons': daemons, 'repeats': args.repeats, 'fit': fit,
+              'constants': constants,
+              'calibration_spans_us': None if args.no_calibrate else measured[small]['radix2'],
               'rows': rows, 'crossover_bytes': summary, 'sim_worst_error': worst,
               'frames_match': not mismatched}
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
