@@ -317,6 +317,10 @@ void PmixBridge::classify_exit(RankExit& exit) {
     exit.released.push_back(FenceRound{std::move(signature), round});
 }
 
+std::set<pid_t> PmixBridge::handshakes_pending(const std::vector<pid_t>& ranks) {
+  return server_->handshakes_pending(ranks).value_or(std::set<pid_t>{});
+}
+
 void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   std::erase_if(unfinalized_, [&](const auto& entry) { return entry.first == job; });
   // libpmix forgets the job's requests with it: nothing may answer them later.

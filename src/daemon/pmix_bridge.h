@@ -35,6 +35,9 @@ class PmixBridge {
   void rank_started(const JobSpec& spec, std::uint32_t rank, pid_t pid);
   // The rank's process was waited for: its pid is no longer the rank's.
   void rank_reaped(std::uint32_t job, std::uint32_t rank);
+  // Those of these ranks whose PMIx handshake waits for the server's answer;
+  // nothing when that cannot be known (clients not verified).
+  std::set<pid_t> handshakes_pending(const std::vector<pid_t>& ranks);
   void on_fence_done(const FenceDone& done);
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);

@@ -26,6 +26,9 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   hooks.on_forget = [raw](std::uint32_t job, const std::string& nspace) {
     raw->pmix_->forget_job(job, nspace);
   };
+  hooks.handshakes_pending = [raw](const std::vector<pid_t>& ranks) {
+    return raw->pmix_ ? raw->pmix_->handshakes_pending(ranks) : std::set<pid_t>{};
+  };
   host->job_host_ = std::make_unique<JobHost>(base, self, log, daemon_dir, std::move(hooks),
                                               params.get_size("jobs_output_window"));
   // A job's directory outlives end_ranks only as a name: nothing forks then.

@@ -94,9 +94,14 @@ JobHost::JobHost(event_base* base, Vpid self, const Log& log, std::string sessio
       log_(log),
       session_dir_(std::move(session_dir)),
       hooks_(std::move(hooks)),
-      output_window_(output_window) {}
+      output_window_(output_window),
+      // A handshake is answered within milliseconds; 5 s covers a loaded host
+      // and still ends a job whose rank stopped halfway through its request.
+      signaller_(std::make_unique<QuietSignaller>(base, hooks_.handshakes_pending,
+                                                  TimeNs{5'000'000'000})) {}
 
 JobHost::~JobHost() {
+  signaller_.reset();  // what waits is signalled now, while the ranks are still ours
   for (auto& [key, rank] : ranks_) {
     if (rank->pid > 0 && !rank->exited) {
       kill(-rank->pid, SIGKILL);
@@ -431,13 +436,8 @@ void JobHost::kill_job(std::uint32_t job, int grace_ms) {
     flow.paused = false;
     set_job_reading(job, true);
   }
-  bool any = false;
-  for (auto& [key, rank] : ranks_) {
-    if (key.first != job || rank->pid <= 0 || rank->exited) continue;
-    kill(-rank->pid, SIGTERM);
-    any = true;
-  }
-  if (!any) return;
+  if (live_groups(job).empty()) return;
+  signaller_->signal([this, job] { return live_groups(job); }, SIGTERM);
   auto timer = std::make_unique<KillTimer>();
   timer->host = this;
   timer->job = job;
@@ -451,10 +451,16 @@ void JobHost::on_kill_timer(evutil_socket_t, short, void* arg) {
   auto* timer = static_cast<KillTimer*>(arg);
   JobHost* host = timer->host;
   const std::uint32_t job = timer->job;
-  for (auto& [key, rank] : host->ranks_) {
-    if (key.first == job && rank->pid > 0 && !rank->exited) kill(-rank->pid, SIGKILL);
-  }
+  host->signaller_->signal([host, job] { return host->live_groups(job); }, SIGKILL);
   host->kill_timers_.erase(job);  // frees `timer`
+}
+
+std::vector<pid_t> JobHost::live_groups(std::uint32_t job) const {
+  std::vector<pid_t> groups;
+  for (const auto& [key, rank] : ranks_) {
+    if (key.first == job && rank->pid > 0 && !rank->exited) groups.push_back(rank->pid);
+  }
+  return groups;
 }
 
 void JobHost::forget(std::uint32_t job) {

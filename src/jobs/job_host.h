@@ -8,11 +8,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "grpcomm/effects.h"
 #include "jobs/job_messages.h"
+#include "jobs/quiet_signal.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
 
@@ -30,6 +32,10 @@ struct JobHostHooks {
   std::function<void(const RankExit&)> on_exit;
   // The job is over here (every daemon hears of every job, hosting or not).
   std::function<void(std::uint32_t job, const std::string& nspace)> on_forget;
+  // Those of these ranks whose process tree holds a PMIx connection that
+  // waits for the server's answer; a job's ranks are signalled only once
+  // none does (jobs/quiet_signal.h). Unset: signals go at once.
+  std::function<std::set<pid_t>(const std::vector<pid_t>& ranks)> handshakes_pending;
 };
 
 class JobHost {
@@ -70,6 +76,8 @@ class JobHost {
   void close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key);
   static void on_pipe(evutil_socket_t fd, short, void* arg);
   static void on_kill_timer(evutil_socket_t, short, void* arg);
+  // The process groups of the job's ranks still running here.
+  std::vector<pid_t> live_groups(std::uint32_t job) const;
 
   event_base* base_;
   Vpid self_;
@@ -91,6 +99,7 @@ class JobHost {
   };
   std::uint64_t output_window_;
   std::map<std::uint32_t, OutputFlow> flows_;
+  std::unique_ptr<QuietSignaller> signaller_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
 };
 

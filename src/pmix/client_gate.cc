@@ -86,11 +86,56 @@ std::vector<TcpSocketEntry> parse_proc_net_tcp(std::string_view text) {
     entry.local = std::string(fields[1]);
     entry.remote = std::string(fields[2]);
     if (!parse_decimal(fields[7], entry.uid) || !parse_decimal(fields[9], entry.inode)) continue;
+    if (std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), entry.state, 16)
+            .ec != std::errc())
+      continue;
     if (entry.local.find(':') == std::string::npos || entry.remote.find(':') == std::string::npos)
       continue;
     entries.push_back(std::move(entry));
   }
   return entries;
+}
+
+namespace {
+
+// The port of an endpoint as /proc/net/tcp prints it ("0100007F:1F90").
+std::optional<std::uint16_t> endpoint_port(std::string_view endpoint) {
+  const std::size_t colon = endpoint.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  unsigned port = 0;
+  auto [end, error] =
+      std::from_chars(endpoint.data() + colon + 1, endpoint.data() + endpoint.size(), port, 16);
+  if (error != std::errc() || end != endpoint.data() + endpoint.size() || port > 65535)
+    return std::nullopt;
+  return static_cast<std::uint16_t>(port);
+}
+
+constexpr unsigned kTcpEstablished = 1;
+constexpr unsigned kTcpSynSent = 2;
+
+}  // namespace
+
+bool unanswered_connection(const std::vector<TcpSocketEntry>& table,
+                           const std::set<std::uint64_t>& client_inodes,
+                           const std::set<std::uint16_t>& ports,
+                           const std::set<std::uint64_t>& admitted) {
+  for (const TcpSocketEntry& client : table) {
+    if (client.inode == 0 || client_inodes.count(client.inode) == 0) continue;
+    if (client.state != kTcpEstablished && client.state != kTcpSynSent) continue;
+    auto port = endpoint_port(client.remote);
+    if (!port || ports.count(*port) == 0) continue;
+    // Its server end: not accepted yet (no inode), or accepted and not
+    // admitted, is a handshake still waiting for its answer.
+    bool answered = false;
+    for (const TcpSocketEntry& server : table) {
+      if (server.local == client.remote && server.remote == client.local) {
+        answered = server.inode != 0 && admitted.count(server.inode) != 0;
+        break;
+      }
+    }
+    if (!answered) return true;
+  }
+  return false;
 }
 
 std::set<std::uint64_t> socket_inodes_of(pid_t pid) {
@@ -205,6 +250,7 @@ ClientGate::Snapshot ClientGate::take_snapshot(const std::set<std::uint16_t>& po
       waiting.client = find_tcp_socket(peer, local);
     snapshot.waiting.push_back(waiting);
   }
+  std::lock_guard lock(admitted_mutex_);
   for (auto it = admitted_.begin(); it != admitted_.end();) {
     it = ours.count(*it) != 0 ? std::next(it) : admitted_.erase(it);
   }
@@ -227,6 +273,7 @@ bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
     for (std::uint64_t inode : socket_inodes_of(process)) {
       auto server = server_of.find(inode);
       if (server == server_of.end()) continue;
+      std::lock_guard lock(admitted_mutex_);
       admitted_.insert(server->second);
       return true;
     }
@@ -291,6 +338,38 @@ std::optional<std::string> ClientGate::admit(const std::string& nspace, std::uin
   }
   cut_strangers(snapshot, expected);
   return why;
+}
+
+std::set<pid_t> ClientGate::handshakes_pending(const std::vector<pid_t>& roots) {
+  std::set<pid_t> pending;
+  std::set<std::uint16_t> ports;
+  {
+    std::lock_guard lock(mutex_);
+    ports = listen_ports_;
+  }
+  if (ports.empty() || roots.empty()) return pending;
+  std::vector<TcpSocketEntry> table = parse_proc_net_tcp(read_whole("/proc/net/tcp"));
+  for (TcpSocketEntry& entry : parse_proc_net_tcp(read_whole("/proc/net/tcp6")))
+    table.push_back(std::move(entry));
+  std::set<std::uint64_t> admitted;
+  {
+    std::lock_guard lock(admitted_mutex_);
+    admitted = admitted_;
+  }
+  for (pid_t root : roots) {
+    std::set<std::uint64_t> held;  // every socket of this rank's process tree
+    std::deque<pid_t> processes{root};
+    std::size_t searched = 0;
+    while (!processes.empty() && searched++ < kMaxProcessesSearched) {
+      const pid_t process = processes.front();
+      processes.pop_front();
+      held.merge(socket_inodes_of(process));
+      for (pid_t child : children_of(process))
+        processes.push_back(child);
+    }
+    if (!held.empty() && unanswered_connection(table, held, ports, admitted)) pending.insert(root);
+  }
+  return pending;
 }
 
 }  // namespace grove

@@ -31,11 +31,21 @@ struct TcpSocketEntry {
   std::string remote;
   uid_t uid = 0;
   std::uint64_t inode = 0;
+  unsigned state = 0;  // the kernel's TCP state: 1 established, 2 SYN sent, ...
 };
 
 // Parses the text of /proc/net/tcp or /proc/net/tcp6 (header line first);
 // malformed lines are skipped.
 std::vector<TcpSocketEntry> parse_proc_net_tcp(std::string_view text);
+
+// Whether one of `client_inodes` (sockets a process holds) is a connection
+// to one of `ports`, established or being made, whose server end is not in
+// `admitted`: a handshake the server has not answered yet (in 4.2 the host
+// admits a client right after answering it). Pure: the table is handed in.
+bool unanswered_connection(const std::vector<TcpSocketEntry>& table,
+                           const std::set<std::uint64_t>& client_inodes,
+                           const std::set<std::uint16_t>& ports,
+                           const std::set<std::uint64_t>& admitted);
 
 // The socket inodes among the open descriptors of `pid` ("self" for this
 // process when pid is 0); empty if they cannot be read.
@@ -60,6 +70,11 @@ class ClientGate {
   // why not.
   std::optional<std::string> admit(const std::string& nspace, std::uint32_t rank);
 
+  // On the daemon's loop: those of `roots` whose process tree holds a
+  // connection to the PMIx server that waits for its answer
+  // (jobs/quiet_signal.h).
+  std::set<pid_t> handshakes_pending(const std::vector<pid_t>& roots);
+
  private:
   using Expected = std::map<std::pair<std::string, std::uint32_t>, pid_t>;
   struct Snapshot;
@@ -78,7 +93,8 @@ class ClientGate {
   std::set<std::uint16_t> listen_ports_;
   Expected expected_;
   // Server ends (socket inodes in this process) already admitted; pruned of
-  // closed ones at each admission. Only admit (one thread) touches it.
+  // closed ones at each admission. admit writes it, handshake_pending reads.
+  std::mutex admitted_mutex_;
   std::set<std::uint64_t> admitted_;
 };
 

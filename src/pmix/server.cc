@@ -156,6 +156,10 @@ class PmixServer::Impl {
   void client_process_reaped(const std::string& nspace, std::uint32_t rank) {
     if (gate_) gate_->forget(nspace, rank);
   }
+  std::optional<std::set<pid_t>> handshakes_pending(const std::vector<pid_t>& roots) {
+    if (!gate_) return std::nullopt;
+    return gate_->handshakes_pending(roots);
+  }
   Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
@@ -231,6 +235,15 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
   Result<pmix_internal::InfoArray> info = settings.take_array();
   if (!info) return info.error();
   pmix_server_module_t module = pmix_internal::make_server_module();
+  // Job data in the server's hash store only, never the shared-memory dstore
+  // (ds21/ds12): its lock is a process-shared mutex in a segment the ranks
+  // map, and a rank killed while holding it leaves it locked for ever;
+  // libpmix's progress thread then blocks on its next commit, and with it
+  // the daemon's registrations, deregistrations and PMIx_server_finalize
+  // (openpmix#1233; docs/pmix.md). Set before PMIx_server_init, which reads
+  // its MCA variables from the environment; ranks learn the module from
+  // PMIx_server_setup_fork.
+  setenv("PMIX_MCA_gds", "hash", 1);
   pmix_status_t status = PMIx_server_init(&module, info->data(), info->size());
   if (status != PMIX_SUCCESS) return Error{describe("PMIx_server_init", status)};
   pmix_initialized_ = true;
@@ -434,6 +447,10 @@ void PmixServer::client_process_reaped(const std::string& nspace, std::uint32_t 
 
 Status PmixServer::deregister_job(const std::string& nspace) {
   return impl_->deregister_job(nspace);
+}
+
+std::optional<std::set<pid_t>> PmixServer::handshakes_pending(const std::vector<pid_t>& roots) {
+  return impl_->handshakes_pending(roots);
 }
 
 Status PmixServer::complete_fence(std::uint64_t handle, int status,

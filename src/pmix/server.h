@@ -36,6 +36,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -152,6 +154,10 @@ class PmixServer {
   void client_process_reaped(const std::string& nspace, std::uint32_t rank);
   // PMIx_server_deregister_nspace: forgets the job and its clients.
   Status deregister_job(const std::string& nspace);
+  // Those of `roots` whose process tree holds a connection that waits for
+  // the server's answer (only known when clients are verified: nullopt if
+  // not).
+  std::optional<std::set<pid_t>> handshakes_pending(const std::vector<pid_t>& roots);
 
   // Completes a fence announced by on_fence. `aggregate` is the concatenation
   // of every participating server's blob (in any order) when status is

@@ -32,12 +32,19 @@
 // PMIx_Init and exit 0: its peers' fences include a rank that is gone.
 // --crash R:K makes rank R die of SIGSEGV just before its fence of round K
 // (its peers are already waiting in that fence).
+// --stall-in-handshake RANK makes that rank, instead of PMIx_Init, open a
+// connection to its server's port and send nothing (up to 120 s): a client
+// stuck inside its handshake (libpmix's server reads the handshake with a
+// blocking receive).
 // --probe-unsupported checks that publish, lookup and spawn fail promptly
 // with an error instead of hanging (and reports what connect returns).
 //
 // Exit status: 0 ok, 1 a value did not match, 2 bad usage, 3 a PMIx call failed,
 // 4 --wait-for timed out.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pmix.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,6 +87,7 @@ struct Options {
   int finalize_early_rank = -1;  // --finalize-early RANK
   int crash_rank = -1;           // --crash RANK:ROUND
   int crash_round = 0;
+  int stall_rank = -1;  // --stall-in-handshake RANK
 };
 
 struct Identity {
@@ -153,6 +161,10 @@ Options parse_options(int argc, char** argv) {
                parse_count(argv[i + 1], 0, 1000000, value)) {
       options.finalize_early_rank = static_cast<int>(value);
       ++i;
+    } else if (arg == "--stall-in-handshake" && has_value &&
+               parse_count(argv[i + 1], 0, 1000000, value)) {
+      options.stall_rank = static_cast<int>(value);
+      ++i;
     } else if (arg == "--wait-for" && has_value) {
       options.wait_for = argv[i + 1];
       ++i;
@@ -164,7 +176,7 @@ Options parse_options(int argc, char** argv) {
            "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
            "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE] "
            "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK] "
-           "[--crash RANK:ROUND]",
+           "[--crash RANK:ROUND] [--stall-in-handshake RANK]",
            argv[i]);
     }
   }
@@ -385,8 +397,34 @@ void wait_for_file(const Identity& id, const std::string& path) {
 
 }  // namespace
 
+// Connects to the server's port from the environment PMIx_server_setup_fork
+// gave ("PMIX_SERVER_URI4=nspace.rank;tcp4://127.0.0.1:PORT") and stays
+// silent.
+[[noreturn]] void stall_in_handshake() {
+  const char* uri = std::getenv("PMIX_SERVER_URI4");
+  if (uri == nullptr) uri = std::getenv("PMIX_SERVER_URI41");
+  const char* tcp = uri != nullptr ? std::strstr(uri, "tcp4://") : nullptr;
+  unsigned a = 0, b = 0, c = 0, d = 0, port = 0;
+  if (tcp == nullptr || std::sscanf(tcp, "tcp4://%u.%u.%u.%u:%u", &a, &b, &c, &d, &port) != 5)
+    fail(kExitUsage, "--stall-in-handshake: no tcp4 server URI in the environment");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl((a << 24) | (b << 16) | (c << 8) | d);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+    fail(kExitPmix, "--stall-in-handshake: connect: %s", std::strerror(errno));
+  std::printf("stalling in the handshake\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(kWaitForSeconds));
+  std::exit(kExitWaitTimeout);
+}
+
 int main(int argc, char** argv) {
   Options options = parse_options(argc, argv);
+  const char* rank_text = std::getenv("PMIX_RANK");
+  if (options.stall_rank >= 0 && rank_text != nullptr && std::atoi(rank_text) == options.stall_rank)
+    stall_in_handshake();
   Identity id = read_identity();
   if (!options.wait_for.empty()) wait_for_file(id, options.wait_for);
   if (options.abort) {

@@ -278,3 +278,27 @@ TEST_CASE("a fence that includes a rank that has exited ends with an error for i
   auto next = dvm.grove({"run", "-n", "3", "--map-by", "node", fence_client(), "1"});
   CHECK(next.exit_code == 0);
 }
+
+TEST_CASE("a job's ranks are signalled only once their PMIx handshakes are answered", "[pmix]") {
+  // Rank 1 connects to its daemon's PMIx server and stays silent: a
+  // handshake that is never answered. Rank 0 aborts. The daemon stops rank
+  // 1 and waits for the answer (jobs/quiet_signal.h) until its 5 s bound,
+  // then ends it; the daemon's server then serves the next job.
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const auto started = std::chrono::steady_clock::now();
+  auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", fence_client(), "--abort", "7",
+                        "--stall-in-handshake", "1"},
+                       std::chrono::seconds(60));
+  const auto took = std::chrono::steady_clock::now() - started;
+  INFO(job.out << job.err);
+  CHECK(job.exit_code == 7);
+  CHECK_FALSE(job.timed_out);
+  // The wait happened (without it the job ends within a second); this is a
+  // lower bound the mechanism guarantees, not a speed.
+  CHECK(took >= std::chrono::milliseconds(4900));
+  auto next = dvm.grove({"run", "-n", "4", "--map-by", "node", fence_client(), "--rounds", "2"},
+                        std::chrono::seconds(60));
+  CHECK(next.exit_code == 0);
+  CHECK(dvm.status()["failed"].empty());
+}

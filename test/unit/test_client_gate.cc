@@ -63,6 +63,38 @@ TEST_CASE("/proc/net/tcp lines parse into endpoints, uid and inode", "[client_ga
   CHECK(entries[0].uid == 1000);
   CHECK(entries[0].inode == 48213);
   CHECK(entries[1].local == "00000000:07E8");
+  CHECK(entries[0].state == 1);     // established
+  CHECK(entries[1].state == 0x0A);  // listening
+}
+
+TEST_CASE("a connection to the server is unanswered until its server end is admitted",
+          "[client_gate]") {
+  auto entry = [](std::string local, std::string remote, std::uint64_t inode, unsigned state) {
+    TcpSocketEntry e;
+    e.local = std::move(local);
+    e.remote = std::move(remote);
+    e.inode = inode;
+    e.state = state;
+    return e;
+  };
+  const std::set<std::uint16_t> ports{0x1F90};
+  // The client end (inode 7) and its server end (inode 9); the listener.
+  std::vector<TcpSocketEntry> table{entry("0100007F:C000", "0100007F:1F90", 7, 1),
+                                    entry("0100007F:1F90", "0100007F:C000", 9, 1),
+                                    entry("0100007F:1F90", "00000000:0000", 3, 0x0A)};
+  CHECK(unanswered_connection(table, {7}, ports, {}));
+  CHECK_FALSE(unanswered_connection(table, {7}, ports, {9}));
+  // Not this process tree's socket, or not to the server's port.
+  CHECK_FALSE(unanswered_connection(table, {8}, ports, {}));
+  CHECK_FALSE(unanswered_connection(table, {7}, {0x1F91}, {}));
+  // Still in the listen backlog (the server end has no inode yet).
+  table[1].inode = 0;
+  CHECK(unanswered_connection(table, {7}, ports, {0}));
+  // Being made (SYN sent): waits too. Closing (the server cut it): does not.
+  table[0].state = 2;
+  CHECK(unanswered_connection(table, {7}, ports, {}));
+  table[0].state = 8;  // CLOSE_WAIT
+  CHECK_FALSE(unanswered_connection(table, {7}, ports, {}));
 }
 
 TEST_CASE("the gate admits the started process's connection once and cuts a stranger's",
@@ -89,12 +121,18 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
   char byte = 0;
   REQUIRE(read(ready[0], &byte, 1) == 1);
   REQUIRE(byte == 1);
+  // Connected, not accepted yet: its handshake waits for an answer.
+  CHECK(gate.handshakes_pending({child}) == std::set<pid_t>{child});
   int rank_server_end = accept(listener, nullptr, nullptr);
   REQUIRE(rank_server_end >= 0);
+  CHECK(gate.handshakes_pending({child}) == std::set<pid_t>{child});
 
   // Not a rank started here, and no connection from the child yet admitted.
   CHECK(gate.admit("job", 1).has_value());
   CHECK_FALSE(gate.admit("job", 0).has_value());
+  // Admitted (in PMIx 4.2, after the server answered it): nothing waits.
+  CHECK(gate.handshakes_pending({child}).empty());
+  CHECK(gate.handshakes_pending({}).empty());
   // The same connection does not count twice.
   CHECK(gate.admit("job", 0).has_value());
 

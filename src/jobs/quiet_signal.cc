@@ -1,0 +1,107 @@
+#include "jobs/quiet_signal.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+namespace grove {
+
+namespace {
+
+constexpr int kPollMs = 5;
+
+}  // namespace
+
+bool process_stopped_or_gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return true;
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses; the state
+  // follows the last ')'.
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return true;
+  const char state = text[close + 2];
+  return state == 'T' || state == 't' || state == 'Z' || state == 'X';
+}
+
+QuietSignaller::QuietSignaller(event_base* base, HandshakesPending pending, TimeNs max_wait_ns)
+    : base_(base), pending_(std::move(pending)), max_wait_ns_(max_wait_ns) {}
+
+QuietSignaller::~QuietSignaller() {
+  // Whatever still waits is signalled now: a daemon that leaves must not
+  // leave ranks stopped behind it.
+  for (auto& request : requests_) {
+    request->timer.reset();
+    for (pid_t group : request->groups()) {
+      kill(-group, request->signal);
+      kill(-group, SIGCONT);
+    }
+  }
+}
+
+void QuietSignaller::signal(Groups groups, int signal) {
+  std::vector<pid_t> now = groups();
+  if (now.empty()) return;
+  if (!pending_) {
+    for (pid_t group : now)
+      kill(-group, signal);
+    return;
+  }
+  for (pid_t group : now)
+    kill(-group, SIGSTOP);
+  auto request = std::make_unique<Request>();
+  request->self = this;
+  request->groups = std::move(groups);
+  request->signal = signal;
+  request->deadline_ns = monotonic_now_ns() + max_wait_ns_;
+  request->timer.reset(event_new(base_, -1, 0, &QuietSignaller::on_tick, request.get()));
+  Request& queued = *request;
+  requests_.push_back(std::move(request));
+  // Often settled at once (no rank in PMIx_Init): then the signal goes now.
+  if (std::all_of(now.begin(), now.end(), process_stopped_or_gone) && settle(queued.groups())) {
+    finish(queued);
+    return;
+  }
+  arm(queued, kPollMs);
+}
+
+bool QuietSignaller::settle(const std::vector<pid_t>& groups) const {
+  const std::set<pid_t> unanswered = pending_(groups);
+  bool settled = unanswered.empty();
+  for (pid_t group : groups) {
+    if (unanswered.count(group) != 0) {
+      kill(-group, SIGCONT);  // let it finish the handshake it began
+    } else if (!process_stopped_or_gone(group)) {
+      kill(-group, SIGSTOP);  // answered: nothing more to wait for from it
+      settled = false;        // stopped at the next look
+    }
+  }
+  return settled;
+}
+
+void QuietSignaller::arm(Request& request, int delay_ms) {
+  timeval delay{0, delay_ms * 1000};
+  event_add(request.timer.get(), &delay);
+}
+
+void QuietSignaller::on_tick(evutil_socket_t, short, void* arg) {
+  auto& request = *static_cast<Request*>(arg);
+  QuietSignaller& self = *request.self;
+  if (!self.settle(request.groups()) && monotonic_now_ns() < request.deadline_ns) {
+    self.arm(request, kPollMs);
+    return;
+  }
+  self.finish(request);
+}
+
+void QuietSignaller::finish(Request& request) {
+  for (pid_t group : request.groups()) {
+    kill(-group, request.signal);
+    kill(-group, SIGCONT);
+  }
+  requests_.remove_if([&](const std::unique_ptr<Request>& held) { return held.get() == &request; });
+}
+
+}  // namespace grove

@@ -1,0 +1,134 @@
+// Signals wait until no rank is inside its PMIx handshake: the others are
+// stopped meanwhile, the unanswered run on until answered, and the signal
+// goes once every rank is stopped and nothing is unanswered, or at the
+// deadline.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <set>
+
+#include "jobs/quiet_signal.h"
+
+namespace grove {
+namespace {
+
+// A process of its own group that waits to be signalled.
+pid_t start_sleeper() {
+  pid_t child = fork();
+  if (child == 0) {
+    setpgid(0, 0);
+    std::signal(SIGTERM, SIG_DFL);  // not the test runner's handler: die of it
+    for (;;)
+      pause();
+  }
+  setpgid(child, child);  // either side may win the race; both ask the same
+  return child;
+}
+
+// Runs the loop until the signaller has nothing waiting (bounded).
+void run_until_done(event_base* base, const QuietSignaller& signaller) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (signaller.waiting() > 0 && std::chrono::steady_clock::now() < give_up)
+    event_base_loop(base, EVLOOP_ONCE);
+}
+
+int wait_for_signal(pid_t child) {
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  return WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("a signal goes to stopped ranks once no handshake is pending", "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  int asked = 0;
+  bool last_look_stopped = false;
+  QuietSignaller signaller(
+      base.get(),
+      [&](const std::vector<pid_t>& roots) {
+        REQUIRE(roots == std::vector<pid_t>{child});
+        ++asked;
+        last_look_stopped = process_stopped_or_gone(child);
+        // Unanswered for the first three looks: the rank runs on meanwhile.
+        return asked <= 3 ? std::set<pid_t>{child} : std::set<pid_t>{};
+      },
+      TimeNs{10'000'000'000});
+  signaller.signal([&] { return std::vector<pid_t>{child}; }, SIGTERM);
+  run_until_done(base.get(), signaller);
+  CHECK(signaller.waiting() == 0);
+  CHECK(asked > 3);
+  // The signal went only when the answered rank was stopped again.
+  CHECK(last_look_stopped);
+  CHECK(wait_for_signal(child) == SIGTERM);
+}
+
+TEST_CASE("a rank whose handshake is unanswered runs on while the others wait stopped",
+          "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t connecting = start_sleeper();
+  pid_t idle = start_sleeper();
+  int asked = 0;
+  bool connecting_ran = false, idle_waited_stopped = true;
+  QuietSignaller signaller(
+      base.get(),
+      [&](const std::vector<pid_t>&) {
+        ++asked;
+        if (asked > 1 && asked <= 20) {
+          // SIGCONT went at the previous look: the connecting rank runs.
+          connecting_ran = connecting_ran || !process_stopped_or_gone(connecting);
+          idle_waited_stopped = idle_waited_stopped && process_stopped_or_gone(idle);
+        }
+        return asked <= 20 ? std::set<pid_t>{connecting} : std::set<pid_t>{};
+      },
+      TimeNs{10'000'000'000});
+  signaller.signal([&] { return std::vector<pid_t>{connecting, idle}; }, SIGKILL);
+  run_until_done(base.get(), signaller);
+  CHECK(signaller.waiting() == 0);
+  CHECK(connecting_ran);
+  CHECK(idle_waited_stopped);
+  CHECK(wait_for_signal(connecting) == SIGKILL);
+  CHECK(wait_for_signal(idle) == SIGKILL);
+}
+
+TEST_CASE("a signal goes at the deadline even if a handshake never ends", "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  QuietSignaller signaller(
+      base.get(), [&](const std::vector<pid_t>&) { return std::set<pid_t>{child}; },
+      TimeNs{50'000'000});
+  signaller.signal([&] { return std::vector<pid_t>{child}; }, SIGKILL);
+  run_until_done(base.get(), signaller);
+  CHECK(signaller.waiting() == 0);
+  CHECK(wait_for_signal(child) == SIGKILL);
+}
+
+TEST_CASE("without a way to know, a signal goes at once", "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  QuietSignaller signaller(base.get(), nullptr, TimeNs{10'000'000'000});
+  signaller.signal([&] { return std::vector<pid_t>{child}; }, SIGKILL);
+  CHECK(signaller.waiting() == 0);
+  CHECK(wait_for_signal(child) == SIGKILL);
+}
+
+TEST_CASE("a stopped or exited process reads as stopped", "[quiet_signal]") {
+  pid_t child = start_sleeper();
+  CHECK_FALSE(process_stopped_or_gone(child));
+  REQUIRE(kill(child, SIGSTOP) == 0);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
+  CHECK(process_stopped_or_gone(child));
+  REQUIRE(kill(child, SIGKILL) == 0);
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(process_stopped_or_gone(child));  // reaped: gone
+}
+
+}  // namespace grove
