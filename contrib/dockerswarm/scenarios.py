@@ -7,7 +7,7 @@ over ssh with every node as a host, and runs fault scenarios against it:
   1 relay     each relay of the release tree killed mid-release (radix2 2 and 4)
   2 pair      two interior daemons of a radix-2 release tree die together
   3 hang      a hung daemon (SIGSTOP) during a fencing job
-  4 link      a node's link goes down; then a partition between two nodes
+  4 link      a partition between a release relay and its child; then a link down
   5 head      the controller's node dies under a running job
   6 client    client faults inside a fence: abort, exit without finalize, segfault
   7 slow      one node's egress slowed to 10 Mbit/s
@@ -410,7 +410,7 @@ SCENARIOS = [
     (1, 'relay', 'each relay of the release tree killed mid-release', scenario_relay),
     (2, 'pair', 'two interior daemons die together', scenario_pair),
     (3, 'hang', 'a hung daemon (SIGSTOP) under a fencing job', scenario_hang),
-    (4, 'link', 'link down; partition between two nodes', scenario_link),
+    (4, 'link', 'a partition between two nodes; a link down', scenario_link),
     (5, 'head', "the controller's node dies under a job", scenario_head),
     (6, 'client', 'client faults inside a fence', scenario_client),
     (7, 'slow', 'one node at 10 Mbit/s', scenario_slow),
