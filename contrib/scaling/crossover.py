@@ -180,10 +180,7 @@ plot "{data}" using 1:2 with linespoints pt 7 lc 1 title "measured, radix 64", \
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    where_group = parser.add_mutually_exclusive_group(required=True)
-    where_group.add_argument('--swarm', type=int, metavar='N', help='a namespace swarm of N nodes')
-    where_group.add_argument('--hostfile', help='a real cluster, hosts in file order')
-    parser.add_argument('--egress', metavar='RATE', help="with --swarm: every node's egress limit")
+    sweep.add_where_arguments(parser)
     parser.add_argument('--sizes', default='33,10KB,100KB,1MB,10MB',
                         help='release payloads (default 33,10KB,100KB,1MB,10MB)')
     parser.add_argument('--repeats', type=int, default=10,
@@ -195,7 +192,6 @@ def main():
                         help="a sweep's JSON to take alpha, c, B from (default: fit them here first)")
     parser.add_argument('--fit-counts', default='2,4,8,16',
                         help='daemon counts of the fit (default 2,4,8,16, capped at N)')
-    parser.add_argument('--grove', help='the grove binary (default: build tree, or PATH)')
     parser.add_argument('--json', default=os.path.join(sweep.TOP, 'benchmarks', 'results',
                                                        'radix-crossover.json'))
     parser.add_argument('--plot', help='PNG path (needs gnuplot)')

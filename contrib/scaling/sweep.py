@@ -186,18 +186,23 @@ plot "{data}" using 1:2 with points pt 7 title "measured, {small} B", \\
     return True
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], epilog=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_where_arguments(parser):
+    """--swarm N | --hostfile FILE, --egress RATE and --grove, for Where."""
     where_group = parser.add_mutually_exclusive_group(required=True)
     where_group.add_argument('--swarm', type=int, metavar='N', help='a namespace swarm of N nodes')
     where_group.add_argument('--hostfile', help='a real cluster, hosts in file order')
     parser.add_argument('--egress', metavar='RATE', help="with --swarm: every node's egress limit")
+    parser.add_argument('--grove', help='the grove binary (default: build tree, or PATH)')
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], epilog=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_where_arguments(parser)
     parser.add_argument('--counts', default='2,4,8,16',
                         help='daemon counts (comma-separated; default 2,4,8,16)')
     parser.add_argument('--sizes', default='33,1MB', help='two payloads: small,large (default 33,1MB)')
     parser.add_argument('--repeats', type=int, default=10, help='rounds per point (median; default 10)')
-    parser.add_argument('--grove', help='the grove binary (default: build tree, or PATH)')
     parser.add_argument('--json', default=os.path.join(TOP, 'benchmarks', 'results',
                                                        'cluster-sweep.json'))
     parser.add_argument('--plot', help='PNG path (needs gnuplot)')

@@ -420,10 +420,11 @@ void Controller::on_link_lost(Vpid reporter, Vpid peer) {
       peer == kControllerVpid || daemons_[reporter].state != DaemonStateKind::up) {
     return;
   }
-  daemon_lost(peer, "daemon " + std::to_string(reporter) + " lost its link to it");
+  daemon_lost(peer, "daemon " + std::to_string(reporter) + " lost its link to it",
+              /*may_still_run=*/true);
 }
 
-void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
+void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_still_run) {
   DaemonRecord& record = daemons_[vpid];
   if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
   if (!ready_) {
@@ -436,9 +437,11 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason) {
   log_.error("daemon %u (%s, pid %d) lost: %s", vpid, record.hostname.c_str(),
              record.host_pid != 0 ? record.host_pid : record.pid, reason.c_str());
   // A daemon declared lost must really be gone: a hung one is ended here, one
-  // on another host is told (a partitioned or hung one may still hear it).
+  // on another host is told (a partitioned or hung one may still hear it;
+  // one whose process or connection ended is not dialled again).
   if (record.pid > 0) kill(record.pid, SIGKILL);
-  runtime_->send_control(vpid, daemon_tags::evicted, encode(Eviction{reason}));
+  if (may_still_run && record.pid <= 0)
+    runtime_->send_control(vpid, daemon_tags::evicted, encode(Eviction{reason}));
   runtime_->declare_departure(vpid);
   job_manager_->on_daemon_lost(vpid);
   if (status_ && status_->counters.size() >= living_daemons()) finish_status();
@@ -458,7 +461,8 @@ void Controller::check_heartbeats() {
     if (heartbeat_watch_->silent_too_long(daemon.last_seen_ns, now)) {
       daemon_lost(
           daemon.vpid,
-          "missed " + std::to_string(params_.get_int("daemon_heartbeat_misses")) + " heartbeats");
+          "missed " + std::to_string(params_.get_int("daemon_heartbeat_misses")) + " heartbeats",
+          /*may_still_run=*/true);
     }
   }
 }

@@ -92,7 +92,9 @@ class Controller {
   void on_fence_done(const FenceDone& done);
   void on_help(const ShowHelpTopic& help);
   void on_peer_lost(Vpid peer);
-  void daemon_lost(Vpid vpid, const std::string& reason);
+  // `may_still_run`: lost to silence or a peer's report, not to its own
+  // exit or closed connection; it is then told to leave.
+  void daemon_lost(Vpid vpid, const std::string& reason, bool may_still_run = false);
   void on_link_lost(Vpid reporter, Vpid peer);
   void on_startup_timeout();
   void check_heartbeats();

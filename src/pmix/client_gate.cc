@@ -169,6 +169,20 @@ std::vector<pid_t> children_of(pid_t pid) {
   return children;
 }
 
+std::set<std::uint64_t> tree_socket_inodes(pid_t root) {
+  std::set<std::uint64_t> inodes;
+  std::deque<pid_t> processes{root};
+  std::size_t searched = 0;
+  while (!processes.empty() && searched++ < kMaxProcessesSearched) {
+    const pid_t process = processes.front();
+    processes.pop_front();
+    inodes.merge(socket_inodes_of(process));
+    for (pid_t child : children_of(process))
+      processes.push_back(child);
+  }
+  return inodes;
+}
+
 // The connections waiting for their handshake, read once per decision: the
 // server ends are this daemon's own descriptors (on a PMIx port, not
 // listening, not admitted yet); the client ends are what the kernel says.
@@ -294,17 +308,8 @@ void ClientGate::cut_foreign(Snapshot& snapshot) {
 
 void ClientGate::cut_strangers(Snapshot& snapshot, const Expected& expected) {
   std::set<std::uint64_t> ours_started;  // socket inodes held by ranks started here
-  for (const auto& [rank, pid] : expected) {
-    std::deque<pid_t> processes{pid};
-    std::size_t searched = 0;
-    while (!processes.empty() && searched++ < kMaxProcessesSearched) {
-      const pid_t process = processes.front();
-      processes.pop_front();
-      ours_started.merge(socket_inodes_of(process));
-      for (pid_t child : children_of(process))
-        processes.push_back(child);
-    }
-  }
+  for (const auto& [rank, pid] : expected)
+    ours_started.merge(tree_socket_inodes(pid));
   for (const Snapshot::Waiting& waiting : snapshot.waiting) {
     if (!waiting.client || ours_started.count(waiting.client->inode) == 0)
       cut_connection(waiting.fd, waiting.server_inode);
@@ -357,16 +362,7 @@ std::set<pid_t> ClientGate::handshakes_pending(const std::vector<pid_t>& roots) 
     admitted = admitted_;
   }
   for (pid_t root : roots) {
-    std::set<std::uint64_t> held;  // every socket of this rank's process tree
-    std::deque<pid_t> processes{root};
-    std::size_t searched = 0;
-    while (!processes.empty() && searched++ < kMaxProcessesSearched) {
-      const pid_t process = processes.front();
-      processes.pop_front();
-      held.merge(socket_inodes_of(process));
-      for (pid_t child : children_of(process))
-        processes.push_back(child);
-    }
+    std::set<std::uint64_t> held = tree_socket_inodes(root);
     if (!held.empty() && unanswered_connection(table, held, ports, admitted)) pending.insert(root);
   }
   return pending;

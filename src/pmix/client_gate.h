@@ -51,6 +51,10 @@ bool unanswered_connection(const std::vector<TcpSocketEntry>& table,
 // process when pid is 0); empty if they cannot be read.
 std::set<std::uint64_t> socket_inodes_of(pid_t pid);
 
+// The socket inodes held by `root` and its descendants (breadth first, at
+// most a few thousand processes: a runaway fork tree must not stall anyone).
+std::set<std::uint64_t> tree_socket_inodes(pid_t root);
+
 // The live children of `pid` (every thread's), from /proc/PID/task/*/children.
 std::vector<pid_t> children_of(pid_t pid);
 
