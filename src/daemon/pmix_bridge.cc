@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 namespace grove {
@@ -96,6 +98,11 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
                                             placement.node_rank, placement.node_id});
       if (placement.daemon == runtime_.self()) job.this_node_id = placement.node_id;
     }
+    for (std::uint32_t node = 0; node < spec.hostnames.size(); ++node) {
+      if (spec.node_oversubscribed(node)) job.oversubscribed_nodes.push_back(node);
+    }
+    job.nsdir = job_dir_(spec.job);
+    job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
     if (auto status = server_->register_job(job); !status) {
       return Error{"registering job " + spec.nspace + " with PMIx: " + status.error().message};
     }
@@ -110,6 +117,18 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
   // is a direct launch, and its shared-memory segments must not collide
   // between daemons that share a host.
   env->push_back("OMPI_MCA_schizo=^orte");
+  // What mpirun tells Open MPI 4.1 (its schizo sets it, never over the
+  // user's): ranks on an oversubscribed node yield when idle instead of
+  // spinning on cores they share. Open MPI 5 reads PMIX_NODE_OVERSUBSCRIBED.
+  const std::string oversubscribe = "OMPI_MCA_mpi_oversubscribe=";
+  const bool user_set =
+      std::getenv("OMPI_MCA_mpi_oversubscribe") != nullptr ||
+      std::any_of(spec.env.begin(), spec.env.end(),
+                  [&](const std::string& entry) { return entry.rfind(oversubscribe, 0) == 0; });
+  if (!user_set) {
+    const bool over = spec.node_oversubscribed(spec.ranks[rank].node_id);
+    env->push_back(oversubscribe + (over ? "1" : "0"));
+  }
   env->push_back("OMPI_MCA_btl_vader_backing_directory=" + job_dir_(spec.job));
   env->push_back("GROVE_JOB=" + std::to_string(spec.job));
   return env;

@@ -51,6 +51,7 @@ void JobManager::submit(const JobRequest& request, JobEventFn events) {
   spec.ranks = map->ranks;
   for (Vpid vpid : map->daemons)
     spec.hostnames.push_back(hooks_.hostname(vpid));
+  spec.node_slots = map->node_slots;
   job->events({{"ok", true},
                {"event", "started"},
                {"job", job->id},

@@ -71,6 +71,14 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     if (local_count.emplace(vpid, 0).second) map.daemons.push_back(vpid);
   }
   std::sort(map.daemons.begin(), map.daemons.end());
+  for (Vpid vpid : map.daemons) {
+    auto daemon = std::find_if(daemons.begin(), daemons.end(),
+                               [&](const MapDaemon& d) { return d.vpid == vpid; });
+    std::uint32_t node_slots = std::max<std::uint32_t>(1, daemon->slots);
+    // ppr: the user asked for N per node, whatever the slots.
+    if (spec.policy == MapPolicy::ppr) node_slots = std::max(node_slots, spec.per_node);
+    map.node_slots.push_back(node_slots);
+  }
   for (std::uint32_t rank = 0; rank < np; ++rank) {
     Vpid vpid = owner[rank];
     auto node = static_cast<std::uint32_t>(

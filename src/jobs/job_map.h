@@ -47,7 +47,10 @@ struct RankPlacement {
 struct JobMap {
   std::vector<RankPlacement> ranks;  // in rank order
   std::vector<Vpid> daemons;         // daemons hosting at least one rank, ascending
-  bool oversubscribed = false;       // more ranks than slots
+  // By node index (parallel to `daemons`): the slots of that node, as
+  // placed; a node holding more ranks than this is oversubscribed.
+  std::vector<std::uint32_t> node_slots;
+  bool oversubscribed = false;  // more ranks than slots
 };
 
 // slot (or core), node, or ppr:N:node.

@@ -27,11 +27,16 @@ struct JobSpec {
   std::string cwd;
   std::vector<RankPlacement> ranks;
   std::vector<std::string> hostnames;  // by node id
+  // By node id: that node's slots (a node with more ranks is oversubscribed,
+  // and its ranks are told so); empty: not known, none is.
+  std::vector<std::uint32_t> node_slots;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
-    return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames);
+    return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames, m.node_slots);
   }
+  // Whether node `node_id` holds more of this job's ranks than its slots.
+  bool node_oversubscribed(std::uint32_t node_id) const;
   // A program to run, and rank i at index i.
   bool wire_valid() const;
 };

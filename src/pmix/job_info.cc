@@ -2,6 +2,7 @@
 
 #include <pmix_server.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -109,6 +110,9 @@ Status add_node_arrays(const PmixJob& job, const std::vector<NodeRanks>& nodes, 
     entry.add_string(PMIX_LOCAL_PEERS, join_ranks(node.ranks));
     entry.add_u32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(node.ranks.size()));
     entry.add_rank(PMIX_LOCALLDR, node.ranks.front());
+    const auto& over = job.oversubscribed_nodes;
+    if (std::find(over.begin(), over.end(), node.node_id) != over.end())
+      entry.add_bool(PMIX_NODE_OVERSUBSCRIBED, true);
     Result<InfoArray> array = entry.take_array();
     if (!array) return array.error();
     list.add_array(PMIX_NODE_INFO_ARRAY, *array);
@@ -190,6 +194,9 @@ Result<InfoArray> build_job_info(const PmixJob& job,
   list.add_u32(PMIX_UNIV_SIZE, job.universe_size == 0 ? job.size : job.universe_size);
   list.add_u32(PMIX_MAX_PROCS, job.universe_size == 0 ? job.size : job.universe_size);
   list.add_u32(PMIX_JOB_NUM_APPS, 1);
+  // Where Open MPI keeps its session files: under grove's, cleaned with it.
+  if (!job.tmpdir.empty()) list.add_string(PMIX_TMPDIR, job.tmpdir);
+  if (!job.nsdir.empty()) list.add_string(PMIX_NSDIR, job.nsdir);
   list.add_u32(PMIX_NUM_NODES, static_cast<std::uint32_t>(nodes.size()));
   list.add_u32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(local_ranks.size()));
   if (!local_ranks.empty()) {

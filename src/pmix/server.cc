@@ -232,6 +232,10 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
   settings.add_string(PMIX_SYSTEM_TMPDIR, options.tmpdir);
   settings.add_string(PMIX_SERVER_NSPACE, options.daemon_nspace);
   settings.add_rank(PMIX_SERVER_RANK, options.daemon_vpid);
+  // libpmix loads this node's hwloc topology once and hands it to the ranks
+  // (shared memory or XML), as PRRTE has it do: otherwise every Open MPI
+  // rank runs its own full hardware discovery in MPI_Init.
+  settings.add_bool(PMIX_SERVER_SHARE_TOPOLOGY, true);
   Result<pmix_internal::InfoArray> info = settings.take_array();
   if (!info) return info.error();
   pmix_server_module_t module = pmix_internal::make_server_module();

@@ -76,6 +76,10 @@ struct PmixJob {
   std::vector<PmixProcPlacement> procs;     // every rank, in rank order
   std::vector<std::string> node_hostnames;  // node id -> node name, all distinct
   std::uint32_t this_node_id = 0;           // the node of this daemon
+  // Node ids holding more ranks than slots (PMIX_NODE_OVERSUBSCRIBED).
+  std::vector<std::uint32_t> oversubscribed_nodes;
+  std::string tmpdir;  // PMIX_TMPDIR: the daemon's session directory
+  std::string nsdir;   // PMIX_NSDIR: the job's directory under it
 };
 
 // A fence_nb upcall, copied: every local participant has entered the fence

@@ -36,6 +36,11 @@
 // connection to its server's port and send nothing (up to 120 s): a client
 // stuck inside its handshake (libpmix's server reads the handshake with a
 // blocking receive).
+// --check-keys gets, right after PMIx_Init, the keys Open MPI 4.1 reads at
+// MPI_Init (docs/pmix.md, "What ranks are told") and prints one line per key
+// ("rank R: key pmix.lrank ok" or "missing"), then "rank R: node
+// oversubscribed yes|no" and "rank R: topology shared yes|no"; it exits 1
+// if a key is missing, else 0, without fencing.
 // --probe-unsupported checks that publish, lookup and spawn fail promptly
 // with an error instead of hanging (and reports what connect returns).
 //
@@ -59,6 +64,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -80,6 +86,7 @@ struct Options {
   int abort_status = 0;
   int leave_rank = -1;  // --leave-without-finalize RANK
   bool probe_unsupported = false;
+  bool check_keys = false;
   std::string wait_for;   // --wait-for FILE
   int fence_timeout = 0;  // --fence-timeout S (0: none)
   int late_rank = -1;     // --late RANK:SECONDS
@@ -131,6 +138,8 @@ Options parse_options(int argc, char** argv) {
       options.timing = true;
     } else if (arg == "--probe-unsupported") {
       options.probe_unsupported = true;
+    } else if (arg == "--check-keys") {
+      options.check_keys = true;
     } else if (arg == "--rounds" && has_value && parse_count(argv[i + 1], 0, 1000000, value)) {
       options.rounds = static_cast<int>(value);
       ++i;
@@ -176,7 +185,7 @@ Options parse_options(int argc, char** argv) {
            "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
            "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE] "
            "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK] "
-           "[--crash RANK:ROUND] [--stall-in-handshake RANK]",
+           "[--crash RANK:ROUND] [--stall-in-handshake RANK] [--check-keys]",
            argv[i]);
     }
   }
@@ -349,6 +358,49 @@ void print_timing(const Identity& id, std::vector<double> fence_us) {
       fence_us[fence_us.size() / 2], fence_us.front(), fence_us.back());
 }
 
+// Whether `key` of `proc` can be had from the server (with `qualifier`, a
+// bool attribute set to true, when not null).
+bool has_key(const pmix_proc_t& proc, const char* key, const char* qualifier = nullptr) {
+  pmix_info_t info;
+  bool yes = true;
+  if (qualifier != nullptr) PMIX_INFO_LOAD(&info, qualifier, &yes, PMIX_BOOL);
+  pmix_value_t* value = nullptr;
+  pmix_status_t status = PMIx_Get(&proc, key, qualifier != nullptr ? &info : nullptr,
+                                  qualifier != nullptr ? 1 : 0, &value);
+  if (qualifier != nullptr) PMIX_INFO_DESTRUCT(&info);
+  bool found = status == PMIX_SUCCESS && value != nullptr;
+  if (found && value->type == PMIX_BOOL) found = value->data.flag;
+  if (value != nullptr) PMIX_VALUE_RELEASE(value);
+  return found;
+}
+
+// What Open MPI 4.1 reads at MPI_Init: job-level keys (wildcard rank) and the
+// rank's own. Missing one of these makes MPI_Init fail, lose shared memory,
+// or put session files somewhere grove does not clean.
+[[noreturn]] void check_keys(const Identity& id) {
+  const pmix_proc_t job = proc_of(id.self, PMIX_RANK_WILDCARD);
+  const std::pair<const pmix_proc_t*, const char*> wanted[] = {
+      {&job, PMIX_JOB_SIZE},      {&job, PMIX_MAX_PROCS},  {&job, PMIX_UNIV_SIZE},
+      {&job, PMIX_NUM_NODES},     {&job, PMIX_LOCAL_SIZE}, {&job, PMIX_LOCAL_PEERS},
+      {&job, PMIX_TMPDIR},        {&job, PMIX_NSDIR},      {&id.self, PMIX_LOCAL_RANK},
+      {&id.self, PMIX_NODE_RANK}, {&id.self, PMIX_APPNUM}, {&id.self, PMIX_HOSTNAME},
+  };
+  bool all = true;
+  for (const auto& [proc, key] : wanted) {
+    const bool found = has_key(*proc, key);
+    all = all && found;
+    std::printf("rank %u: key %s %s\n", id.self.rank, key, found ? "ok" : "missing");
+  }
+  std::printf("rank %u: node oversubscribed %s\n", id.self.rank,
+              has_key(job, PMIX_NODE_OVERSUBSCRIBED, PMIX_NODE_INFO) ? "yes" : "no");
+  // libpmix's names for the topology it shares (Open MPI 4.1 reads these).
+  const bool topology = has_key(job, "pmix.hwlocxml2") || has_key(job, "pmix.hwlocfile");
+  std::printf("rank %u: topology shared %s\n", id.self.rank, topology ? "yes" : "no");
+  std::fflush(stdout);
+  PMIx_Finalize(nullptr, 0);
+  std::exit(all ? 0 : kExitMismatch);
+}
+
 // Calls that grove's server does not support must fail at once, not hang.
 void probe_unsupported(const Identity& id) {
   pmix_info_t item;
@@ -445,6 +497,7 @@ int main(int argc, char** argv) {
     std::printf("rank %u: finalized early\n", id.self.rank);
     return 0;
   }
+  if (options.check_keys) check_keys(id);
   if (options.probe_unsupported) probe_unsupported(id);
 
   Digest digest;

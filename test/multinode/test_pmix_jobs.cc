@@ -302,3 +302,39 @@ TEST_CASE("a job's ranks are signalled only once their PMIx handshakes are answe
   CHECK(next.exit_code == 0);
   CHECK(dvm.status()["failed"].empty());
 }
+
+TEST_CASE("ranks are told what Open MPI reads at MPI_Init, oversubscription included",
+          "[pmix][mpi]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  // A local daemon's slots are its cores: one rank per daemon fits, one more
+  // than the cores per daemon does not.
+  const int cores = dvm.status()["daemons"][1]["cores"].get<int>();
+  REQUIRE(cores >= 1);
+  auto fits = dvm.grove({"run", "-n", "2", "--map-by", "node", fence_client(), "--check-keys"});
+  INFO(fits.out << fits.err);
+  CHECK(fits.exit_code == 0);
+  CHECK_THAT(fits.out, !Catch::Contains("missing"));
+  CHECK_THAT(fits.out, Catch::Contains("rank 1: key pmix.nsdir ok"));
+  CHECK_THAT(fits.out, Catch::Contains("rank 1: node oversubscribed no"));
+  CHECK_THAT(fits.out, Catch::Contains("rank 0: topology shared yes"));
+
+  const std::string crowded_n = std::to_string(2 * (cores + 1));
+  auto crowded =
+      dvm.grove({"run", "-n", crowded_n, "--map-by", "node", fence_client(), "--check-keys"});
+  INFO(crowded.out << crowded.err);
+  CHECK(crowded.exit_code == 0);
+  CHECK_THAT(crowded.out, Catch::Contains("rank 0: node oversubscribed yes"));
+  CHECK_THAT(crowded.out, Catch::Contains("rank 1: node oversubscribed yes"));
+
+  // Open MPI 4.1 learns it from its environment, as under mpirun; a value
+  // the user exports wins.
+  auto env = dvm.grove({"run", "-n", crowded_n, "--map-by", "node", "env"});
+  CHECK_THAT(env.out, Catch::Contains("OMPI_MCA_mpi_oversubscribe=1"));
+  CHECK_THAT(env.out, !Catch::Contains("OMPI_MCA_mpi_oversubscribe=0"));
+  auto quiet = dvm.grove({"run", "-n", "2", "--map-by", "node", "env"});
+  CHECK_THAT(quiet.out, Catch::Contains("OMPI_MCA_mpi_oversubscribe=0"));
+  auto chosen = dvm.grove(
+      {"run", "-n", crowded_n, "--map-by", "node", "-x", "OMPI_MCA_mpi_oversubscribe=0", "env"});
+  CHECK_THAT(chosen.out, !Catch::Contains("OMPI_MCA_mpi_oversubscribe=1"));
+}

@@ -143,14 +143,23 @@ TEST_CASE("a leading decode reads the header and leaves the tail", "[wire]") {
 }
 
 TEST_CASE("every message survives a round trip", "[wire]") {
-  JobSpec spec{3,           "grove.3", {"a.out", "-x"},
-               {"A=1"},     "/tmp",    {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
-               {"n0", "n1"}};
+  JobSpec spec{3,
+               "grove.3",
+               {"a.out", "-x"},
+               {"A=1"},
+               "/tmp",
+               {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
+               {"n0", "n1"},
+               {2, 1}};
   auto spec_back = round_trip(spec);
   CHECK(spec_back.argv == spec.argv);
   CHECK(spec_back.ranks.size() == 2);
   CHECK(spec_back.ranks[1].daemon == 2);
   CHECK(spec_back.hostnames == spec.hostnames);
+  CHECK(spec_back.node_slots == spec.node_slots);
+  CHECK_FALSE(spec_back.node_oversubscribed(0));  // one rank, two slots
+  spec.node_slots = {2};                          // not one per node
+  CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
 
   CHECK(round_trip(JobOutput{1, 2, OutputStream::err, "line\n"}).text == "line\n");
   auto exit =
