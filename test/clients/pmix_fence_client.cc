@@ -35,7 +35,8 @@
 // --stall-in-handshake RANK makes that rank, instead of PMIx_Init, open a
 // connection to its server's port and send nothing (up to 120 s): a client
 // stuck inside its handshake (libpmix's server reads the handshake with a
-// blocking receive).
+// blocking receive). With --wait-for FILE it creates FILE once connected, so
+// the other ranks (waiting for FILE after PMIx_Init) go on only then.
 // --check-keys gets, right after PMIx_Init, the keys Open MPI 4.1 reads at
 // MPI_Init (docs/pmix.md, "What ranks are told") and prints one line per key
 // ("rank R: key pmix.lrank ok" or "missing"), then "rank R: node
@@ -452,7 +453,7 @@ void wait_for_file(const Identity& id, const std::string& path) {
 // Connects to the server's port from the environment PMIx_server_setup_fork
 // gave ("PMIX_SERVER_URI4=nspace.rank;tcp4://127.0.0.1:PORT") and stays
 // silent.
-[[noreturn]] void stall_in_handshake() {
+[[noreturn]] void stall_in_handshake(const std::string& mark) {
   const char* uri = std::getenv("PMIX_SERVER_URI4");
   if (uri == nullptr) uri = std::getenv("PMIX_SERVER_URI41");
   const char* tcp = uri != nullptr ? std::strstr(uri, "tcp4://") : nullptr;
@@ -468,6 +469,9 @@ void wait_for_file(const Identity& id, const std::string& path) {
     fail(kExitPmix, "--stall-in-handshake: connect: %s", std::strerror(errno));
   std::printf("stalling in the handshake\n");
   std::fflush(stdout);
+  if (!mark.empty()) {
+    if (std::FILE* file = std::fopen(mark.c_str(), "w")) std::fclose(file);
+  }
   std::this_thread::sleep_for(std::chrono::seconds(kWaitForSeconds));
   std::exit(kExitWaitTimeout);
 }
@@ -476,7 +480,7 @@ int main(int argc, char** argv) {
   Options options = parse_options(argc, argv);
   const char* rank_text = std::getenv("PMIX_RANK");
   if (options.stall_rank >= 0 && rank_text != nullptr && std::atoi(rank_text) == options.stall_rank)
-    stall_in_handshake();
+    stall_in_handshake(options.wait_for);
   Identity id = read_identity();
   if (!options.wait_for.empty()) wait_for_file(id, options.wait_for);
   if (options.abort) {

@@ -281,14 +281,16 @@ TEST_CASE("a fence that includes a rank that has exited ends with an error for i
 
 TEST_CASE("a job's ranks are signalled only once their PMIx handshakes are answered", "[pmix]") {
   // Rank 1 connects to its daemon's PMIx server and stays silent: a
-  // handshake that is never answered. Rank 0 aborts. The daemon stops rank
-  // 1 and waits for the answer (jobs/quiet_signal.h) until its 5 s bound,
-  // then ends it; the daemon's server then serves the next job.
+  // handshake that is never answered. Rank 0 aborts, once rank 1 is
+  // connected (it waits for the file rank 1 creates then). The daemon lets
+  // rank 1 run on and waits for the answer (jobs/quiet_signal.h) until its
+  // 5 s bound, then ends it; the daemon's server then serves the next job.
   Dvm dvm(2);
   REQUIRE(dvm.ready());
+  const std::string connected = dvm.tmpdir() + "/rank-1-connected";
   const auto started = std::chrono::steady_clock::now();
   auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", fence_client(), "--abort", "7",
-                        "--stall-in-handshake", "1"},
+                        "--stall-in-handshake", "1", "--wait-for", connected},
                        std::chrono::seconds(60));
   const auto took = std::chrono::steady_clock::now() - started;
   INFO(job.out << job.err);
