@@ -10,7 +10,7 @@
 set -u
 build=${1:-build}
 rounds=${2:-40}
-tmp=$(mktemp -d /tmp/grove-soak-XXXXXX)
+tmp=$(mktemp -d -t grove-soak.XXXXXXXX)  # under $TMPDIR, else /tmp
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp
 GROVE_GROVED=$build/src/groved "$build/src/grove" start --local 6 --daemonize \
