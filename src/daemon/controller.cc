@@ -34,6 +34,7 @@ Controller::~Controller() {
   // Every event goes before the base it lives on: event_free takes the base's
   // lock, and a freed base's lock may read as held forever.
   job_manager_.reset();
+  publish_.reset();
   rank_host_.reset();
   remote_.reset();
   control_.reset();
@@ -131,6 +132,10 @@ Status Controller::start() {
                                    PartialFn partial) { handle_request(request, reply, partial); });
   if (!control) return control.error();
   control_ = std::move(*control);
+  // The daemons start now, so their start-up (hwloc, PMIx) overlaps the
+  // controller's own below; what they send waits for the loop, which runs
+  // once start() returns.
+  if (auto status = launch_daemons(); !status) return status;
 
   // The controller hosts ranks like any daemon; its JobHost reports straight
   // to the JobManager.
@@ -170,6 +175,14 @@ Status Controller::start() {
     }
   };
   manager_hooks.output_window = params_.get_size("jobs_output_window");
+  publish_ = std::make_unique<PublishService>(
+      base_.get(), log_, [this](std::uint32_t daemon, std::uint16_t tag, Bytes payload) {
+        if (runtime_) runtime_->send_control(daemon, tag, std::move(payload));
+      });
+  manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
+    publish_->rank_exited(nspace, rank);
+  };
+  manager_hooks.job_ended = [this](const std::string& nspace) { publish_->job_ended(nspace); };
   job_manager_ = std::make_unique<JobManager>(
       base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
 
@@ -189,7 +202,6 @@ Status Controller::start() {
   event_add(sigterm_.get(), nullptr);
   event_add(sigchld_.get(), nullptr);
 
-  if (auto status = launch_daemons(); !status) return status;
   startup_timer_ = make_timer([this] { on_startup_timeout(); });
   arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));
   if (options_.daemons == 1) become_ready();
@@ -248,6 +260,11 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       if (auto abort = wire_decode<JobAbort>(payload)) job_manager_->on_abort(*abort);
       return;
     }
+    case pmix_tags::publish:
+    case pmix_tags::lookup:
+    case pmix_tags::unpublish:
+      publish_->on_control(from, header.tag, payload);
+      return;
     default:
       log_.verbose("daemon", 1, "unexpected control tag %u from %u", header.tag, from);
   }

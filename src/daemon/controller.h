@@ -22,6 +22,7 @@
 #include "daemon/control_messages.h"
 #include "daemon/daemon_runtime.h"
 #include "daemon/liveness.h"
+#include "daemon/publish_service.h"
 #include "daemon/rank_host.h"
 #include "jobs/job_manager.h"
 #include "plm/bootstrap.h"
@@ -130,7 +131,8 @@ class Controller {
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<RankHost> rank_host_;
   std::unique_ptr<JobManager> job_manager_;
-  std::unique_ptr<RemoteLauncher> remote_;  // ssh clients or the srun step
+  std::unique_ptr<PublishService> publish_;  // the DVM's PMIx publish/lookup store
+  std::unique_ptr<RemoteLauncher> remote_;   // ssh clients or the srun step
   DvmInfo dvm_;
   std::vector<DaemonRecord> daemons_;
   std::vector<std::byte> secret_;

@@ -28,16 +28,16 @@ std::string pmix_fence_signature(const std::string& nspace,
   return signature;
 }
 
-PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log,
-                       std::function<std::string(std::uint32_t)> job_dir)
-    : runtime_(runtime), log_(log), job_dir_(std::move(job_dir)) {}
+PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories)
+    : runtime_(runtime), log_(log), directories_(std::move(directories)) {}
 
 PmixBridge::~PmixBridge() = default;
 
-Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
-    event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
-    std::function<std::string(std::uint32_t)> job_dir, bool verify_clients) {
-  std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(job_dir)));
+Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonRuntime& runtime,
+                                                       const Log& log, const std::string& tmpdir,
+                                                       DirectoriesFn directories,
+                                                       bool verify_clients) {
+  std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(directories)));
   bridge->base_ = base;
   PmixBridge* self = bridge.get();
   PmixHooks hooks;
@@ -64,6 +64,16 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     auto job = self->by_nspace_.find(nspace);
     if (job != self->by_nspace_.end()) self->unfinalized_.erase({job->second, rank});
   };
+  // The DVM's publish/lookup store is the controller's (publish_service.h).
+  hooks.on_publish = [self](PublishMessage message) {
+    self->runtime_.send_control(kControllerVpid, pmix_tags::publish, encode(message));
+  };
+  hooks.on_lookup = [self](LookupMessage message) {
+    self->runtime_.send_control(kControllerVpid, pmix_tags::lookup, encode(message));
+  };
+  hooks.on_unpublish = [self](UnpublishMessage message) {
+    self->runtime_.send_control(kControllerVpid, pmix_tags::unpublish, encode(message));
+  };
   PmixServerOptions options;
   options.tmpdir = tmpdir;
   options.daemon_vpid = runtime.self();
@@ -81,6 +91,8 @@ const JobSpec* PmixBridge::job_by_nspace(const std::string& nspace) const {
 }
 
 Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::uint32_t rank) {
+  const JobDirectories* directories = directories_();
+  if (directories == nullptr) return Error{"the daemon is ending: no rank starts now"};
   if (jobs_.count(spec.job) == 0) {
     PmixJob job;
     job.nspace = spec.nspace;
@@ -101,8 +113,17 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
     for (std::uint32_t node = 0; node < spec.hostnames.size(); ++node) {
       if (spec.node_oversubscribed(node)) job.oversubscribed_nodes.push_back(node);
     }
-    job.nsdir = job_dir_(spec.job);
+    job.nsdir = directories->job(spec.job);
     job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
+    job.map_by = spec.map_by;
+    job.wdir = spec.cwd;
+    for (const std::string& arg : spec.argv)
+      job.app_argv += (job.app_argv.empty() ? "" : " ") + arg;
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0) {
+      job.avail_phys_memory =
+          static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+    }
     if (auto status = server_->register_job(job); !status) {
       return Error{"registering job " + spec.nspace + " with PMIx: " + status.error().message};
     }
@@ -129,7 +150,7 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
     const bool over = spec.node_oversubscribed(spec.ranks[rank].node_id);
     env->push_back(oversubscribe + (over ? "1" : "0"));
   }
-  env->push_back("OMPI_MCA_btl_vader_backing_directory=" + job_dir_(spec.job));
+  env->push_back("OMPI_MCA_btl_vader_backing_directory=" + directories->shared_memory(spec.job));
   env->push_back("GROVE_JOB=" + std::to_string(spec.job));
   return env;
 }
@@ -303,6 +324,16 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
           runtime_.send_control(from, pmix_tags::modex_reply,
                                 encode(ModexReply{requester_handle, status, std::move(blob)}));
         });
+    return true;
+  }
+  if (tag == pmix_tags::publish_reply) {
+    if (from != kControllerVpid) return true;
+    if (auto reply = wire_decode<PublishReply>(payload)) (void)server_->complete_publish(*reply);
+    return true;
+  }
+  if (tag == pmix_tags::lookup_reply) {
+    if (from != kControllerVpid) return true;
+    if (auto reply = wire_decode<LookupReply>(payload)) (void)server_->complete_lookup(*reply);
     return true;
   }
   if (tag == pmix_tags::modex_reply) {

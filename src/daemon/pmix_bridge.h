@@ -13,6 +13,7 @@
 #include <string>
 
 #include "daemon/daemon_runtime.h"
+#include "jobs/job_directories.h"
 #include "jobs/job_messages.h"
 #include "pmix/server.h"
 
@@ -20,11 +21,12 @@ namespace grove {
 
 class PmixBridge {
  public:
-  // `job_dir(job)`: the directory this daemon keeps for a job (Open MPI's
-  // shared-memory segments go there). `verify_clients`: pmix_verify_clients.
-  static Result<std::unique_ptr<PmixBridge>> create(
-      event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
-      std::function<std::string(std::uint32_t job)> job_dir, bool verify_clients);
+  // `directories()`: the directories this daemon keeps for its jobs (null
+  // once ranks can no longer start). `verify_clients`: pmix_verify_clients.
+  using DirectoriesFn = std::function<const JobDirectories*()>;
+  static Result<std::unique_ptr<PmixBridge>> create(event_base* base, DaemonRuntime& runtime,
+                                                    const Log& log, const std::string& tmpdir,
+                                                    DirectoriesFn directories, bool verify_clients);
   ~PmixBridge();
 
   // For JobHost: the PMIx (and Open MPI) environment of one local rank; the
@@ -52,8 +54,7 @@ class PmixBridge {
   void classify_exit(RankExit& exit);
 
  private:
-  PmixBridge(DaemonRuntime& runtime, const Log& log,
-             std::function<std::string(std::uint32_t)> job_dir);
+  PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories);
   void on_fence(PmixFenceCall call);
   void on_direct_modex(std::uint64_t handle, const std::string& nspace, std::uint32_t rank);
   void on_abort(const std::string& nspace, std::uint32_t rank, int status,
@@ -62,7 +63,7 @@ class PmixBridge {
 
   DaemonRuntime& runtime_;
   const Log& log_;
-  std::function<std::string(std::uint32_t)> job_dir_;
+  DirectoriesFn directories_;
   std::unique_ptr<PmixServer> server_;
   std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
   std::map<std::string, std::uint32_t> by_nspace_;

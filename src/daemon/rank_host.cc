@@ -34,9 +34,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   // A job's directory outlives end_ranks only as a name: nothing forks then.
   auto pmix = PmixBridge::create(
       base, runtime, log, daemon_dir + "/pmix",
-      [raw](std::uint32_t job) {
-        return raw->job_host_ ? raw->job_host_->job_directory(job) : std::string();
-      },
+      [raw]() { return raw->job_host_ ? &raw->job_host_->directories() : nullptr; },
       params.get_bool("pmix_verify_clients"));
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);

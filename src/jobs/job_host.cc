@@ -92,7 +92,7 @@ JobHost::JobHost(event_base* base, Vpid self, const Log& log, std::string sessio
     : base_(base),
       self_(self),
       log_(log),
-      session_dir_(std::move(session_dir)),
+      directories_(std::make_unique<JobDirectories>(log, std::move(session_dir))),
       hooks_(std::move(hooks)),
       output_window_(output_window),
       // A handshake is answered within milliseconds; 5 s covers a loaded host
@@ -108,10 +108,6 @@ JobHost::~JobHost() {
       waitpid(rank->pid, nullptr, 0);
     }
   }
-}
-
-std::string JobHost::job_directory(std::uint32_t job) const {
-  return session_dir_ + "/job-" + std::to_string(job);
 }
 
 std::size_t JobHost::running() const {
@@ -144,27 +140,54 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
   return false;
 }
 
+// A rank forked and waiting for the daemon's go before it execs.
+struct JobHost::ForkedRank {
+  Rank* rank = nullptr;
+  pid_t pid = -1;
+  Pipe out_pipe, err_pipe, exec_pipe, go_pipe;  // the daemon's ends
+};
+
 void JobHost::launch(const JobSpec& spec) {
   nspaces_[spec.job] = spec.nspace;
-  if (!session_dir_.empty()) mkdir(job_directory(spec.job).c_str(), 0700);
+  directories_->make(spec.job);
+  // Every local rank is forked before any is let go: a rank that runs early
+  // spins in MPI_Init (waiting for the others) on the cores the daemon needs
+  // to start the rest, and its PMIx handshake keeps the progress thread that
+  // registrations wait for busy. In batches, so the pipes held at once stay
+  // within the open-file limit.
+  constexpr std::size_t kBatch = 256;
+  std::vector<std::unique_ptr<ForkedRank>> forked;
+  auto release_all = [&] {
+    for (auto& rank : forked)
+      let_go(*rank);
+    for (auto& rank : forked)
+      watch_rank(spec, *rank);
+    forked.clear();
+  };
   for (const RankPlacement& placement : spec.ranks) {
-    if (placement.daemon == self_) start_rank(spec, placement);
+    if (placement.daemon != self_) continue;
+    if (auto rank = fork_rank(spec, placement)) forked.push_back(std::move(rank));
+    if (forked.size() == kBatch) release_all();
   }
+  release_all();
 }
 
-void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
+std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
+                                                        const RankPlacement& placement) {
   auto rank = std::make_unique<Rank>();
   rank->host = this;
   rank->job = spec.job;
   rank->rank = placement.rank;
   Rank& r = *rank;
   ranks_[{spec.job, placement.rank}] = std::move(rank);
+  directories_->make_rank(spec.job, placement.rank);  // PMIX_PROCDIR
 
   auto fail = [&](const std::string& why) {
     r.exited = true;
     r.closed[0] = r.closed[1] = true;
     r.start_error = why;
     maybe_report(r);
+    return nullptr;
   };
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry)
@@ -180,19 +203,20 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
     add_env(entry);
   if (hooks_.rank_env) {
     auto extra = hooks_.rank_env(spec, placement.rank);
-    if (!extra) {
-      fail(extra.error().message);
-      return;
-    }
+    if (!extra) return fail(extra.error().message);
     for (const auto& entry : *extra)
       add_env(entry);
   }
   // Owned ends: whatever fails half way, nothing leaks.
-  Pipe out_pipe, err_pipe, exec_pipe, go_pipe;
+  auto forked = std::make_unique<ForkedRank>();
+  forked->rank = &r;
+  Pipe& out_pipe = forked->out_pipe;
+  Pipe& err_pipe = forked->err_pipe;
+  Pipe& exec_pipe = forked->exec_pipe;
+  Pipe& go_pipe = forked->go_pipe;
   if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe) ||
       !make_pipe(go_pipe)) {
-    fail(std::string("cannot create pipes: ") + std::strerror(errno));
-    return;
+    return fail(std::string("cannot create pipes: ") + std::strerror(errno));
   }
   std::vector<std::string> args = spec.argv;
   std::vector<char*> argv, envp;
@@ -215,8 +239,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   pid_t pid = fork();
   if (pid < 0) {
     pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
-    fail(std::string("fork failed: ") + std::strerror(errno));
-    return;
+    return fail(std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
     become_plain_child(daemon);
@@ -247,17 +270,29 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
   setpgid(pid, pid);
   if (hooks_.rank_started) hooks_.rank_started(spec, placement.rank, pid);
-  const char go = 1;
-  ssize_t sent_go;
-  do {
-    sent_go = write(go_pipe.write.get(), &go, 1);
-  } while (sent_go < 0 && errno == EINTR);
-  go_pipe.write.reset();
-  go_pipe.read.reset();
-  if (sent_go != 1) kill(pid, SIGKILL);  // it would wait for ever; reaped and reported below
+  forked->pid = pid;
+  // The child's ends go now: EOF on out, err and exec means the child's.
   out_pipe.write.reset();
   err_pipe.write.reset();
   exec_pipe.write.reset();
+  go_pipe.read.reset();
+  return forked;
+}
+
+void JobHost::let_go(ForkedRank& forked) {
+  const char go = 1;
+  ssize_t sent_go;
+  do {
+    sent_go = write(forked.go_pipe.write.get(), &go, 1);
+  } while (sent_go < 0 && errno == EINTR);
+  forked.go_pipe.write.reset();
+  if (sent_go != 1) kill(forked.pid, SIGKILL);  // it would wait for ever; reaped and reported
+}
+
+void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
+  Rank& r = *forked.rank;
+  const pid_t pid = forked.pid;
+  Pipe& exec_pipe = forked.exec_pipe;
   // The exec pipe closes without data when exec succeeded.
   int code = 0;
   ssize_t got;
@@ -266,12 +301,12 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
   } while (got < 0 && errno == EINTR);
   exec_pipe.read.reset();
   r.pid = pid;
-  r.pipes[0] = std::move(out_pipe.read);
-  r.pipes[1] = std::move(err_pipe.read);
+  r.pipes[0] = std::move(forked.out_pipe.read);
+  r.pipes[1] = std::move(forked.err_pipe.read);
   if (got == static_cast<ssize_t>(sizeof code)) {
-    r.start_error = (cwd.empty() || code == ENOENT || code == EACCES)
+    r.start_error = (spec.cwd.empty() || code == ENOENT || code == EACCES)
                         ? "cannot execute '" + spec.argv[0] + "': " + std::strerror(code)
-                        : "cannot start in '" + cwd + "': " + std::strerror(code);
+                        : "cannot start in '" + spec.cwd + "': " + std::strerror(code);
   }
   for (int which = 0; which < 2; ++which) {
     evutil_make_socket_nonblocking(r.pipes[which].get());
@@ -280,7 +315,7 @@ void JobHost::start_rank(const JobSpec& spec, const RankPlacement& placement) {
                                     &JobHost::on_pipe, &r.callbacks[which]));
     event_add(r.events[which].get(), nullptr);
   }
-  log_.verbose("daemon", 2, "job %u rank %u started as pid %d", spec.job, placement.rank, pid);
+  log_.verbose("daemon", 2, "job %u rank %u started as pid %d", spec.job, r.rank, pid);
 }
 
 void JobHost::on_pipe(evutil_socket_t, short, void* arg) {
@@ -497,16 +532,9 @@ void JobHost::erase_job(std::uint32_t job) {
       ++it;
     }
   }
-  // The job's directory goes with it (Open MPI's shared-memory backing files
-  // live there), on every daemon: each made it when the launch arrived.
-  if (!session_dir_.empty()) {
-    std::error_code error;
-    std::filesystem::remove_all(job_directory(job), error);
-    if (error) {
-      log_.verbose("daemon", 1, "cannot remove %s: %s", job_directory(job).c_str(),
-                   error.message().c_str());
-    }
-  }
+  // The job's directories go with it, on every daemon: each made them when
+  // the launch arrived.
+  directories_->remove(job);
 }
 
 }  // namespace grove

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "grpcomm/effects.h"
+#include "jobs/job_directories.h"
 #include "jobs/job_messages.h"
 #include "jobs/quiet_signal.h"
 #include "rml/transport/libevent_handles.h"
@@ -61,12 +62,18 @@ class JobHost {
   // Reaps exited ranks; the daemon calls this on SIGCHLD.
   void reap();
   std::size_t running() const;
-  // The job's directory under this daemon's session directory.
-  std::string job_directory(std::uint32_t job) const;
+  // The job's directories (its own, its ranks', shared memory's).
+  const JobDirectories& directories() const { return *directories_; }
 
  private:
   struct Rank;
-  void start_rank(const JobSpec& spec, const RankPlacement& placement);
+  struct ForkedRank;
+  // Forks the rank, held before exec (null if it could not start: reported).
+  std::unique_ptr<ForkedRank> fork_rank(const JobSpec& spec, const RankPlacement& placement);
+  // Lets it exec; then (once every rank of the batch is let go) learns
+  // whether the exec worked, and watches the rank's output.
+  void let_go(ForkedRank& forked);
+  void watch_rank(const JobSpec& spec, ForkedRank& forked);
   void on_readable(Rank& rank, int which);
   void maybe_report(Rank& rank);
   void emit_output(Rank& rank, OutputStream stream, std::string text);
@@ -82,7 +89,7 @@ class JobHost {
   event_base* base_;
   Vpid self_;
   const Log& log_;
-  std::string session_dir_;
+  std::unique_ptr<JobDirectories> directories_;
   JobHostHooks hooks_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<Rank>> ranks_;
   struct KillTimer {

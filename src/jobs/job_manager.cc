@@ -52,6 +52,7 @@ void JobManager::submit(const JobRequest& request, JobEventFn events) {
   for (Vpid vpid : map->daemons)
     spec.hostnames.push_back(hooks_.hostname(vpid));
   spec.node_slots = map->node_slots;
+  spec.map_by = map_policy_text(request.policy);
   job->events({{"ok", true},
                {"event", "started"},
                {"job", job->id},
@@ -168,6 +169,7 @@ void JobManager::on_exit(const RankExit& exit) {
   if (found == jobs_.end()) return;
   Job& job = *found->second;
   if (!job.finished.insert(exit.rank).second) return;
+  if (hooks_.rank_exited) hooks_.rank_exited(job.spec.nspace, exit.rank);
   switch (exit.kind) {
     case ExitKind::exited:
       if (exit.status != 0) {
@@ -230,6 +232,7 @@ void JobManager::maybe_finish(std::uint32_t id) {
   Job& job = *found->second;
   if (job.finished.size() < job.spec.ranks.size()) return;
   hooks_.broadcast(job_tags::cleanup, encode(JobRef{job.id}));
+  if (hooks_.job_ended) hooks_.job_ended(job.spec.nspace);
   nlohmann::json final_event{{"ok", true},
                              {"event", "exit"},
                              {"job", job.id},

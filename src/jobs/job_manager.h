@@ -33,6 +33,10 @@ struct JobManagerHooks {
   std::function<void(std::uint16_t tag, const Bytes& payload)> broadcast;
   // Output passed on (or dropped): the daemon that sent it may read more.
   std::function<void(Vpid daemon, const OutputAck& ack)> ack_output;
+  // A rank of the job exited (however); the whole job ended (its ranks all
+  // exited), just before its end is reported. Either may be left empty.
+  std::function<void(const std::string& nspace, std::uint32_t rank)> rank_exited;
+  std::function<void(const std::string& nspace)> job_ended;
   // Bytes queued to the CLI past which acknowledgements wait (jobs_output_window).
   std::uint64_t output_window = 4 << 20;
 };

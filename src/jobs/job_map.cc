@@ -22,6 +22,18 @@ Result<MapSpec> parse_map_policy(const std::string& text) {
   return Error{"--map-by '" + text + "': expected slot, node or ppr:N:node (N from 1 to 65535)"};
 }
 
+std::string map_policy_text(MapSpec spec) {
+  switch (spec.policy) {
+    case MapPolicy::slot:
+      return "slot";
+    case MapPolicy::node:
+      return "node";
+    case MapPolicy::ppr:
+      return "ppr:" + std::to_string(spec.per_node) + ":node";
+  }
+  return "slot";
+}
+
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
   if (np == 0) return Error{"-n must be at least 1"};
   if (daemons.empty()) return Error{"no living daemon to run on"};

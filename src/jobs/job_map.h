@@ -55,6 +55,8 @@ struct JobMap {
 
 // slot (or core), node, or ppr:N:node.
 Result<MapSpec> parse_map_policy(const std::string& text);
+// The policy as parse_map_policy reads it ("slot", "node", "ppr:4:node").
+std::string map_policy_text(MapSpec spec);
 // Maps `np` ranks onto living daemons. With more ranks than slots the
 // mapping wraps around (oversubscribing) and says so; ppr never wraps: more
 // than N ranks per daemon is an error.

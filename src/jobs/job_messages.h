@@ -30,10 +30,12 @@ struct JobSpec {
   // By node id: that node's slots (a node with more ranks is oversubscribed,
   // and its ranks are told so); empty: not known, none is.
   std::vector<std::uint32_t> node_slots;
+  std::string map_by;  // the mapping policy, as `--map-by` reads it (PMIX_MAPBY)
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
-    return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames, m.node_slots);
+    return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames, m.node_slots,
+                    m.map_by);
   }
   // Whether node `node_id` holds more of this job's ranks than its slots.
   bool node_oversubscribed(std::uint32_t node_id) const;

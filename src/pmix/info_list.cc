@@ -1,5 +1,7 @@
 #include "pmix/info_list.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace grove::pmix_internal {
@@ -52,6 +54,10 @@ void InfoList::add_u32(const char* key, std::uint32_t value) {
   add(key, &value, PMIX_UINT32);
 }
 
+void InfoList::add_u64(const char* key, std::uint64_t value) {
+  add(key, &value, PMIX_UINT64);
+}
+
 void InfoList::add_u16(const char* key, std::uint16_t value) {
   add(key, &value, PMIX_UINT16);
 }
@@ -67,6 +73,19 @@ void InfoList::add_bool(const char* key, bool value) {
 
 void InfoList::add_array(const char* key, InfoArray& nested) {
   add(key, nested.raw(), PMIX_DATA_ARRAY);
+}
+
+void InfoList::add_procs(const char* key, const std::string& nspace,
+                         const std::vector<std::uint32_t>& ranks) {
+  std::vector<pmix_proc_t> procs(ranks.size());  // zeroed
+  const std::size_t length = std::min<std::size_t>(nspace.size(), PMIX_MAX_NSLEN);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    std::memcpy(procs[i].nspace, nspace.data(), length);
+    procs[i].rank = ranks[i];
+  }
+  // PMIx_Info_list_add copies the array deeply; `procs` stays ours.
+  pmix_data_array_t array{PMIX_PROC, procs.size(), procs.data()};
+  add(key, &array, PMIX_DATA_ARRAY);
 }
 
 Result<InfoArray> InfoList::take_array() {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -41,10 +42,14 @@ class InfoList {
   void add_string(const char* key, const std::string& value);
   void add_regex(const char* key, const char* regex);  // PMIX_REGEX, from PMIx_generate_*
   void add_u32(const char* key, std::uint32_t value);
+  void add_u64(const char* key, std::uint64_t value);
   void add_u16(const char* key, std::uint16_t value);
   void add_rank(const char* key, std::uint32_t rank);
   void add_bool(const char* key, bool value);
   void add_array(const char* key, InfoArray& nested);  // copied
+  // A pmix_data_array_t of pmix_proc_t: `ranks` of `nspace`.
+  void add_procs(const char* key, const std::string& nspace,
+                 const std::vector<std::uint32_t>& ranks);
 
   // The accumulated entries, or the first add that failed.
   Result<InfoArray> take_array();

@@ -105,11 +105,23 @@ Status add_maps(const PmixJob& job, const std::vector<NodeRanks>& nodes, InfoLis
 Status add_node_arrays(const PmixJob& job, const std::vector<NodeRanks>& nodes, InfoList& list) {
   for (const NodeRanks& node : nodes) {
     InfoList entry;
-    entry.add_u32(PMIX_NODEID, node.node_id);
+    // The name first, as PRRTE has it: libpmix 4.2 files a node array by
+    // its first identifier, and a get by node id then finds the name too.
     entry.add_string(PMIX_HOSTNAME, job.node_hostnames[node.node_id]);
+    entry.add_u32(PMIX_NODEID, node.node_id);
     entry.add_string(PMIX_LOCAL_PEERS, join_ranks(node.ranks));
     entry.add_u32(PMIX_LOCAL_SIZE, static_cast<std::uint32_t>(node.ranks.size()));
+    // PMIx means every job's ranks on the node; grove counts this job's
+    // (other jobs come and go without re-registering this one).
+    entry.add_u32(PMIX_NODE_SIZE, static_cast<std::uint32_t>(node.ranks.size()));
     entry.add_rank(PMIX_LOCALLDR, node.ranks.front());
+    // libpmix files node facts given at job level under the host's own
+    // name, which is not the node's name when daemons share a host: this
+    // node's facts go in its array, where a get by node id finds them.
+    if (node.node_id == job.this_node_id) {
+      entry.add_procs(PMIX_LOCAL_PROCS, job.nspace, node.ranks);
+      if (job.avail_phys_memory > 0) entry.add_u64(PMIX_AVAIL_PHYS_MEMORY, job.avail_phys_memory);
+    }
     const auto& over = job.oversubscribed_nodes;
     if (std::find(over.begin(), over.end(), node.node_id) != over.end())
       entry.add_bool(PMIX_NODE_OVERSUBSCRIBED, true);
@@ -120,7 +132,8 @@ Status add_node_arrays(const PmixJob& job, const std::vector<NodeRanks>& nodes, 
   return ok_status();
 }
 
-Status add_proc_arrays(const PmixJob& job, InfoList& list) {
+Status add_proc_arrays(const PmixJob& job, const std::vector<std::uint32_t>& local_ranks,
+                       InfoList& list) {
   for (const PmixProcPlacement& proc : job.procs) {
     InfoList entry;
     entry.add_rank(PMIX_RANK, proc.rank);  // must come first
@@ -131,6 +144,11 @@ Status add_proc_arrays(const PmixJob& job, InfoList& list) {
     entry.add_u16(PMIX_NODE_RANK, proc.node_rank);
     entry.add_u32(PMIX_NODEID, proc.node_id);
     entry.add_string(PMIX_HOSTNAME, job.node_hostnames[proc.node_id]);
+    entry.add_u32(PMIX_REINCARNATION, 0);  // grove never restarts a rank
+    const bool local = std::binary_search(local_ranks.begin(), local_ranks.end(), proc.rank);
+    if (local && !job.nsdir.empty()) {
+      entry.add_string(PMIX_PROCDIR, job.nsdir + "/" + std::to_string(proc.rank));
+    }
     Result<InfoArray> array = entry.take_array();
     if (!array) return array.error();
     list.add_array(PMIX_PROC_INFO_ARRAY, *array);
@@ -143,6 +161,8 @@ Status add_app_array(const PmixJob& job, InfoList& list) {
   app.add_u32(PMIX_APPNUM, 0);
   app.add_u32(PMIX_APP_SIZE, job.size);
   app.add_rank(PMIX_APPLDR, 0);
+  if (!job.wdir.empty()) app.add_string(PMIX_WDIR, job.wdir);
+  if (!job.app_argv.empty()) app.add_string(PMIX_APP_ARGV, job.app_argv);
   Result<InfoArray> array = app.take_array();
   if (!array) return array.error();
   list.add_array(PMIX_APP_INFO_ARRAY, *array);
@@ -194,6 +214,13 @@ Result<InfoArray> build_job_info(const PmixJob& job,
   list.add_u32(PMIX_UNIV_SIZE, job.universe_size == 0 ? job.size : job.universe_size);
   list.add_u32(PMIX_MAX_PROCS, job.universe_size == 0 ? job.size : job.universe_size);
   list.add_u32(PMIX_JOB_NUM_APPS, 1);
+  list.add_rank(PMIX_NPROC_OFFSET, 0);  // every job's ranks start at 0
+  if (!job.map_by.empty()) {
+    list.add_string(PMIX_MAPBY, job.map_by);
+    list.add_string(PMIX_RANKBY, job.map_by);  // ranks follow the mapping
+  }
+  list.add_string(PMIX_BINDTO, "none");          // grove does not bind ranks (yet)
+  list.add_bool(PMIX_HOSTNAME_KEEP_FQDN, true);  // node names are kept as daemons report them
   // Where Open MPI keeps its session files: under grove's, cleaned with it.
   if (!job.tmpdir.empty()) list.add_string(PMIX_TMPDIR, job.tmpdir);
   if (!job.nsdir.empty()) list.add_string(PMIX_NSDIR, job.nsdir);
@@ -208,7 +235,8 @@ Result<InfoArray> build_job_info(const PmixJob& job,
   if (Status node_arrays = add_node_arrays(job, nodes, list); !node_arrays) {
     return node_arrays.error();
   }
-  if (Status proc_arrays = add_proc_arrays(job, list); !proc_arrays) return proc_arrays.error();
+  if (Status proc_arrays = add_proc_arrays(job, local_ranks, list); !proc_arrays)
+    return proc_arrays.error();
   return list.take_array();
 }
 

@@ -12,11 +12,13 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "pmix/client_gate.h"
 #include "pmix/info_list.h"
 #include "pmix/job_info.h"
+#include "pmix/publish_requests.h"
 #include "pmix/upcall.h"
 
 namespace grove {
@@ -161,6 +163,12 @@ class PmixServer::Impl {
     return gate_->handshakes_pending(roots);
   }
   Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
+  Status complete_publish(const PublishReply& reply) {
+    return publish_requests_.complete_op(reply);
+  }
+  Status complete_lookup(const LookupReply& reply) {
+    return publish_requests_.complete_lookup(reply);
+  }
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
   Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
@@ -187,6 +195,8 @@ class PmixServer::Impl {
   void handle_finalized(FinalizedUpcall& upcall);
   void handle_connected(ConnectedUpcall& upcall);
   void handle_local_modex(LocalModexReply& reply);
+  template <typename UpcallType, typename Hook>
+  void handle_publishing(UpcallType& upcall, const Hook& hook);
 
   std::uint32_t daemon_vpid_;
   PmixHooks hooks_;
@@ -198,6 +208,7 @@ class PmixServer::Impl {
   std::map<std::uint64_t, PendingModex> pending_fences_;
   std::map<std::uint64_t, PendingModex> pending_direct_modex_;
   std::map<std::uint64_t, LocalModexDone> local_modex_requests_;
+  pmix_internal::PublishRequests publish_requests_;
 };
 
 PmixServer::Impl::~Impl() {
@@ -310,6 +321,7 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
 
 Status PmixServer::Impl::deregister_job(const std::string& nspace) {
   if (gate_) gate_->forget_job(nspace);
+  publish_requests_.forget(nspace);
   pmix_nspace_t name;
   PMIX_LOAD_NSPACE(name, nspace.c_str());
   return run_blocking("PMIx_server_deregister_nspace " + nspace,
@@ -362,6 +374,15 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     void operator()(AbortUpcall& call) { impl.handle_abort(call); }
     void operator()(FinalizedUpcall& call) { impl.handle_finalized(call); }
     void operator()(ConnectedUpcall& call) { impl.handle_connected(call); }
+    void operator()(pmix_internal::PublishUpcall& call) {
+      impl.handle_publishing(call, impl.hooks_.on_publish);
+    }
+    void operator()(pmix_internal::LookupUpcall& call) {
+      impl.handle_publishing(call, impl.hooks_.on_lookup);
+    }
+    void operator()(pmix_internal::UnpublishUpcall& call) {
+      impl.handle_publishing(call, impl.hooks_.on_unpublish);
+    }
     void operator()(pmix_internal::UnsupportedUpcall& call) {
       if (impl.hooks_.on_unsupported)
         impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
@@ -381,6 +402,30 @@ void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
   hooks_.on_fence(PmixFenceCall{handle, std::move(upcall.nspace), std::move(upcall.ranks),
                                 upcall.collect_data, upcall.timeout_seconds,
                                 std::move(upcall.data)});
+}
+
+template <typename UpcallType, typename Hook>
+void PmixServer::Impl::handle_publishing(UpcallType& upcall, const Hook& hook) {
+  if (hook) {
+    hook(publish_requests_.take(upcall));
+    return;
+  }
+  // No store behind this server: an answer at once, never a wait, and the
+  // daemon is told as for any request it does not serve.
+  constexpr bool is_lookup = std::is_same_v<UpcallType, pmix_internal::LookupUpcall>;
+  constexpr bool is_publish = std::is_same_v<UpcallType, pmix_internal::PublishUpcall>;
+  if (hooks_.on_unsupported) {
+    hooks_.on_unsupported(is_lookup    ? "PMIx_Lookup"
+                          : is_publish ? "PMIx_Publish"
+                                       : "PMIx_Unpublish",
+                          upcall.message.nspace, upcall.message.rank);
+  }
+  if (upcall.cbfunc == nullptr) return;
+  if constexpr (is_lookup) {
+    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, nullptr, 0, upcall.cbdata);
+  } else {
+    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
+  }
 }
 
 void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {
@@ -447,6 +492,14 @@ void PmixServer::expect_client_process(const std::string& nspace, std::uint32_t 
 
 void PmixServer::client_process_reaped(const std::string& nspace, std::uint32_t rank) {
   impl_->client_process_reaped(nspace, rank);
+}
+
+Status PmixServer::complete_publish(const PublishReply& reply) {
+  return impl_->complete_publish(reply);
+}
+
+Status PmixServer::complete_lookup(const LookupReply& reply) {
+  return impl_->complete_lookup(reply);
 }
 
 Status PmixServer::deregister_job(const std::string& nspace) {

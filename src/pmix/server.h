@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "pmix/publish_messages.h"
 #include "util/result.h"
 
 struct event_base;
@@ -78,8 +79,13 @@ struct PmixJob {
   std::uint32_t this_node_id = 0;           // the node of this daemon
   // Node ids holding more ranks than slots (PMIX_NODE_OVERSUBSCRIBED).
   std::vector<std::uint32_t> oversubscribed_nodes;
-  std::string tmpdir;  // PMIX_TMPDIR: the daemon's session directory
-  std::string nsdir;   // PMIX_NSDIR: the job's directory under it
+  std::string tmpdir;                   // PMIX_TMPDIR: the daemon's session directory
+  std::string nsdir;                    // PMIX_NSDIR: the job's directory under it; each local
+                                        // rank's PMIX_PROCDIR is nsdir/RANK (made by the host)
+  std::string map_by;                   // PMIX_MAPBY and PMIX_RANKBY
+  std::string wdir;                     // PMIX_WDIR (the app's working directory)
+  std::string app_argv;                 // PMIX_APP_ARGV, space-joined
+  std::uint64_t avail_phys_memory = 0;  // PMIX_AVAIL_PHYS_MEMORY (bytes; 0: not known)
 };
 
 // A fence_nb upcall, copied: every local participant has entered the fence
@@ -119,6 +125,13 @@ struct PmixHooks {
   // fetch_local_modex on the daemon hosting that rank, then call
   // complete_direct_modex(handle, status, blob) here.
   std::function<void(std::uint64_t handle, std::string nspace, std::uint32_t rank)> on_direct_modex;
+  // PMIx_Publish, PMIx_Lookup and PMIx_Unpublish from a local client, to be
+  // answered with complete_publish (publish and unpublish) or
+  // complete_lookup, echoing the message's handle. Left empty: answered
+  // PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(PublishMessage)> on_publish;
+  std::function<void(LookupMessage)> on_lookup;
+  std::function<void(UnpublishMessage)> on_unpublish;
 };
 
 struct PmixServerOptions {
@@ -177,6 +190,12 @@ class PmixServer {
   // Answers an on_direct_modex request with the blob fetch_local_modex gave
   // on the hosting daemon. Errors: an unknown or already completed handle.
   Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
+
+  // Answers an on_publish or on_unpublish request, or an on_lookup request
+  // (found values unpacked for the client). Errors: an unknown or already
+  // answered handle (the job may have ended meanwhile).
+  Status complete_publish(const PublishReply& reply);
+  Status complete_lookup(const LookupReply& reply);
 
   // Runs, now, every upcall PMIx has posted and the loop has not yet
   // handled: what a client did before it exited is known when its exit is.

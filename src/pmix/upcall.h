@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "pmix/publish_messages.h"
 #include "rml/transport/mailbox.h"
 
 namespace grove {
@@ -69,9 +70,26 @@ struct ConnectedUpcall {
   std::string refused;
 };
 
-// A request grove does not serve (publish, lookup, unpublish, spawn,
-// connect, disconnect): answered PMIX_ERR_NOT_SUPPORTED at once; this tells
-// the daemon, which notes it in its log.
+// publish, lookup, unpublish: the request as the daemon forwards it to the
+// controller (its handle is set on the loop thread); values already packed.
+struct PublishUpcall {
+  PublishMessage message;
+  pmix_op_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+struct LookupUpcall {
+  LookupMessage message;
+  pmix_lookup_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+struct UnpublishUpcall {
+  UnpublishMessage message;
+  pmix_op_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// A request grove does not serve (spawn, connect, disconnect): answered PMIX_ERR_NOT_SUPPORTED at
+// once; this tells the daemon, which notes it in its log.
 struct UnsupportedUpcall {
   std::string call;
   std::string nspace;
@@ -85,13 +103,14 @@ struct LocalModexReply {
   std::vector<std::byte> blob;
 };
 
-using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
-                            ConnectedUpcall, UnsupportedUpcall, LocalModexReply>;
+using Upcall =
+    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, ConnectedUpcall,
+                 PublishUpcall, LookupUpcall, UnpublishUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
-// client_finalized and client_connected are implemented; publish, lookup,
-// unpublish, spawn, connect and disconnect answer PMIX_ERR_NOT_SUPPORTED;
+// client_finalized, client_connected, publish, lookup and unpublish are
+// implemented; spawn, connect and disconnect answer PMIX_ERR_NOT_SUPPORTED;
 // the rest stay null, which PMIx treats as "the host does not do this".
 pmix_server_module_t make_server_module();
 

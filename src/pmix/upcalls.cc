@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
 #include "pmix/client_gate.h"
+#include "pmix/packed_value.h"
 #include "pmix/upcall.h"
 
 namespace grove::pmix_internal {
@@ -144,19 +147,142 @@ pmix_status_t unsupported(const char* call, const pmix_proc_t* proc) {
   return PMIX_ERR_NOT_SUPPORTED;
 }
 
-pmix_status_t publish(const pmix_proc_t* proc, const pmix_info_t[], std::size_t, pmix_op_cbfunc_t,
-                      void*) {
-  return unsupported("PMIx_Publish", proc);
+// PMIx's ranges and persistences as grove's store keeps them: SESSION,
+// GLOBAL, RM, CUSTOM and UNDEF are the whole DVM (one session); INDEF is
+// the DVM's life.
+PublishRange range_of(pmix_data_range_t range) {
+  switch (range) {
+    case PMIX_RANGE_LOCAL:
+      return PublishRange::local;
+    case PMIX_RANGE_NAMESPACE:
+      return PublishRange::nspace;
+    case PMIX_RANGE_PROC_LOCAL:
+      return PublishRange::proc;
+    default:
+      return PublishRange::session;
+  }
 }
 
-pmix_status_t lookup(const pmix_proc_t* proc, char**, const pmix_info_t[], std::size_t,
-                     pmix_lookup_cbfunc_t, void*) {
-  return unsupported("PMIx_Lookup", proc);
+PublishPersistence persistence_of(pmix_persistence_t persistence) {
+  switch (persistence) {
+    case PMIX_PERSIST_FIRST_READ:
+      return PublishPersistence::first_read;
+    case PMIX_PERSIST_PROC:
+      return PublishPersistence::proc;
+    case PMIX_PERSIST_APP:
+      return PublishPersistence::app;
+    default:
+      return PublishPersistence::session;
+  }
 }
 
-pmix_status_t unpublish(const pmix_proc_t* proc, char**, const pmix_info_t[], std::size_t,
-                        pmix_op_cbfunc_t, void*) {
-  return unsupported("PMIx_Unpublish", proc);
+// An integer directive (PMIX_TIMEOUT, a counting PMIX_WAIT), whatever
+// integer type the client used; negative values read as 0.
+std::uint32_t info_count(const pmix_value_t& value) {
+  long long number = 0;
+  switch (value.type) {
+    case PMIX_INT:
+      number = value.data.integer;
+      break;
+    case PMIX_INT32:
+      number = value.data.int32;
+      break;
+    case PMIX_UINT32:
+      number = value.data.uint32;
+      break;
+    case PMIX_SIZE:
+      number = static_cast<long long>(value.data.size);
+      break;
+    case PMIX_BOOL:
+      number = value.data.flag ? 1 : 0;
+      break;
+    default:
+      break;
+  }
+  return number < 0 ? 0 : static_cast<std::uint32_t>(std::min<long long>(number, UINT32_MAX));
+}
+
+std::vector<std::string> key_list(char** keys) {
+  std::vector<std::string> list;
+  for (std::size_t i = 0; keys != nullptr && keys[i] != nullptr; ++i)
+    list.emplace_back(keys[i]);
+  return list;
+}
+
+pmix_status_t publish(const pmix_proc_t* proc, const pmix_info_t info[], std::size_t ninfo,
+                      pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  PublishUpcall upcall;
+  upcall.message.nspace = nspace_of(*proc);
+  upcall.message.rank = proc->rank;
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    // Directives, the client's or libpmix's own; every other entry is data.
+    if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE) && info[i].value.type == PMIX_DATA_RANGE) {
+      upcall.message.range = range_of(info[i].value.data.range);
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_PERSISTENCE) && info[i].value.type == PMIX_PERSIST) {
+      upcall.message.persistence = persistence_of(info[i].value.data.persist);
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_USERID) || PMIX_CHECK_KEY(&info[i], PMIX_GRPID) ||
+               PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT) || PMIX_CHECK_KEY(&info[i], PMIX_RANGE) ||
+               PMIX_CHECK_KEY(&info[i], PMIX_PERSISTENCE)) {
+      continue;
+    } else {
+      Result<Bytes> packed = pack_value(info[i].value);
+      if (!packed) return PMIX_ERR_PACK_FAILURE;
+      upcall.message.values.push_back(PublishedValueWire{
+          std::string(info[i].key, ::strnlen(info[i].key, PMIX_MAX_KEYLEN)), std::move(*packed)});
+    }
+  }
+  if (upcall.message.values.empty()) return PMIX_ERR_BAD_PARAM;
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+pmix_status_t lookup(const pmix_proc_t* proc, char** keys, const pmix_info_t info[],
+                     std::size_t ninfo, pmix_lookup_cbfunc_t cbfunc, void* cbdata) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  LookupUpcall upcall;
+  upcall.message.nspace = nspace_of(*proc);
+  upcall.message.rank = proc->rank;
+  upcall.message.keys = key_list(keys);
+  if (upcall.message.keys.empty()) return PMIX_ERR_BAD_PARAM;
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT)) {
+      // true: every key; a number: that many of them.
+      const std::uint32_t count = info_count(info[i].value);
+      upcall.message.wait_for =
+          info[i].value.type == PMIX_BOOL && count == 1
+              ? static_cast<std::uint32_t>(upcall.message.keys.size())
+              : std::min<std::uint32_t>(count,
+                                        static_cast<std::uint32_t>(upcall.message.keys.size()));
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
+      upcall.message.timeout_seconds = info_count(info[i].value);
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE) && info[i].value.type == PMIX_DATA_RANGE &&
+               info[i].value.data.range != PMIX_RANGE_UNDEF) {
+      upcall.message.range = range_of(info[i].value.data.range);
+    }
+  }
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+pmix_status_t unpublish(const pmix_proc_t* proc, char** keys, const pmix_info_t info[],
+                        std::size_t ninfo, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+  UnpublishUpcall upcall;
+  upcall.message.nspace = nspace_of(*proc);
+  upcall.message.rank = proc->rank;
+  upcall.message.keys = key_list(keys);
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE) && info[i].value.type == PMIX_DATA_RANGE &&
+        info[i].value.data.range != PMIX_RANGE_UNDEF) {
+      upcall.message.range = range_of(info[i].value.data.range);
+    }
+  }
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
 pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t[], std::size_t, const pmix_app_t[],

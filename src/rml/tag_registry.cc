@@ -35,6 +35,11 @@ constexpr std::array kTags{
     TagInfo{job_tags::ranks_gone, "job-ranks-gone"},
     TagInfo{pmix_tags::modex_request, "modex-request"},
     TagInfo{pmix_tags::modex_reply, "modex-reply"},
+    TagInfo{pmix_tags::publish, "pmix-publish"},
+    TagInfo{pmix_tags::lookup, "pmix-lookup"},
+    TagInfo{pmix_tags::unpublish, "pmix-unpublish"},
+    TagInfo{pmix_tags::publish_reply, "pmix-publish-reply"},
+    TagInfo{pmix_tags::lookup_reply, "pmix-lookup-reply"},
 };
 
 }  // namespace

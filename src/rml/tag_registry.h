@@ -56,6 +56,12 @@ inline constexpr std::uint16_t ranks_gone = tags::first_daemon_tag + 22;  // bro
 namespace pmix_tags {
 inline constexpr std::uint16_t modex_request = tags::first_daemon_tag + 24;  // control
 inline constexpr std::uint16_t modex_reply = tags::first_daemon_tag + 25;    // control
+// PMIx_Publish / Lookup / Unpublish: a daemon asks the controller, which answers.
+inline constexpr std::uint16_t publish = tags::first_daemon_tag + 26;        // control
+inline constexpr std::uint16_t lookup = tags::first_daemon_tag + 27;         // control
+inline constexpr std::uint16_t unpublish = tags::first_daemon_tag + 28;      // control
+inline constexpr std::uint16_t publish_reply = tags::first_daemon_tag + 29;  // control
+inline constexpr std::uint16_t lookup_reply = tags::first_daemon_tag + 30;   // control
 }  // namespace pmix_tags
 
 struct TagInfo {

@@ -7,6 +7,7 @@
 #include "daemon/control_messages.h"
 #include "grpcomm/messages.h"
 #include "jobs/job_messages.h"
+#include "pmix/publish_messages.h"
 
 using namespace grove;
 
@@ -150,8 +151,10 @@ TEST_CASE("every message survives a round trip", "[wire]") {
                "/tmp",
                {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
                {"n0", "n1"},
-               {2, 1}};
+               {2, 1},
+               "ppr:1:node"};
   auto spec_back = round_trip(spec);
+  CHECK(spec_back.map_by == "ppr:1:node");
   CHECK(spec_back.argv == spec.argv);
   CHECK(spec_back.ranks.size() == 2);
   CHECK(spec_back.ranks[1].daemon == 2);
@@ -173,6 +176,21 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(JobRef{77}).job == 77);
   CHECK(round_trip(ModexRequest{9, "ns", 3}).nspace == "ns");
   CHECK(round_trip(ModexReply{9, -25, to_bytes("blob")}).status == -25);
+  auto published = round_trip(PublishMessage{
+      5, "ns", 2, PublishRange::nspace, PublishPersistence::first_read, {{"k", to_bytes("v")}}});
+  CHECK(published.range == PublishRange::nspace);
+  CHECK(published.persistence == PublishPersistence::first_read);
+  CHECK(published.values.at(0).value == to_bytes("v"));
+  auto lookup = round_trip(LookupMessage{6, "ns", 1, {"a", "b"}, PublishRange::local, 2, 30});
+  CHECK(lookup.range == PublishRange::local);
+  CHECK(lookup.wait_for == 2);
+  CHECK(lookup.timeout_seconds == 30);
+  CHECK(round_trip(UnpublishMessage{7, "ns", 1, {}, std::nullopt}).range == std::nullopt);
+  CHECK(round_trip(PublishReply{8, PublishStatus::duplicate_key}).status ==
+        PublishStatus::duplicate_key);
+  auto found = round_trip(LookupReply{9, PublishStatus::ok, true, {{"k", "ns", 4, to_bytes("v")}}});
+  CHECK(found.timed_out);
+  CHECK(found.found.at(0).rank == 4);
 
   DaemonReport report{4, "10.0.0.1:5000", "node4", 8, 1234};
   CHECK(round_trip(report).endpoint == report.endpoint);

@@ -1,0 +1,98 @@
+#include "pmix/publish_requests.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "pmix/packed_value.h"
+
+namespace grove::pmix_internal {
+
+pmix_status_t publish_status(PublishStatus status) {
+  switch (status) {
+    case PublishStatus::ok:
+      return PMIX_SUCCESS;
+    case PublishStatus::not_found:
+      return PMIX_ERR_NOT_FOUND;
+    case PublishStatus::duplicate_key:
+      return PMIX_ERR_DUPLICATE_KEY;
+    case PublishStatus::bad_param:
+      return PMIX_ERR_BAD_PARAM;
+  }
+  return PMIX_ERROR;
+}
+
+PublishMessage PublishRequests::take(PublishUpcall& upcall) {
+  const std::uint64_t handle = next_handle_++;
+  ops_[handle] = PendingOp{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
+  PublishMessage message = std::move(upcall.message);
+  message.handle = handle;
+  return message;
+}
+
+UnpublishMessage PublishRequests::take(UnpublishUpcall& upcall) {
+  const std::uint64_t handle = next_handle_++;
+  ops_[handle] = PendingOp{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
+  UnpublishMessage message = std::move(upcall.message);
+  message.handle = handle;
+  return message;
+}
+
+LookupMessage PublishRequests::take(LookupUpcall& upcall) {
+  const std::uint64_t handle = next_handle_++;
+  lookups_[handle] = PendingLookup{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
+  LookupMessage message = std::move(upcall.message);
+  message.handle = handle;
+  return message;
+}
+
+Status PublishRequests::complete_op(const PublishReply& reply) {
+  auto pending = ops_.find(reply.handle);
+  if (pending == ops_.end()) {
+    return Error{"no pending publish or unpublish has handle " + std::to_string(reply.handle)};
+  }
+  PendingOp op = pending->second;
+  ops_.erase(pending);
+  if (op.cbfunc != nullptr) op.cbfunc(publish_status(reply.status), op.cbdata);
+  return ok_status();
+}
+
+Status PublishRequests::complete_lookup(const LookupReply& reply) {
+  auto pending = lookups_.find(reply.handle);
+  if (pending == lookups_.end()) {
+    return Error{"no pending lookup has handle " + std::to_string(reply.handle)};
+  }
+  PendingLookup lookup = pending->second;
+  lookups_.erase(pending);
+  if (lookup.cbfunc == nullptr) return ok_status();
+  // libpmix copies the data inside the callback: ours is freed after it.
+  std::vector<pmix_pdata_t> data(reply.found.size());
+  std::size_t filled = 0;
+  for (const FoundValueWire& found : reply.found) {
+    pmix_pdata_t& entry = data[filled];
+    PMIX_PDATA_CONSTRUCT(&entry);
+    std::memcpy(entry.proc.nspace, found.nspace.data(),
+                std::min<std::size_t>(found.nspace.size(), PMIX_MAX_NSLEN));
+    entry.proc.rank = found.rank;
+    std::memcpy(entry.key, found.key.data(),
+                std::min<std::size_t>(found.key.size(), PMIX_MAX_KEYLEN));
+    if (!unpack_value(found.value, entry.value)) {
+      PMIX_PDATA_DESTRUCT(&entry);
+      continue;  // a value that does not unpack is not handed on
+    }
+    ++filled;
+  }
+  pmix_status_t status = reply.timed_out ? PMIX_ERR_TIMEOUT : publish_status(reply.status);
+  if (status == PMIX_SUCCESS && filled == 0) status = PMIX_ERR_NOT_FOUND;
+  lookup.cbfunc(status, filled > 0 ? data.data() : nullptr, filled, lookup.cbdata);
+  for (std::size_t i = 0; i < filled; ++i)
+    PMIX_PDATA_DESTRUCT(&data[i]);
+  return ok_status();
+}
+
+void PublishRequests::forget(const std::string& nspace) {
+  std::erase_if(ops_, [&](const auto& entry) { return entry.second.nspace == nspace; });
+  std::erase_if(lookups_, [&](const auto& entry) { return entry.second.nspace == nspace; });
+}
+
+}  // namespace grove::pmix_internal
