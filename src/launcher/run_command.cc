@@ -207,7 +207,18 @@ int run_job(const RunOptions& options) {
                    message.empty() ? "failed" : message.c_str());
     }
   }
-  if (!started_uri.empty()) run_self({"stop", "--dvm", started_uri});
+  if (!started_uri.empty()) {
+    // The DVM started for this job stops with it, asked here rather than by
+    // a `grove stop` process (one exec less on every one-shot run).
+    auto stopped = ask_dvm(started_uri, {{"cmd", "stop"}}, std::chrono::seconds(120));
+    if (!stopped) {
+      print_cli_error("stopping the DVM started for this job: " + stopped.error().message);
+      if (status == 0) status = 1;
+    } else {
+      const int daemons = stopped->value("stopped", 0);
+      std::printf("grove: DVM stopped (%d daemon%s)\n", daemons, daemons == 1 ? "" : "s");
+    }
+  }
   return status;
 }
 
