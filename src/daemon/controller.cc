@@ -132,6 +132,23 @@ Status Controller::start() {
                                    PartialFn partial) { handle_request(request, reply, partial); });
   if (!control) return control.error();
   control_ = std::move(*control);
+  // Signals first: a launcher child (ssh, srun) may exit at once, and a
+  // SIGCHLD before its event is added would be lost.
+  sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
+                             timer_functions_
+                                 .emplace_back(std::make_unique<std::function<void()>>(
+                                     [this] { begin_stop(nullptr, "interrupted"); }))
+                                 .get()));
+  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &Controller::on_timer_event,
+                              event_get_callback_arg(sigint_.get())));
+  sigchld_.reset(evsignal_new(
+      base_.get(), SIGCHLD, &Controller::on_timer_event,
+      timer_functions_
+          .emplace_back(std::make_unique<std::function<void()>>([this] { reap_children(); }))
+          .get()));
+  event_add(sigint_.get(), nullptr);
+  event_add(sigterm_.get(), nullptr);
+  event_add(sigchld_.get(), nullptr);
   // The daemons start now, so their start-up (hwloc, PMIx) overlaps the
   // controller's own below; what they send waits for the loop, which runs
   // once start() returns.
@@ -185,22 +202,6 @@ Status Controller::start() {
   manager_hooks.job_ended = [this](const std::string& nspace) { publish_->job_ended(nspace); };
   job_manager_ = std::make_unique<JobManager>(
       base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
-
-  sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
-                             timer_functions_
-                                 .emplace_back(std::make_unique<std::function<void()>>(
-                                     [this] { begin_stop(nullptr, "interrupted"); }))
-                                 .get()));
-  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &Controller::on_timer_event,
-                              event_get_callback_arg(sigint_.get())));
-  sigchld_.reset(evsignal_new(
-      base_.get(), SIGCHLD, &Controller::on_timer_event,
-      timer_functions_
-          .emplace_back(std::make_unique<std::function<void()>>([this] { reap_children(); }))
-          .get()));
-  event_add(sigint_.get(), nullptr);
-  event_add(sigterm_.get(), nullptr);
-  event_add(sigchld_.get(), nullptr);
 
   startup_timer_ = make_timer([this] { on_startup_timeout(); });
   arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));

@@ -43,7 +43,7 @@ std::map<int, std::vector<std::string>> release_digests(const std::string& log) 
 
 }  // namespace
 
-TEST_CASE("PMIx fences with data across the radix and release matrix", "[pmix]") {
+TEST_CASE("PMIx fences with data across the radix and release matrix", "[pmix][matrix]") {
   for (const char* low : {"true", "false"}) {
     for (const char* radix2 : {"2", "4"}) {
       for (const char* radix : {"2", "64"}) {
