@@ -36,6 +36,7 @@ up (bring-up).
 
 import argparse
 import os
+import signal
 import sys
 import time
 
@@ -144,8 +145,15 @@ def cmd_kill_host(args):
     require_up(st)
     h = host_anchor(st, args.host)
     k = ns_key(h['netns'])
-    kill_until_gone(lambda: [p for p in scan_netns({k})[k] if p != h['anchor']],
-                    f'processes on {h["name"]}')
+    on_host = lambda: [p for p in scan_netns({k})[k] if p != h['anchor']]
+    # A host dies all at once: freeze every process on it first, so that no
+    # daemon reaps and reports its SIGKILLed rank before it dies itself.
+    for p in on_host():
+        try:
+            os.kill(p, signal.SIGSTOP)
+        except ProcessLookupError:
+            pass
+    kill_until_gone(on_host, f'processes on {h["name"]}')
     return 0
 
 
@@ -280,7 +288,7 @@ commands:
                         namespaces); stdio and exit status pass through and
                         CMD keeps swarm.py's pid (exec, no fork).  Exit 125 if
                         swarm.py itself fails
-  kill-host DIR HOST    SIGKILL every process of HOST except its anchor
+  kill-host DIR HOST    SIGSTOP, then SIGKILL, every process of HOST but its anchor
                         (sshd included) and wait until they are gone
   stop-sshd DIR HOST    kill HOST's listening sshd (ssh then gets "connection
                         refused"; established sessions survive)
