@@ -5,11 +5,13 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -153,9 +155,13 @@ void JobHost::launch(const JobSpec& spec) {
   // Every local rank is forked before any is let go: a rank that runs early
   // spins in MPI_Init (waiting for the others) on the cores the daemon needs
   // to start the rest, and its PMIx handshake keeps the progress thread that
-  // registrations wait for busy. In batches, so the pipes held at once stay
-  // within the open-file limit.
-  constexpr std::size_t kBatch = 256;
+  // registrations wait for busy. In batches, so the pipes held at once (four
+  // per held rank, two per running one) stay well within the open-file limit.
+  rlimit files{};
+  const std::size_t batch =
+      getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+          ? std::clamp<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 16, 16, 256)
+          : 256;
   std::vector<std::unique_ptr<ForkedRank>> forked;
   auto release_all = [&] {
     for (auto& rank : forked)
@@ -167,7 +173,7 @@ void JobHost::launch(const JobSpec& spec) {
   for (const RankPlacement& placement : spec.ranks) {
     if (placement.daemon != self_) continue;
     if (auto rank = fork_rank(spec, placement)) forked.push_back(std::move(rank));
-    if (forked.size() == kBatch) release_all();
+    if (forked.size() == batch) release_all();
   }
   release_all();
 }
