@@ -22,28 +22,32 @@ pmix_status_t publish_status(PublishStatus status) {
   return PMIX_ERROR;
 }
 
-PublishMessage PublishRequests::take(PublishUpcall& upcall) {
-  const std::uint64_t handle = next_handle_++;
-  ops_[handle] = PendingOp{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
-  PublishMessage message = std::move(upcall.message);
+namespace {
+
+// Files the upcall's callback under a new handle, and hands on its message
+// with that handle set.
+template <typename Message, typename Pending, typename Upcall>
+Message keep(std::uint64_t& next_handle, std::map<std::uint64_t, Pending>& pending,
+             Upcall& upcall) {
+  const std::uint64_t handle = next_handle++;
+  pending[handle] = Pending{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
+  Message message = std::move(upcall.message);
   message.handle = handle;
   return message;
+}
+
+}  // namespace
+
+PublishMessage PublishRequests::take(PublishUpcall& upcall) {
+  return keep<PublishMessage>(next_handle_, ops_, upcall);
 }
 
 UnpublishMessage PublishRequests::take(UnpublishUpcall& upcall) {
-  const std::uint64_t handle = next_handle_++;
-  ops_[handle] = PendingOp{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
-  UnpublishMessage message = std::move(upcall.message);
-  message.handle = handle;
-  return message;
+  return keep<UnpublishMessage>(next_handle_, ops_, upcall);
 }
 
 LookupMessage PublishRequests::take(LookupUpcall& upcall) {
-  const std::uint64_t handle = next_handle_++;
-  lookups_[handle] = PendingLookup{upcall.cbfunc, upcall.cbdata, upcall.message.nspace};
-  LookupMessage message = std::move(upcall.message);
-  message.handle = handle;
-  return message;
+  return keep<LookupMessage>(next_handle_, lookups_, upcall);
 }
 
 Status PublishRequests::complete_op(const PublishReply& reply) {

@@ -202,6 +202,14 @@ std::uint32_t info_count(const pmix_value_t& value) {
   return number < 0 ? 0 : static_cast<std::uint32_t>(std::min<long long>(number, UINT32_MAX));
 }
 
+// A lookup's or unpublish's PMIX_RANGE, when it names one.
+std::optional<PublishRange> range_directive(const pmix_info_t& info) {
+  if (!PMIX_CHECK_KEY(&info, PMIX_RANGE) || info.value.type != PMIX_DATA_RANGE ||
+      info.value.data.range == PMIX_RANGE_UNDEF)
+    return std::nullopt;
+  return range_of(info.value.data.range);
+}
+
 std::vector<std::string> key_list(char** keys) {
   std::vector<std::string> list;
   for (std::size_t i = 0; keys != nullptr && keys[i] != nullptr; ++i)
@@ -257,9 +265,8 @@ pmix_status_t lookup(const pmix_proc_t* proc, char** keys, const pmix_info_t inf
                                         static_cast<std::uint32_t>(upcall.message.keys.size()));
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
       upcall.message.timeout_seconds = info_count(info[i].value);
-    } else if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE) && info[i].value.type == PMIX_DATA_RANGE &&
-               info[i].value.data.range != PMIX_RANGE_UNDEF) {
-      upcall.message.range = range_of(info[i].value.data.range);
+    } else if (std::optional<PublishRange> range = range_directive(info[i])) {
+      upcall.message.range = range;
     }
   }
   upcall.cbfunc = cbfunc;
@@ -275,10 +282,7 @@ pmix_status_t unpublish(const pmix_proc_t* proc, char** keys, const pmix_info_t 
   upcall.message.rank = proc->rank;
   upcall.message.keys = key_list(keys);
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
-    if (PMIX_CHECK_KEY(&info[i], PMIX_RANGE) && info[i].value.type == PMIX_DATA_RANGE &&
-        info[i].value.data.range != PMIX_RANGE_UNDEF) {
-      upcall.message.range = range_of(info[i].value.data.range);
-    }
+    if (std::optional<PublishRange> range = range_directive(info[i])) upcall.message.range = range;
   }
   upcall.cbfunc = cbfunc;
   upcall.cbdata = cbdata;
