@@ -36,6 +36,7 @@ Controller::~Controller() {
   job_manager_.reset();
   publish_.reset();
   rank_host_.reset();
+  topology_.reset();  // after the PMIx server, which uses it
   remote_.reset();
   control_.reset();
   startup_timer_.reset();
@@ -164,7 +165,7 @@ Status Controller::start() {
   };
   reports.exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
   auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, kControllerVpid, *daemon_dir,
-                                std::move(reports));
+                                topology_->handle(), std::move(reports));
   if (!ranks) return ranks.error();
   rank_host_ = std::move(*ranks);
   JobManagerHooks manager_hooks;
@@ -265,6 +266,9 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
     case pmix_tags::lookup:
     case pmix_tags::unpublish:
       publish_->on_control(from, header.tag, payload);
+      return;
+    case pmix_tags::spawn:
+      on_spawn(from, payload);
       return;
     default:
       log_.verbose("daemon", 1, "unexpected control tag %u from %u", header.tag, from);

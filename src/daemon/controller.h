@@ -21,6 +21,7 @@
 #include "control/session_dir.h"
 #include "daemon/control_messages.h"
 #include "daemon/daemon_runtime.h"
+#include "daemon/host_info.h"
 #include "daemon/liveness.h"
 #include "daemon/publish_service.h"
 #include "daemon/rank_host.h"
@@ -104,6 +105,9 @@ class Controller {
   std::size_t living_daemons() const;  // the controller included
   void fail_startup(const std::string& message);
 
+  // controller_spawn.cc: PMIx_Spawn from a rank, forwarded by its daemon.
+  void on_spawn(Vpid from, const Bytes& payload);
+
   // controller_requests.cc: the CLI's requests.
   void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
   void request_run(const RunRequest& run, ReplyFn reply, PartialFn partial);
@@ -129,6 +133,7 @@ class Controller {
   EventBasePtr base_;
   std::unique_ptr<DaemonRuntime> runtime_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
   std::unique_ptr<RankHost> rank_host_;
   std::unique_ptr<JobManager> job_manager_;
   std::unique_ptr<PublishService> publish_;  // the DVM's PMIx publish/lookup store

@@ -56,7 +56,8 @@ Status Controller::launch_daemons() {
   }
   // After the launch: loading the host's topology takes tens of
   // milliseconds the daemons need not wait for.
-  daemons_[kControllerVpid].cores = local_core_count();
+  topology_ = HostTopology::load();
+  daemons_[kControllerVpid].cores = topology_->core_count();
   return launched;
 }
 

@@ -16,6 +16,7 @@ DaemonNode::DaemonNode(const ParamRegistry& params, Log& log, NodeOptions option
 DaemonNode::~DaemonNode() {
   ssh_.reset();
   rank_host_.reset();
+  topology_.reset();  // after the PMIx server, which uses it
   heartbeat_.reset();
   sigchld_.reset();
   sigterm_.reset();
@@ -58,8 +59,9 @@ int DaemonNode::run() {
     log_.error("bad controller address: %s", status.error().message.c_str());
     return 1;
   }
-  DaemonReport report{options_.vpid, endpoint->to_string(), local_hostname(), local_core_count(),
-                      static_cast<std::uint32_t>(getpid())};
+  topology_ = HostTopology::load();
+  DaemonReport report{options_.vpid, endpoint->to_string(), local_hostname(),
+                      topology_->core_count(), static_cast<std::uint32_t>(getpid())};
   runtime_->send_control(kControllerVpid, daemon_tags::report, encode(report));
   log_.verbose("daemon", 1, "listening on %s, reported to %s", endpoint->to_string().c_str(),
                options_.controller.to_string().c_str());
@@ -87,7 +89,7 @@ int DaemonNode::run() {
     runtime_->send_control(kControllerVpid, job_tags::exited, encode(exit));
   };
   auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, options_.vpid,
-                                options_.session_dir, std::move(reports));
+                                options_.session_dir, topology_->handle(), std::move(reports));
   if (!ranks) {
     log_.error("cannot start: %s", ranks.error().message.c_str());
     return 1;

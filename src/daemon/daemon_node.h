@@ -10,6 +10,7 @@
 #include <string>
 
 #include "daemon/daemon_runtime.h"
+#include "daemon/host_info.h"
 #include "daemon/liveness.h"
 #include "daemon/rank_host.h"
 #include "plm/bootstrap.h"
@@ -61,6 +62,7 @@ class DaemonNode {
   TimeNs controller_rtt_ns_ = 0;  // of the last answered heartbeat
   EventPtr sigterm_;
   EventPtr sigchld_;
+  std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
   std::unique_ptr<RankHost> rank_host_;
   std::unique_ptr<SshLauncher> ssh_;  // tree spawn: our children in the plan
   bool welcomed_ = false;

@@ -36,7 +36,8 @@ PmixBridge::~PmixBridge() = default;
 Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonRuntime& runtime,
                                                        const Log& log, const std::string& tmpdir,
                                                        DirectoriesFn directories,
-                                                       bool verify_clients) {
+                                                       bool verify_clients,
+                                                       hwloc_topology* topology) {
   std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(directories)));
   bridge->base_ = base;
   PmixBridge* self = bridge.get();
@@ -74,10 +75,15 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   hooks.on_unpublish = [self](UnpublishMessage message) {
     self->runtime_.send_control(kControllerVpid, pmix_tags::unpublish, encode(message));
   };
+  // New jobs are the controller's to map and launch.
+  hooks.on_spawn = [self](SpawnMessage message) {
+    self->runtime_.send_control(kControllerVpid, pmix_tags::spawn, encode(message));
+  };
   PmixServerOptions options;
   options.tmpdir = tmpdir;
   options.daemon_vpid = runtime.self();
   options.verify_clients = verify_clients;
+  options.topology = topology;
   auto server = PmixServer::create(base, options, std::move(hooks));
   if (!server) return Error{"PMIx server: " + server.error().message};
   bridge->server_ = std::move(*server);
@@ -117,6 +123,8 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
     job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
     job.map_by = spec.map_by;
     job.wdir = spec.cwd;
+    job.parent_nspace = spec.parent_nspace;
+    job.parent_rank = spec.parent_rank;
     for (const std::string& arg : spec.argv)
       job.app_argv += (job.app_argv.empty() ? "" : " ") + arg;
     const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
@@ -334,6 +342,11 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   if (tag == pmix_tags::lookup_reply) {
     if (from != kControllerVpid) return true;
     if (auto reply = wire_decode<LookupReply>(payload)) (void)server_->complete_lookup(*reply);
+    return true;
+  }
+  if (tag == pmix_tags::spawn_reply) {
+    if (from != kControllerVpid) return true;
+    if (auto reply = wire_decode<SpawnReply>(payload)) (void)server_->complete_spawn(*reply);
     return true;
   }
   if (tag == pmix_tags::modex_reply) {

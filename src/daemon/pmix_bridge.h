@@ -23,10 +23,12 @@ class PmixBridge {
  public:
   // `directories()`: the directories this daemon keeps for its jobs (null
   // once ranks can no longer start). `verify_clients`: pmix_verify_clients.
+  // `topology`: this host's, for libpmix to share (outlives the bridge).
   using DirectoriesFn = std::function<const JobDirectories*()>;
   static Result<std::unique_ptr<PmixBridge>> create(event_base* base, DaemonRuntime& runtime,
                                                     const Log& log, const std::string& tmpdir,
-                                                    DirectoriesFn directories, bool verify_clients);
+                                                    DirectoriesFn directories, bool verify_clients,
+                                                    hwloc_topology* topology);
   ~PmixBridge();
 
   // For JobHost: the PMIx (and Open MPI) environment of one local rank; the

@@ -5,7 +5,7 @@ namespace grove {
 Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRuntime& runtime,
                                                    const Log& log, const ParamRegistry& params,
                                                    Vpid self, const std::string& daemon_dir,
-                                                   RankReports reports) {
+                                                   hwloc_topology* topology, RankReports reports) {
   std::unique_ptr<RankHost> host(new RankHost());
   RankHost* raw = host.get();
   JobHostHooks hooks;
@@ -35,7 +35,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   auto pmix = PmixBridge::create(
       base, runtime, log, daemon_dir + "/pmix",
       [raw]() { return raw->job_host_ ? &raw->job_host_->directories() : nullptr; },
-      params.get_bool("pmix_verify_clients"));
+      params.get_bool("pmix_verify_clients"), topology);
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);
   return host;

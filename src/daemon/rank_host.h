@@ -30,10 +30,11 @@ struct RankReports {
 class RankHost {
  public:
   // `daemon_dir`: this daemon's session directory (job-N and pmix/ go there).
+  // `topology`: this host's (HostTopology), outliving the RankHost.
   static Result<std::unique_ptr<RankHost>> create(event_base* base, DaemonRuntime& runtime,
                                                   const Log& log, const ParamRegistry& params,
                                                   Vpid self, const std::string& daemon_dir,
-                                                  RankReports reports);
+                                                  hwloc_topology* topology, RankReports reports);
   ~RankHost();
   RankHost(const RankHost&) = delete;
   RankHost& operator=(const RankHost&) = delete;

@@ -18,6 +18,8 @@ struct JobManager::Job {
   EventPtr ack_timer;                      // polls the CLI's queue while acks wait
   std::vector<GoneRank> gone_unsent;       // clean exits the daemons have not heard of
   EventPtr gone_timer;                     // gathers them into one broadcast
+  std::optional<std::uint32_t> parent;     // the job whose rank spawned this one
+  std::set<std::uint32_t> children;        // jobs spawned from this one, still running
 };
 
 namespace {
@@ -32,12 +34,36 @@ JobManager::JobManager(event_base* base, const Log& log, std::string nspace_pref
 JobManager::~JobManager() = default;
 
 void JobManager::submit(const JobRequest& request, JobEventFn events) {
-  auto daemons = hooks_.living_daemons();
-  auto map = map_ranks(request.np, daemons, request.policy);
+  auto map = map_ranks(request.np, hooks_.living_daemons(), request.policy);
   if (!map) {
     events({{"ok", false}, {"error", map.error().message}}, true);
     return;
   }
+  launch(request, *map, std::move(events), nullptr, 0);
+}
+
+Result<std::string> JobManager::spawn(const JobRequest& request, const std::string& parent_nspace,
+                                      std::uint32_t parent_rank) {
+  Job* parent = nullptr;
+  for (auto& [id, job] : jobs_) {
+    if (job->spec.nspace == parent_nspace) parent = job.get();
+  }
+  if (parent == nullptr) return Error{"the spawning job " + parent_nspace + " is not running"};
+  if (parent->failed) return Error{"the spawning job " + parent_nspace + " is ending"};
+  auto map = map_ranks(request.np, hooks_.living_daemons(), request.policy);
+  if (!map) return map.error();
+  // The spawning job's environment and directory, unless the spawn says.
+  JobRequest inherited = request;
+  inherited.env = parent->spec.env;
+  inherited.env.insert(inherited.env.end(), request.env.begin(), request.env.end());
+  if (inherited.cwd.empty()) inherited.cwd = parent->spec.cwd;
+  const std::uint32_t child = next_job_;  // the id launch gives it
+  Job& job = launch(inherited, *map, spawned_events(parent->id, child), parent, parent_rank);
+  return job.spec.nspace;
+}
+
+JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map, JobEventFn events,
+                                    Job* parent, std::uint32_t parent_rank) {
   auto job = std::make_unique<Job>();
   job->manager = this;
   job->id = next_job_++;
@@ -48,29 +74,74 @@ void JobManager::submit(const JobRequest& request, JobEventFn events) {
   spec.argv = request.argv;
   spec.env = request.env;
   spec.cwd = request.cwd;
-  spec.ranks = map->ranks;
-  for (Vpid vpid : map->daemons)
+  spec.ranks = map.ranks;
+  for (Vpid vpid : map.daemons)
     spec.hostnames.push_back(hooks_.hostname(vpid));
-  spec.node_slots = map->node_slots;
+  spec.node_slots = map.node_slots;
   spec.map_by = map_policy_text(request.policy);
+  if (parent != nullptr) {
+    spec.parent_nspace = parent->spec.nspace;
+    spec.parent_rank = parent_rank;
+    job->parent = parent->id;
+    parent->children.insert(job->id);
+  }
   job->events({{"ok", true},
                {"event", "started"},
                {"job", job->id},
                {"nspace", spec.nspace},
                {"np", request.np},
-               {"daemons", map->daemons},
-               {"oversubscribed", map->oversubscribed}},
+               {"daemons", map.daemons},
+               {"oversubscribed", map.oversubscribed}},
               false);
-  log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons", job->id, spec.nspace.c_str(),
-               request.np, map->daemons.size());
+  log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons%s", job->id, spec.nspace.c_str(),
+               request.np, map.daemons.size(),
+               parent != nullptr ? (", spawned by " + spec.parent_nspace).c_str() : "");
   if (request.timeout_s > 0) {
     job->timer.reset(event_new(base_, -1, 0, &JobManager::on_timeout, job.get()));
     timeval delay{static_cast<time_t>(request.timeout_s), 0};
     event_add(job->timer.get(), &delay);
   }
   Bytes launch = encode(spec);
+  Job& placed = *job;
   jobs_[job->id] = std::move(job);
   hooks_.broadcast(job_tags::launch, launch);
+  return placed;
+}
+
+JobEventFn JobManager::spawned_events(std::uint32_t parent, std::uint32_t child) {
+  return
+      [this, parent, child](const nlohmann::json& event, bool final) -> std::optional<std::size_t> {
+        if (final) {
+          child_ended(parent, child, event);
+          return std::nullopt;
+        }
+        auto found = jobs_.find(parent);
+        if (found == jobs_.end()) return std::nullopt;
+        // Only output goes on, marked with the job it came from; the CLI knows
+        // of spawned jobs by their output alone.
+        if (event.is_null() || event.value("event", "") != "output") {
+          return found->second->events(nullptr, false);
+        }
+        nlohmann::json marked = event;
+        marked["job"] = child;
+        return found->second->events(marked, false);
+      };
+}
+
+void JobManager::child_ended(std::uint32_t parent, std::uint32_t child,
+                             const nlohmann::json& final_event) {
+  auto found = jobs_.find(parent);
+  if (found == jobs_.end()) return;
+  Job& job = *found->second;
+  job.children.erase(child);
+  const int status = final_event.value("status", 0);
+  if (status != 0) {
+    // As under mpirun: a spawned job that fails takes its parent down.
+    fail(job, status,
+         "spawned job " + std::to_string(child) + " failed: " +
+             final_event.value("message", std::string("status ") + std::to_string(status)));
+  }
+  maybe_finish(parent);
 }
 
 void JobManager::on_timeout(evutil_socket_t, short, void* arg) {
@@ -85,6 +156,13 @@ void JobManager::fail(Job& job, int status, const std::string& message) {
   job.message = message;
   log_.verbose("daemon", 1, "job %u ends: %s", job.id, message.c_str());
   hooks_.broadcast(job_tags::kill, encode(JobRef{job.id}));
+  // Its spawned jobs end with it (their exits are theirs; the parent's
+  // status stays this one).
+  for (std::uint32_t child : job.children) {
+    auto found = jobs_.find(child);
+    if (found != jobs_.end())
+      fail(*found->second, 1, "the job that spawned it (" + job.spec.nspace + ") ended");
+  }
 }
 
 bool JobManager::kill(std::uint32_t id, const std::string& reason) {
@@ -231,6 +309,7 @@ void JobManager::maybe_finish(std::uint32_t id) {
   if (found == jobs_.end()) return;
   Job& job = *found->second;
   if (job.finished.size() < job.spec.ranks.size()) return;
+  if (!job.children.empty()) return;  // it ends after the jobs it spawned
   hooks_.broadcast(job_tags::cleanup, encode(JobRef{job.id}));
   if (hooks_.job_ended) hooks_.job_ended(job.spec.nspace);
   nlohmann::json final_event{{"ok", true},

@@ -18,6 +18,7 @@
 #include "jobs/job_request.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
+#include "util/result.h"
 
 namespace grove {
 
@@ -47,6 +48,13 @@ class JobManager {
   ~JobManager();
 
   void submit(const JobRequest& request, JobEventFn events);
+  // A job spawned by a rank of a running job (PMIx_Spawn). Its output goes
+  // to the CLI of the job that spawned it, its failure fails that job, and
+  // that job ends only after it. It has that job's environment (then the
+  // request's) and its directory unless the request names one. The new
+  // job's nspace, launched, or why it cannot start.
+  Result<std::string> spawn(const JobRequest& request, const std::string& parent_nspace,
+                            std::uint32_t parent_rank);
   // Output of the job from daemon `from`, passed to the CLI; acknowledged
   // to `from` at once, or once the CLI has read what is queued to it.
   void on_output(const JobOutput& output, Vpid from);
@@ -60,6 +68,11 @@ class JobManager {
 
  private:
   struct Job;
+  Job& launch(const JobRequest& request, const JobMap& map, JobEventFn events, Job* parent,
+              std::uint32_t parent_rank);
+  // The events of a spawned job, passed on to the job that spawned it.
+  JobEventFn spawned_events(std::uint32_t parent, std::uint32_t child);
+  void child_ended(std::uint32_t parent, std::uint32_t child, const nlohmann::json& final_event);
   void fail(Job& job, int status, const std::string& message);
   void maybe_finish(std::uint32_t id);
   static void on_timeout(evutil_socket_t, short, void* arg);

@@ -31,11 +31,15 @@ struct JobSpec {
   // and its ranks are told so); empty: not known, none is.
   std::vector<std::uint32_t> node_slots;
   std::string map_by;  // the mapping policy, as `--map-by` reads it (PMIX_MAPBY)
+  // The rank that spawned this job (PMIx_Spawn; PMIX_PARENT_ID); empty
+  // nspace: started by `grove run`.
+  std::string parent_nspace;
+  std::uint32_t parent_rank = 0;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames, m.node_slots,
-                    m.map_by);
+                    m.map_by, m.parent_nspace, m.parent_rank);
   }
   // Whether node `node_id` holds more of this job's ranks than its slots.
   bool node_oversubscribed(std::uint32_t node_id) const;

@@ -12,6 +12,10 @@ void add_topo_command(CLI::App& app, CliContext& context);
 void add_sim_command(CLI::App& app, CliContext& context);
 void add_dvm_commands(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
+// What `grove start --local N --daemonize --report-uri FILE` does, from this
+// process (no exec: `grove run` starting its own DVM saves a program load):
+// returns once the DVM is ready, its control URI in `uri_file`.
+Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::string& uri_file);
 // Before parsing `grove run`: rewrites mpirun's `-np` to `--np` and refuses an
 // unknown option ahead of the program (it would otherwise become the program).
 // `args` is the whole command line; `first` is the word after "run".

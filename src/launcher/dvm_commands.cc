@@ -144,25 +144,17 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
   return controller.run();
 }
 
-int start_dvm(CliContext& context, const StartOptions& options) {
-  // Bad host lists fail here, before anything forks.
-  auto layout = layout_from_options(context, options);
-  if (!layout) {
-    print_cli_error(layout.error().message);
-    return 1;
-  }
-  const std::uint32_t daemons =
-      layout->plan ? layout->plan->size() : (options.local == 0 ? 2 : options.local);
-  if (!options.daemonize) return run_controller(context, options, -1);
+// Forks the controller into the background (its own session, its output to
+// a log beside its socket) and waits until it is ready: its pid, or why it
+// did not start.
+Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& options) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    print_cli_error("pipe failed");
-    return 1;
-  }
+  if (pipe2(fds, O_CLOEXEC) != 0) return Error{"pipe failed"};
   pid_t pid = fork();
   if (pid < 0) {
-    print_cli_error("fork failed");
-    return 1;
+    close(fds[0]);
+    close(fds[1]);
+    return Error{"fork failed"};
   }
   if (pid == 0) {
     close(fds[0]);
@@ -188,18 +180,44 @@ int start_dvm(CliContext& context, const StartOptions& options) {
   while ((got = read(fds[0], buffer, sizeof buffer)) > 0)
     line.append(buffer, got);
   close(fds[0]);
-  if (line.rfind("ready", 0) == 0) {
-    std::printf("grove: DVM ready: %u daemons, controller pid %d\n", daemons, pid);
-    return 0;
-  }
+  if (line.rfind("ready", 0) == 0) return pid;
   waitpid(pid, nullptr, 0);
-  if (line.rfind("error ", 0) == 0) {
-    print_cli_error(std::string(trim(line.substr(6))));
-  } else {
-    print_cli_error("the DVM exited before it was ready");
-  }
-  return 1;
+  if (line.rfind("error ", 0) == 0) return Error{std::string(trim(line.substr(6)))};
+  return Error{"the DVM exited before it was ready"};
 }
+
+int start_dvm(CliContext& context, const StartOptions& options) {
+  // Bad host lists fail here, before anything forks.
+  auto layout = layout_from_options(context, options);
+  if (!layout) {
+    print_cli_error(layout.error().message);
+    return 1;
+  }
+  const std::uint32_t daemons =
+      layout->plan ? layout->plan->size() : (options.local == 0 ? 2 : options.local);
+  if (!options.daemonize) return run_controller(context, options, -1);
+  Result<pid_t> pid = daemonize_controller(context, options);
+  if (!pid) {
+    print_cli_error(pid.error().message);
+    return 1;
+  }
+  std::printf("grove: DVM ready: %u daemons, controller pid %d\n", daemons, *pid);
+  return 0;
+}
+
+}  // namespace
+
+Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::string& uri_file) {
+  StartOptions options;
+  options.local = daemons;
+  options.daemonize = true;
+  options.report_uri = uri_file;
+  Result<pid_t> pid = daemonize_controller(context, options);
+  if (!pid) return pid.error();
+  return ok_status();
+}
+
+namespace {
 
 int stop_dvm(const std::string& selector) {
   auto reply = ask_dvm(selector, {{"cmd", "stop"}}, std::chrono::seconds(120));

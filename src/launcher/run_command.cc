@@ -39,35 +39,6 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
-std::string self_executable() {
-  std::error_code error;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? "grove" : path.string();
-}
-
-// Runs `grove ARGS...` as a child (its stdout silenced: the job's output is
-// ours) and waits; returns its exit status.
-int run_self(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {self_executable()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> pointers;
-  for (auto& arg : argv)
-    pointers.push_back(arg.data());
-  pointers.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, STDOUT_FILENO);
-    execv(pointers[0], pointers.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 Result<std::vector<std::string>> exported_environment(const std::vector<std::string>& exports) {
   std::vector<std::string> env;
   for (const auto& item : exports) {
@@ -82,7 +53,8 @@ Result<std::vector<std::string>> exported_environment(const std::vector<std::str
   return env;
 }
 
-// Where the output of one rank goes, with --tag-output's "[job,rank]<stream>: " prefix.
+// Where the output of one rank goes, with --tag-output's "[job,rank]<stream>: " prefix
+// (the event names its job when a rank of ours spawned it).
 void print_output(const nlohmann::json& event, std::uint32_t job, bool tag) {
   const bool is_err = event.value("stream", "out") == "err";
   std::FILE* sink = is_err ? stderr : stdout;
@@ -90,8 +62,9 @@ void print_output(const nlohmann::json& event, std::uint32_t job, bool tag) {
   if (!tag) {
     std::fwrite(text.data(), 1, text.size(), sink);
   } else {
-    std::string prefix = "[" + std::to_string(job) + "," + std::to_string(event.value("rank", 0u)) +
-                         "]<" + (is_err ? "stderr" : "stdout") + ">: ";
+    std::string prefix = "[" + std::to_string(event.value("job", job)) + "," +
+                         std::to_string(event.value("rank", 0u)) + "]<" +
+                         (is_err ? "stderr" : "stdout") + ">: ";
     std::size_t start = 0;
     while (start < text.size()) {
       std::size_t end = text.find('\n', start);
@@ -104,7 +77,7 @@ void print_output(const nlohmann::json& event, std::uint32_t job, bool tag) {
   std::fflush(sink);
 }
 
-int run_job(const RunOptions& options) {
+int run_job(CliContext& context, const RunOptions& options) {
   if (options.command.empty()) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
     return 1;
@@ -132,8 +105,8 @@ int run_job(const RunOptions& options) {
       return 1;
     }
     close(fd);
-    if (run_self({"start", "--local", std::to_string(options.daemons), "--daemonize",
-                  "--report-uri", uri_file}) != 0) {
+    if (Status started = start_local_dvm(context, options.daemons, uri_file); !started) {
+      print_cli_error(started.error().message);
       std::remove(uri_file.c_str());
       return 1;
     }
@@ -283,9 +256,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
   // Everything from the program on belongs to the program, options included.
   command->prefix_command();
   command->footer("Usage: grove run -n NP [options] PROGRAM [ARGS...]");
-  context.actions[command] = [options, command] {
+  context.actions[command] = [&context, options, command] {
     options->command = command->remaining();
-    return run_job(*options);
+    return run_job(context, *options);
   };
 }
 

@@ -88,6 +88,12 @@ void InfoList::add_procs(const char* key, const std::string& nspace,
   add(key, &array, PMIX_DATA_ARRAY);
 }
 
+void InfoList::add_proc(const char* key, const std::string& nspace, std::uint32_t rank) {
+  pmix_proc_t proc;
+  PMIX_LOAD_PROCID(&proc, nspace.c_str(), rank);
+  add(key, &proc, PMIX_PROC);
+}
+
 Result<InfoArray> InfoList::take_array() {
   if (!first_error_.empty()) return Error{first_error_};
   InfoArray array;

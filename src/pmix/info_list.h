@@ -50,6 +50,7 @@ class InfoList {
   // A pmix_data_array_t of pmix_proc_t: `ranks` of `nspace`.
   void add_procs(const char* key, const std::string& nspace,
                  const std::vector<std::uint32_t>& ranks);
+  void add_proc(const char* key, const std::string& nspace, std::uint32_t rank);  // PMIX_PROC
 
   // The accumulated entries, or the first add that failed.
   Result<InfoArray> take_array();

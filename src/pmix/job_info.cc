@@ -145,6 +145,11 @@ Status add_proc_arrays(const PmixJob& job, const std::vector<std::uint32_t>& loc
     entry.add_u32(PMIX_NODEID, proc.node_id);
     entry.add_string(PMIX_HOSTNAME, job.node_hostnames[proc.node_id]);
     entry.add_u32(PMIX_REINCARNATION, 0);  // grove never restarts a rank
+    if (!job.parent_nspace.empty()) {
+      // Per proc, as PRRTE registers them: a rank asks about itself.
+      entry.add_proc(PMIX_PARENT_ID, job.parent_nspace, job.parent_rank);
+      entry.add_bool(PMIX_SPAWNED, true);
+    }
     const bool local = std::binary_search(local_ranks.begin(), local_ranks.end(), proc.rank);
     if (local && !job.nsdir.empty()) {
       entry.add_string(PMIX_PROCDIR, job.nsdir + "/" + std::to_string(proc.rank));

@@ -19,6 +19,7 @@
 #include "pmix/info_list.h"
 #include "pmix/job_info.h"
 #include "pmix/publish_requests.h"
+#include "pmix/spawn_requests.h"
 #include "pmix/upcall.h"
 
 namespace grove {
@@ -169,6 +170,7 @@ class PmixServer::Impl {
   Status complete_lookup(const LookupReply& reply) {
     return publish_requests_.complete_lookup(reply);
   }
+  Status complete_spawn(const SpawnReply& reply) { return spawn_requests_.complete(reply); }
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
   Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
@@ -204,11 +206,13 @@ class PmixServer::Impl {
   std::unique_ptr<ClientGate> gate_;  // null when clients are not verified
   bool mailbox_installed_ = false;
   bool pmix_initialized_ = false;
+  pmix_topology_t topology_{};  // handed to PMIx_server_init by address
   std::uint64_t next_handle_ = 1;
   std::map<std::uint64_t, PendingModex> pending_fences_;
   std::map<std::uint64_t, PendingModex> pending_direct_modex_;
   std::map<std::uint64_t, LocalModexDone> local_modex_requests_;
   pmix_internal::PublishRequests publish_requests_;
+  pmix_internal::SpawnRequests spawn_requests_;
 };
 
 PmixServer::Impl::~Impl() {
@@ -249,6 +253,19 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
   settings.add_bool(PMIX_SERVER_SHARE_TOPOLOGY, true);
   Result<pmix_internal::InfoArray> info = settings.take_array();
   if (!info) return info.error();
+  // The topology goes in by hand, as PRRTE passes it: an InfoList would
+  // copy a PMIX_TOPO value, and copying duplicates the whole hwloc topology.
+  // A shallow view: `info` still owns (and frees) the other entries.
+  std::vector<pmix_info_t> init_info(info->data(), info->data() + info->size());
+  if (options.topology != nullptr) {
+    topology_.source = const_cast<char*>("hwloc");
+    topology_.topology = options.topology;
+    pmix_info_t& entry = init_info.emplace_back();
+    PMIX_INFO_CONSTRUCT(&entry);
+    PMIX_LOAD_KEY(entry.key, PMIX_TOPOLOGY2);
+    entry.value.type = PMIX_TOPO;
+    entry.value.data.topo = &topology_;
+  }
   pmix_server_module_t module = pmix_internal::make_server_module();
   // Job data in the server's hash store only, never the shared-memory dstore
   // (ds21/ds12): its lock is a process-shared mutex in a segment the ranks
@@ -259,7 +276,7 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
   // its MCA variables from the environment; ranks learn the module from
   // PMIx_server_setup_fork.
   setenv("PMIX_MCA_gds", "hash", 1);
-  pmix_status_t status = PMIx_server_init(&module, info->data(), info->size());
+  pmix_status_t status = PMIx_server_init(&module, init_info.data(), init_info.size());
   if (status != PMIX_SUCCESS) return Error{describe("PMIx_server_init", status)};
   pmix_initialized_ = true;
   return ok_status();
@@ -322,6 +339,7 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
 Status PmixServer::Impl::deregister_job(const std::string& nspace) {
   if (gate_) gate_->forget_job(nspace);
   publish_requests_.forget(nspace);
+  spawn_requests_.forget(nspace);
   pmix_nspace_t name;
   PMIX_LOAD_NSPACE(name, nspace.c_str());
   return run_blocking("PMIx_server_deregister_nspace " + nspace,
@@ -382,6 +400,16 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     }
     void operator()(pmix_internal::UnpublishUpcall& call) {
       impl.handle_publishing(call, impl.hooks_.on_unpublish);
+    }
+    void operator()(pmix_internal::SpawnUpcall& call) {
+      if (impl.hooks_.on_spawn) {
+        impl.hooks_.on_spawn(impl.spawn_requests_.take(call));
+        return;
+      }
+      if (impl.hooks_.on_unsupported)
+        impl.hooks_.on_unsupported("PMIx_Spawn", call.message.nspace, call.message.rank);
+      pmix_nspace_t none{};
+      if (call.cbfunc != nullptr) call.cbfunc(PMIX_ERR_NOT_SUPPORTED, none, call.cbdata);
     }
     void operator()(pmix_internal::UnsupportedUpcall& call) {
       if (impl.hooks_.on_unsupported)
@@ -500,6 +528,10 @@ Status PmixServer::complete_publish(const PublishReply& reply) {
 
 Status PmixServer::complete_lookup(const LookupReply& reply) {
   return impl_->complete_lookup(reply);
+}
+
+Status PmixServer::complete_spawn(const SpawnReply& reply) {
+  return impl_->complete_spawn(reply);
 }
 
 Status PmixServer::deregister_job(const std::string& nspace) {

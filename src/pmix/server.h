@@ -42,9 +42,12 @@
 #include <vector>
 
 #include "pmix/publish_messages.h"
+#include "pmix/spawn_messages.h"
 #include "util/result.h"
 
 struct event_base;
+
+struct hwloc_topology;
 
 namespace grove {
 
@@ -86,6 +89,8 @@ struct PmixJob {
   std::string wdir;                     // PMIX_WDIR (the app's working directory)
   std::string app_argv;                 // PMIX_APP_ARGV, space-joined
   std::uint64_t avail_phys_memory = 0;  // PMIX_AVAIL_PHYS_MEMORY (bytes; 0: not known)
+  std::string parent_nspace;            // the rank that spawned the job (PMIX_PARENT_ID);
+  std::uint32_t parent_rank = 0;        // empty nspace: not spawned
 };
 
 // A fence_nb upcall, copied: every local participant has entered the fence
@@ -132,6 +137,10 @@ struct PmixHooks {
   std::function<void(PublishMessage)> on_publish;
   std::function<void(LookupMessage)> on_lookup;
   std::function<void(UnpublishMessage)> on_unpublish;
+  // PMIx_Spawn from a local client, to be answered with complete_spawn
+  // (echoing the handle) once the new job is launched or known not to start.
+  // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(SpawnMessage)> on_spawn;
 };
 
 struct PmixServerOptions {
@@ -141,6 +150,10 @@ struct PmixServerOptions {
   // Admit a connection as rank R only from the process started as R
   // (expect_client_process) or its descendants (pmix_verify_clients).
   bool verify_clients = true;
+  // This host's hwloc topology, loaded by the daemon; libpmix uses and
+  // shares it instead of loading its own. Must outlive the server. Null:
+  // libpmix loads one.
+  hwloc_topology* topology = nullptr;
 };
 
 class PmixServer {
@@ -196,6 +209,7 @@ class PmixServer {
   // answered handle (the job may have ended meanwhile).
   Status complete_publish(const PublishReply& reply);
   Status complete_lookup(const LookupReply& reply);
+  Status complete_spawn(const SpawnReply& reply);
 
   // Runs, now, every upcall PMIx has posted and the loop has not yet
   // handled: what a client did before it exited is known when its exit is.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pmix/publish_messages.h"
+#include "pmix/spawn_messages.h"
 #include "rml/transport/mailbox.h"
 
 namespace grove {
@@ -88,7 +89,15 @@ struct UnpublishUpcall {
   void* cbdata = nullptr;
 };
 
-// A request grove does not serve (spawn, connect, disconnect): answered PMIX_ERR_NOT_SUPPORTED at
+// spawn: a local client asks for a new job (its handle is set on the loop
+// thread).
+struct SpawnUpcall {
+  SpawnMessage message;
+  pmix_spawn_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// A request grove does not serve (connect, disconnect): answered PMIX_ERR_NOT_SUPPORTED at
 // once; this tells the daemon, which notes it in its log.
 struct UnsupportedUpcall {
   std::string call;
@@ -103,14 +112,14 @@ struct LocalModexReply {
   std::vector<std::byte> blob;
 };
 
-using Upcall =
-    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, ConnectedUpcall,
-                 PublishUpcall, LookupUpcall, UnpublishUpcall, UnsupportedUpcall, LocalModexReply>;
+using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
+                            ConnectedUpcall, PublishUpcall, LookupUpcall, UnpublishUpcall,
+                            SpawnUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
-// client_finalized, client_connected, publish, lookup and unpublish are
-// implemented; spawn, connect and disconnect answer PMIX_ERR_NOT_SUPPORTED;
+// client_finalized, client_connected, publish, lookup, unpublish and spawn
+// are implemented; connect and disconnect answer PMIX_ERR_NOT_SUPPORTED;
 // the rest stay null, which PMIx treats as "the host does not do this".
 pmix_server_module_t make_server_module();
 

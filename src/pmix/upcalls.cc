@@ -210,10 +210,10 @@ std::optional<PublishRange> range_directive(const pmix_info_t& info) {
   return range_of(info.value.data.range);
 }
 
-std::vector<std::string> key_list(char** keys) {
+std::vector<std::string> string_list(char** strings) {
   std::vector<std::string> list;
-  for (std::size_t i = 0; keys != nullptr && keys[i] != nullptr; ++i)
-    list.emplace_back(keys[i]);
+  for (std::size_t i = 0; strings != nullptr && strings[i] != nullptr; ++i)
+    list.emplace_back(strings[i]);
   return list;
 }
 
@@ -252,7 +252,7 @@ pmix_status_t lookup(const pmix_proc_t* proc, char** keys, const pmix_info_t inf
   LookupUpcall upcall;
   upcall.message.nspace = nspace_of(*proc);
   upcall.message.rank = proc->rank;
-  upcall.message.keys = key_list(keys);
+  upcall.message.keys = string_list(keys);
   if (upcall.message.keys.empty()) return PMIX_ERR_BAD_PARAM;
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
     if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT)) {
@@ -280,7 +280,7 @@ pmix_status_t unpublish(const pmix_proc_t* proc, char** keys, const pmix_info_t 
   UnpublishUpcall upcall;
   upcall.message.nspace = nspace_of(*proc);
   upcall.message.rank = proc->rank;
-  upcall.message.keys = key_list(keys);
+  upcall.message.keys = string_list(keys);
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
     if (std::optional<PublishRange> range = range_directive(info[i])) upcall.message.range = range;
   }
@@ -289,9 +289,49 @@ pmix_status_t unpublish(const pmix_proc_t* proc, char** keys, const pmix_info_t 
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
-pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t[], std::size_t, const pmix_app_t[],
-                    std::size_t, pmix_spawn_cbfunc_t, void*) {
-  return unsupported("PMIx_Spawn", proc);
+std::string string_value(const pmix_info_t& info) {
+  if (info.value.type != PMIX_STRING || info.value.data.string == nullptr) return {};
+  return info.value.data.string;
+}
+
+// One pmix_app_t as grove runs it: the program is `cmd` (argv[0] when cmd is
+// not given), its arguments argv[1..], as PRRTE reads an app.
+std::optional<SpawnApp> copy_app(const pmix_app_t& app) {
+  SpawnApp copy;
+  std::vector<std::string> argv = string_list(app.argv);
+  std::string program = app.cmd != nullptr ? app.cmd : "";
+  if (program.empty() && !argv.empty()) program = argv.front();
+  if (program.empty() || app.maxprocs < 1) return std::nullopt;
+  copy.argv.push_back(program);
+  if (argv.size() > 1) copy.argv.insert(copy.argv.end(), argv.begin() + 1, argv.end());
+  copy.env = string_list(app.env);
+  if (app.cwd != nullptr) copy.cwd = app.cwd;
+  for (std::size_t i = 0; app.info != nullptr && i < app.ninfo; ++i) {
+    if (copy.cwd.empty() && PMIX_CHECK_KEY(&app.info[i], PMIX_WDIR))
+      copy.cwd = string_value(app.info[i]);
+  }
+  copy.np = static_cast<std::uint32_t>(app.maxprocs);
+  return copy;
+}
+
+pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], std::size_t ninfo,
+                    const pmix_app_t apps[], std::size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                    void* cbdata) {
+  if (proc == nullptr || apps == nullptr || napps == 0) return PMIX_ERR_BAD_PARAM;
+  SpawnUpcall upcall;
+  upcall.message.nspace = nspace_of(*proc);
+  upcall.message.rank = proc->rank;
+  for (std::size_t i = 0; i < napps; ++i) {
+    std::optional<SpawnApp> app = copy_app(apps[i]);
+    if (!app) return PMIX_ERR_BAD_PARAM;
+    upcall.message.apps.push_back(std::move(*app));
+  }
+  for (std::size_t i = 0; job_info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&job_info[i], PMIX_MAPBY)) upcall.message.map_by = string_value(job_info[i]);
+  }
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
 pmix_status_t connect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],

@@ -40,6 +40,8 @@ constexpr std::array kTags{
     TagInfo{pmix_tags::unpublish, "pmix-unpublish"},
     TagInfo{pmix_tags::publish_reply, "pmix-publish-reply"},
     TagInfo{pmix_tags::lookup_reply, "pmix-lookup-reply"},
+    TagInfo{pmix_tags::spawn, "pmix-spawn"},
+    TagInfo{pmix_tags::spawn_reply, "pmix-spawn-reply"},
 };
 
 }  // namespace

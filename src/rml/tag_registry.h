@@ -62,6 +62,9 @@ inline constexpr std::uint16_t lookup = tags::first_daemon_tag + 27;         // 
 inline constexpr std::uint16_t unpublish = tags::first_daemon_tag + 28;      // control
 inline constexpr std::uint16_t publish_reply = tags::first_daemon_tag + 29;  // control
 inline constexpr std::uint16_t lookup_reply = tags::first_daemon_tag + 30;   // control
+// PMIx_Spawn: a daemon asks the controller for a new job, which answers.
+inline constexpr std::uint16_t spawn = tags::first_daemon_tag + 31;        // control
+inline constexpr std::uint16_t spawn_reply = tags::first_daemon_tag + 32;  // control
 }  // namespace pmix_tags
 
 struct TagInfo {

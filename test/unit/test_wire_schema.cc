@@ -8,6 +8,7 @@
 #include "grpcomm/messages.h"
 #include "jobs/job_messages.h"
 #include "pmix/publish_messages.h"
+#include "pmix/spawn_messages.h"
 
 using namespace grove;
 
@@ -152,9 +153,13 @@ TEST_CASE("every message survives a round trip", "[wire]") {
                {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
                {"n0", "n1"},
                {2, 1},
-               "ppr:1:node"};
+               "ppr:1:node",
+               "grove.1",
+               5};
   auto spec_back = round_trip(spec);
   CHECK(spec_back.map_by == "ppr:1:node");
+  CHECK(spec_back.parent_nspace == "grove.1");
+  CHECK(spec_back.parent_rank == 5);
   CHECK(spec_back.argv == spec.argv);
   CHECK(spec_back.ranks.size() == 2);
   CHECK(spec_back.ranks[1].daemon == 2);
@@ -191,6 +196,14 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   auto found = round_trip(LookupReply{9, PublishStatus::ok, true, {{"k", "ns", 4, to_bytes("v")}}});
   CHECK(found.timed_out);
   CHECK(found.found.at(0).rank == 4);
+  auto spawn = round_trip(SpawnMessage{
+      10, "ns", 3, {{{"a.out", "-v"}, {"A=1"}, "/tmp", 2}, {{"b"}, {}, "", 1}}, "node"});
+  CHECK(spawn.apps.size() == 2);
+  CHECK(spawn.apps[0].argv == std::vector<std::string>{"a.out", "-v"});
+  CHECK(spawn.apps[0].np == 2);
+  CHECK(spawn.map_by == "node");
+  CHECK(round_trip(SpawnReply{10, true, "grove.2", ""}).nspace == "grove.2");
+  CHECK(round_trip(SpawnReply{11, false, "", "no slots"}).error == "no slots");
 
   DaemonReport report{4, "10.0.0.1:5000", "node4", 8, 1234};
   CHECK(round_trip(report).endpoint == report.endpoint);
