@@ -43,6 +43,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   PmixBridge* self = bridge.get();
   PmixHooks hooks;
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
+  hooks.on_connect = [self](PmixConnectCall call) { self->on_connect(std::move(call)); };
   hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status, std::string message) {
     self->on_abort(nspace, rank, status, message);
   };
@@ -92,52 +93,67 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
 
 const JobSpec* PmixBridge::job_by_nspace(const std::string& nspace) const {
   auto found = by_nspace_.find(nspace);
-  if (found == by_nspace_.end()) return nullptr;
-  return &jobs_.at(found->second);
+  if (found != by_nspace_.end()) return &jobs_.at(found->second);
+  auto launched = launched_.find(nspace);  // a job with no ranks here
+  return launched == launched_.end() ? nullptr : &launched->second;
+}
+
+void PmixBridge::note_job(const JobSpec& spec) {
+  launched_[spec.nspace] = spec;
+}
+
+Status PmixBridge::ensure_registered(const JobSpec& spec) {
+  if (jobs_.count(spec.job) != 0) return ok_status();
+  const JobDirectories* directories = directories_();
+  if (directories == nullptr) return Error{"the daemon is ending"};
+  bool hosts_ranks = false;
+  PmixJob job;
+  job.nspace = spec.nspace;
+  job.size = static_cast<std::uint32_t>(spec.ranks.size());
+  job.universe_size = job.size;
+  // PMIx needs distinct node names; daemons sharing a host get a suffix.
+  std::multiset<std::string> seen(spec.hostnames.begin(), spec.hostnames.end());
+  for (std::size_t node = 0; node < spec.hostnames.size(); ++node) {
+    const std::string& host = spec.hostnames[node];
+    job.node_hostnames.push_back(seen.count(host) > 1 ? host + ".n" + std::to_string(node) : host);
+  }
+  for (const RankPlacement& placement : spec.ranks) {
+    job.procs.push_back(PmixProcPlacement{placement.rank, placement.daemon, placement.local_rank,
+                                          placement.node_rank, placement.node_id});
+    if (placement.daemon != runtime_.self()) continue;
+    job.this_node_id = placement.node_id;
+    hosts_ranks = true;
+  }
+  for (std::uint32_t node = 0; node < spec.hostnames.size(); ++node) {
+    if (spec.node_oversubscribed(node)) job.oversubscribed_nodes.push_back(node);
+  }
+  job.nsdir = directories->job(spec.job);
+  job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
+  job.map_by = spec.map_by;
+  job.wdir = spec.cwd;
+  job.parent_nspace = spec.parent_nspace;
+  job.parent_rank = spec.parent_rank;
+  for (const std::string& arg : spec.argv)
+    job.app_argv += (job.app_argv.empty() ? "" : " ") + arg;
+  // This host's memory is a fact about a node of the job only if it has
+  // ranks here (a job registered for a connect may have none).
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (hosts_ranks && pages > 0 && page_size > 0) {
+    job.avail_phys_memory =
+        static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+  }
+  if (auto status = server_->register_job(job); !status) {
+    return Error{"registering job " + spec.nspace + " with PMIx: " + status.error().message};
+  }
+  jobs_[spec.job] = spec;
+  by_nspace_[spec.nspace] = spec.job;
+  return ok_status();
 }
 
 Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::uint32_t rank) {
   const JobDirectories* directories = directories_();
   if (directories == nullptr) return Error{"the daemon is ending: no rank starts now"};
-  if (jobs_.count(spec.job) == 0) {
-    PmixJob job;
-    job.nspace = spec.nspace;
-    job.size = static_cast<std::uint32_t>(spec.ranks.size());
-    job.universe_size = job.size;
-    // PMIx needs distinct node names; daemons sharing a host get a suffix.
-    std::multiset<std::string> seen(spec.hostnames.begin(), spec.hostnames.end());
-    for (std::size_t node = 0; node < spec.hostnames.size(); ++node) {
-      const std::string& host = spec.hostnames[node];
-      job.node_hostnames.push_back(seen.count(host) > 1 ? host + ".n" + std::to_string(node)
-                                                        : host);
-    }
-    for (const RankPlacement& placement : spec.ranks) {
-      job.procs.push_back(PmixProcPlacement{placement.rank, placement.daemon, placement.local_rank,
-                                            placement.node_rank, placement.node_id});
-      if (placement.daemon == runtime_.self()) job.this_node_id = placement.node_id;
-    }
-    for (std::uint32_t node = 0; node < spec.hostnames.size(); ++node) {
-      if (spec.node_oversubscribed(node)) job.oversubscribed_nodes.push_back(node);
-    }
-    job.nsdir = directories->job(spec.job);
-    job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
-    job.map_by = spec.map_by;
-    job.wdir = spec.cwd;
-    job.parent_nspace = spec.parent_nspace;
-    job.parent_rank = spec.parent_rank;
-    for (const std::string& arg : spec.argv)
-      job.app_argv += (job.app_argv.empty() ? "" : " ") + arg;
-    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page_size > 0) {
-      job.avail_phys_memory =
-          static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
-    }
-    if (auto status = server_->register_job(job); !status) {
-      return Error{"registering job " + spec.nspace + " with PMIx: " + status.error().message};
-    }
-    jobs_[spec.job] = spec;
-    by_nspace_[spec.nspace] = spec.job;
-  }
+  if (auto registered = ensure_registered(spec); !registered) return registered.error();
   auto env = server_->register_client(spec.nspace, rank, getuid(), getgid());
   if (!env) {
     return Error{"registering rank " + std::to_string(rank) + " with PMIx: " + env.error().message};
@@ -173,21 +189,36 @@ void PmixBridge::rank_reaped(std::uint32_t job, std::uint32_t rank) {
 }
 
 void PmixBridge::on_fence(PmixFenceCall call) {
-  const JobSpec* job = job_by_nspace(call.nspace);
-  if (job == nullptr) {
-    (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
-    return;
+  if (!call.others.empty()) {
+    // Across jobs: named from the participants in nspace order, so every
+    // daemon names it alike whatever order its clients listed them in.
+    call.others[call.nspace] = std::move(call.ranks);
+    call.nspace = call.others.begin()->first;
+    call.ranks = call.others.begin()->second;
   }
   std::vector<Vpid> hosts;
-  if (call.ranks.empty()) {
-    for (const RankPlacement& placement : job->ranks)
-      hosts.push_back(placement.daemon);
-  } else {
-    for (std::uint32_t rank : call.ranks) {
-      if (rank < job->ranks.size()) hosts.push_back(job->ranks[rank].daemon);
+  std::string signature;
+  std::vector<std::string> others;
+  const JobSpec* job = job_by_nspace(call.nspace);
+  if (call.others.empty()) call.others[call.nspace] = call.ranks;
+  for (const auto& [nspace, ranks] : call.others) {
+    const JobSpec* participant = job_by_nspace(nspace);
+    if (participant == nullptr) {
+      log_.error("fence names the job %s, which is not running", nspace.c_str());
+      (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
+      return;
     }
+    if (ranks.empty()) {
+      for (const RankPlacement& placement : participant->ranks)
+        hosts.push_back(placement.daemon);
+    } else {
+      for (std::uint32_t rank : ranks) {
+        if (rank < participant->ranks.size()) hosts.push_back(participant->ranks[rank].daemon);
+      }
+    }
+    signature += (signature.empty() ? "" : "|") + pmix_fence_signature(nspace, ranks);
+    if (nspace != call.nspace) others.push_back(nspace);
   }
-  std::string signature = pmix_fence_signature(call.nspace, call.ranks);
   const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
   if (waits_for_gone(job->job, call.ranks, signature, round)) {
     log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
@@ -201,6 +232,7 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   pending->round = round;
   pending->job = job->job;
   pending->ranks = call.ranks;
+  pending->others = std::move(others);
   if (call.timeout_seconds > 0) {
     // libpmix times a fence out itself only while it waits for local ranks;
     // once the daemons have it, the timeout is theirs to keep.
@@ -273,6 +305,7 @@ bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payl
 }
 
 void PmixBridge::on_fence_done(const FenceDone& done) {
+  on_connect_done(done);
   // Every pending fence of this signature that joined this round or an older
   // one (there is none older: a round releases only after all before it).
   std::vector<std::uint64_t> answered;
@@ -387,9 +420,18 @@ std::set<pid_t> PmixBridge::handshakes_pending(const std::vector<pid_t>& ranks) 
 void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   std::erase_if(unfinalized_, [&](const auto& entry) { return entry.first == job; });
   // libpmix forgets the job's requests with it: nothing may answer them later.
-  std::erase_if(pending_fences_, [&](const auto& entry) { return entry.second->job == job; });
+  std::erase_if(pending_fences_, [&](const auto& entry) {
+    const auto& others = entry.second->others;
+    return entry.second->job == job ||
+           std::find(others.begin(), others.end(), nspace) != others.end();
+  });
   gone_.erase(job);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
+  launched_.erase(nspace);
+  std::erase_if(pending_connects_, [&](const auto& entry) {
+    const auto& nspaces = entry.second.nspaces;
+    return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
+  });
   auto found = jobs_.find(job);
   if (found == jobs_.end()) return;
   (void)server_->deregister_job(found->second.nspace);

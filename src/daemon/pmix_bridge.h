@@ -48,6 +48,9 @@ class PmixBridge {
   // Broadcasts for the PMIx side of jobs (job_tags::ranks_gone); false for
   // other tags.
   bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
+  // A job launched on the DVM, whether or not it has ranks here: a rank of
+  // another job may connect to it (PMIx_Connect) or ask for its data.
+  void note_job(const JobSpec& spec);
   // The job ended: its PMIx registration (if it had ranks here) and the
   // engine's record of its fences go.
   void forget_job(std::uint32_t job, const std::string& nspace);
@@ -58,6 +61,12 @@ class PmixBridge {
  private:
   PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories);
   void on_fence(PmixFenceCall call);
+  // pmix_bridge_connect.cc: PMIx_Connect and PMIx_Disconnect.
+  void on_connect(PmixConnectCall call);
+  void on_connect_done(const FenceDone& done);
+  // Registers `spec` with PMIx if it is not yet (with no local ranks when it
+  // has none here).
+  Status ensure_registered(const JobSpec& spec);
   void on_direct_modex(std::uint64_t handle, const std::string& nspace, std::uint32_t rank);
   void on_abort(const std::string& nspace, std::uint32_t rank, int status,
                 const std::string& message);
@@ -69,6 +78,16 @@ class PmixBridge {
   std::unique_ptr<PmixServer> server_;
   std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
   std::map<std::string, std::uint32_t> by_nspace_;
+  std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace
+  // A connect or disconnect this daemon contributed to: its PMIx handle and
+  // the jobs to register before it is answered, by engine signature.
+  struct PendingConnect {
+    std::uint64_t handle = 0;
+    std::uint64_t round = 0;  // the engine's round it joined
+    bool disconnect = false;
+    std::vector<std::string> nspaces;
+  };
+  std::multimap<std::string, PendingConnect> pending_connects_;
   // Local ranks that connected and have not finalized, by (job, rank).
   std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;
   // A PMIx fence this daemon contributed to and has not answered. The
@@ -82,6 +101,7 @@ class PmixBridge {
     std::uint64_t round = 0;
     std::uint32_t job = 0;
     std::vector<std::uint32_t> ranks;  // empty: every rank of the job
+    std::vector<std::string> others;   // nspaces of other jobs taking part
     EventPtr timer;                    // PMIX_TIMEOUT
   };
   void answer_fence(std::uint64_t handle, int status, Bytes aggregate);

@@ -23,6 +23,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   hooks.rank_reaped = [raw](std::uint32_t job, std::uint32_t rank) {
     raw->pmix_->rank_reaped(job, rank);
   };
+  hooks.on_launch = [raw](const JobSpec& spec) { raw->pmix_->note_job(spec); };
   hooks.on_forget = [raw](std::uint32_t job, const std::string& nspace) {
     raw->pmix_->forget_job(job, nspace);
   };

@@ -151,6 +151,7 @@ struct JobHost::ForkedRank {
 
 void JobHost::launch(const JobSpec& spec) {
   nspaces_[spec.job] = spec.nspace;
+  if (hooks_.on_launch) hooks_.on_launch(spec);
   directories_->make(spec.job);
   // Every local rank is forked before any is let go: a rank that runs early
   // spins in MPI_Init (waiting for the others) on the cores the daemon needs

@@ -31,7 +31,9 @@ struct JobHostHooks {
   std::function<void(std::uint32_t job, std::uint32_t rank)> rank_reaped;
   std::function<void(const JobOutput&)> on_output;
   std::function<void(const RankExit&)> on_exit;
-  // The job is over here (every daemon hears of every job, hosting or not).
+  // A job was launched on the DVM (every daemon hears of every job, hosting
+  // or not), before any of its ranks here starts; then it is over here.
+  std::function<void(const JobSpec&)> on_launch;
   std::function<void(std::uint32_t job, const std::string& nspace)> on_forget;
   // Those of these ranks whose process tree holds a PMIx connection that
   // waits for the server's answer; a job's ranks are signalled only once

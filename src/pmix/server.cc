@@ -3,6 +3,7 @@
 #include <pmix_server.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -16,10 +17,10 @@
 #include <utility>
 
 #include "pmix/client_gate.h"
+#include "pmix/dynamic_requests.h"
 #include "pmix/info_list.h"
 #include "pmix/job_info.h"
 #include "pmix/publish_requests.h"
-#include "pmix/spawn_requests.h"
 #include "pmix/upcall.h"
 
 namespace grove {
@@ -170,7 +171,10 @@ class PmixServer::Impl {
   Status complete_lookup(const LookupReply& reply) {
     return publish_requests_.complete_lookup(reply);
   }
-  Status complete_spawn(const SpawnReply& reply) { return spawn_requests_.complete(reply); }
+  Status complete_spawn(const SpawnReply& reply) { return dynamic_requests_.complete(reply); }
+  Status complete_connect(std::uint64_t handle, int status) {
+    return dynamic_requests_.complete_connect(handle, status);
+  }
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
   Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
@@ -192,6 +196,7 @@ class PmixServer::Impl {
 
   void handle(Upcall& upcall);
   void handle_fence(FenceUpcall& upcall);
+  void handle_connect(pmix_internal::ConnectUpcall& upcall);
   void handle_direct_modex(DirectModexUpcall& upcall);
   void handle_abort(AbortUpcall& upcall);
   void handle_finalized(FinalizedUpcall& upcall);
@@ -212,7 +217,7 @@ class PmixServer::Impl {
   std::map<std::uint64_t, PendingModex> pending_direct_modex_;
   std::map<std::uint64_t, LocalModexDone> local_modex_requests_;
   pmix_internal::PublishRequests publish_requests_;
-  pmix_internal::SpawnRequests spawn_requests_;
+  pmix_internal::DynamicRequests dynamic_requests_;
 };
 
 PmixServer::Impl::~Impl() {
@@ -339,7 +344,7 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
 Status PmixServer::Impl::deregister_job(const std::string& nspace) {
   if (gate_) gate_->forget_job(nspace);
   publish_requests_.forget(nspace);
-  spawn_requests_.forget(nspace);
+  dynamic_requests_.forget(nspace);
   pmix_nspace_t name;
   PMIX_LOAD_NSPACE(name, nspace.c_str());
   return run_blocking("PMIx_server_deregister_nspace " + nspace,
@@ -403,7 +408,7 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     }
     void operator()(pmix_internal::SpawnUpcall& call) {
       if (impl.hooks_.on_spawn) {
-        impl.hooks_.on_spawn(impl.spawn_requests_.take(call));
+        impl.hooks_.on_spawn(impl.dynamic_requests_.take(call));
         return;
       }
       if (impl.hooks_.on_unsupported)
@@ -411,6 +416,7 @@ void PmixServer::Impl::handle(Upcall& upcall) {
       pmix_nspace_t none{};
       if (call.cbfunc != nullptr) call.cbfunc(PMIX_ERR_NOT_SUPPORTED, none, call.cbdata);
     }
+    void operator()(pmix_internal::ConnectUpcall& call) { impl.handle_connect(call); }
     void operator()(pmix_internal::UnsupportedUpcall& call) {
       if (impl.hooks_.on_unsupported)
         impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
@@ -428,8 +434,8 @@ void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
     return;
   }
   hooks_.on_fence(PmixFenceCall{handle, std::move(upcall.nspace), std::move(upcall.ranks),
-                                upcall.collect_data, upcall.timeout_seconds,
-                                std::move(upcall.data)});
+                                std::move(upcall.others), upcall.collect_data,
+                                upcall.timeout_seconds, std::move(upcall.data)});
 }
 
 template <typename UpcallType, typename Hook>
@@ -454,6 +460,20 @@ void PmixServer::Impl::handle_publishing(UpcallType& upcall, const Hook& hook) {
   } else {
     upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
   }
+}
+
+void PmixServer::Impl::handle_connect(pmix_internal::ConnectUpcall& upcall) {
+  PmixConnectCall& call = upcall.call;
+  if (!hooks_.on_connect) {
+    if (hooks_.on_unsupported && !call.procs.empty()) {
+      const auto& [nspace, ranks] = *call.procs.begin();
+      hooks_.on_unsupported(call.disconnect ? "PMIx_Disconnect" : "PMIx_Connect", nspace,
+                            ranks.empty() ? 0 : ranks.front());
+    }
+    if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
+    return;
+  }
+  hooks_.on_connect(dynamic_requests_.take(upcall));
 }
 
 void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {
@@ -532,6 +552,10 @@ Status PmixServer::complete_lookup(const LookupReply& reply) {
 
 Status PmixServer::complete_spawn(const SpawnReply& reply) {
   return impl_->complete_spawn(reply);
+}
+
+Status PmixServer::complete_connect(std::uint64_t handle, int status) {
+  return impl_->complete_connect(handle, status);
 }
 
 Status PmixServer::deregister_job(const std::string& nspace) {

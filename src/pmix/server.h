@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -101,9 +102,21 @@ struct PmixFenceCall {
   std::uint64_t handle = 0;  // pass back to complete_fence
   std::string nspace;
   std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
-  bool collect_data = false;         // the clients asked for PMIX_COLLECT_DATA
-  int timeout_seconds = 0;           // PMIX_TIMEOUT the clients gave (0: none)
-  std::vector<std::byte> data;       // this server's blob (may be empty)
+  // Participants of other nspaces, the same way: a fence across jobs that
+  // connected (Open MPI 4.1's MPI_Comm_disconnect is one).
+  std::map<std::string, std::vector<std::uint32_t>> others;
+  bool collect_data = false;    // the clients asked for PMIX_COLLECT_DATA
+  int timeout_seconds = 0;      // PMIX_TIMEOUT the clients gave (0: none)
+  std::vector<std::byte> data;  // this server's blob (may be empty)
+};
+
+// A connect_nb or disconnect_nb upcall: every local participant has called
+// PMIx_Connect (or PMIx_Disconnect) over this set of processes.
+struct PmixConnectCall {
+  std::uint64_t handle = 0;  // pass back to complete_connect
+  bool disconnect = false;
+  // The participants by nspace: ranks sorted, empty meaning every rank.
+  std::map<std::string, std::vector<std::uint32_t>> procs;
 };
 
 // The daemon's side. All run on the loop thread. A hook left empty gets a
@@ -141,6 +154,13 @@ struct PmixHooks {
   // (echoing the handle) once the new job is launched or known not to start.
   // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(SpawnMessage)> on_spawn;
+  // PMIx_Connect / PMIx_Disconnect: a collective over the daemons hosting
+  // the participants, then complete_connect(handle, status). Before a
+  // connect completes, every participating nspace must be registered here
+  // (register_job, with no local ranks for a job that has none here):
+  // libpmix hands the local participants the others' job data. Left empty: answered
+  // PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(PmixConnectCall)> on_connect;
 };
 
 struct PmixServerOptions {
@@ -210,6 +230,7 @@ class PmixServer {
   Status complete_publish(const PublishReply& reply);
   Status complete_lookup(const LookupReply& reply);
   Status complete_spawn(const SpawnReply& reply);
+  Status complete_connect(std::uint64_t handle, int status);
 
   // Runs, now, every upcall PMIx has posted and the loop has not yet
   // handled: what a client did before it exited is known when its exit is.

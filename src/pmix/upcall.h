@@ -10,11 +10,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "pmix/publish_messages.h"
+#include "pmix/server.h"
 #include "pmix/spawn_messages.h"
 #include "rml/transport/mailbox.h"
 
@@ -28,6 +30,8 @@ namespace grove::pmix_internal {
 struct FenceUpcall {
   std::string nspace;
   std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
+  // Participants of other nspaces (jobs that connected), the same way.
+  std::map<std::string, std::vector<std::uint32_t>> others;
   bool collect_data = false;
   int timeout_seconds = 0;      // PMIX_TIMEOUT (0: none)
   std::vector<std::byte> data;  // this server's contribution
@@ -97,7 +101,15 @@ struct SpawnUpcall {
   void* cbdata = nullptr;
 };
 
-// A request grove does not serve (connect, disconnect): answered PMIX_ERR_NOT_SUPPORTED at
+// connect_nb, disconnect_nb: every local participant has called (its
+// handle is set on the loop thread).
+struct ConnectUpcall {
+  PmixConnectCall call;
+  pmix_op_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// A request grove does not serve: answered PMIX_ERR_NOT_SUPPORTED at
 // once; this tells the daemon, which notes it in its log.
 struct UnsupportedUpcall {
   std::string call;
@@ -114,12 +126,12 @@ struct LocalModexReply {
 
 using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
                             ConnectedUpcall, PublishUpcall, LookupUpcall, UnpublishUpcall,
-                            SpawnUpcall, UnsupportedUpcall, LocalModexReply>;
+                            SpawnUpcall, ConnectUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
-// client_finalized, client_connected, publish, lookup, unpublish and spawn
-// are implemented; connect and disconnect answer PMIX_ERR_NOT_SUPPORTED;
+// client_finalized, client_connected, publish, lookup, unpublish, spawn,
+// connect and disconnect are implemented;
 // the rest stay null, which PMIx treats as "the host does not do this".
 pmix_server_module_t make_server_module();
 

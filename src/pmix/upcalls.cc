@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <set>
 
 #include "pmix/client_gate.h"
 #include "pmix/packed_value.h"
@@ -39,22 +40,38 @@ bool post(Upcall upcall) {
   return true;
 }
 
-// The participants of a fence as one nspace and a rank list. A fence across
-// several nspaces cannot happen without connect, which grove does not do.
+// Processes by nspace, each rank list sorted and distinct; a wildcard rank
+// stands for the whole nspace (an empty list).
+std::map<std::string, std::vector<std::uint32_t>> procs_by_nspace(const pmix_proc_t procs[],
+                                                                  std::size_t nprocs) {
+  std::map<std::string, std::vector<std::uint32_t>> by_nspace;
+  std::set<std::string> whole;
+  for (std::size_t i = 0; i < nprocs; ++i) {
+    const std::string nspace = nspace_of(procs[i]);
+    std::vector<std::uint32_t>& ranks = by_nspace[nspace];
+    if (procs[i].rank == PMIX_RANK_WILDCARD) {
+      whole.insert(nspace);
+    } else {
+      ranks.push_back(procs[i].rank);
+    }
+  }
+  for (auto& [nspace, ranks] : by_nspace) {
+    if (whole.count(nspace) != 0) ranks.clear();
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  }
+  return by_nspace;
+}
+
+// The participants of a fence: the first process's nspace, and any others
+// (jobs that connected).
 pmix_status_t copy_participants(const pmix_proc_t procs[], std::size_t nprocs,
                                 FenceUpcall& upcall) {
   if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
   upcall.nspace = nspace_of(procs[0]);
-  bool wildcard = false;
-  for (std::size_t i = 0; i < nprocs; ++i) {
-    if (nspace_of(procs[i]) != upcall.nspace) return PMIX_ERR_NOT_SUPPORTED;
-    if (procs[i].rank == PMIX_RANK_WILDCARD) wildcard = true;
-    if (procs[i].rank == PMIX_RANK_WILDCARD) continue;
-    upcall.ranks.push_back(procs[i].rank);
-  }
-  if (wildcard) upcall.ranks.clear();
-  std::sort(upcall.ranks.begin(), upcall.ranks.end());
-  upcall.ranks.erase(std::unique(upcall.ranks.begin(), upcall.ranks.end()), upcall.ranks.end());
+  upcall.others = procs_by_nspace(procs, nprocs);
+  upcall.ranks = std::move(upcall.others[upcall.nspace]);
+  upcall.others.erase(upcall.nspace);
   return PMIX_SUCCESS;
 }
 
@@ -334,14 +351,65 @@ pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], std::
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
+// connect and disconnect: the participants by nspace (a wildcard rank
+// stands for the whole nspace).
+pmix_status_t post_connect(const pmix_proc_t procs[], std::size_t nprocs, bool disconnect,
+                           pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+  ConnectUpcall upcall;
+  upcall.call.disconnect = disconnect;
+  upcall.call.procs = procs_by_nspace(procs, nprocs);
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
 pmix_status_t connect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],
-                      std::size_t, pmix_op_cbfunc_t, void*) {
-  return unsupported("PMIx_Connect", nprocs > 0 ? &procs[0] : nullptr);
+                      std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  return post_connect(procs, nprocs, false, cbfunc, cbdata);
 }
 
 pmix_status_t disconnect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],
-                         std::size_t, pmix_op_cbfunc_t, void*) {
-  return unsupported("PMIx_Disconnect", nprocs > 0 ? &procs[0] : nullptr);
+                         std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  return post_connect(procs, nprocs, true, cbfunc, cbdata);
+}
+
+// Requests grove does not serve: refused at once, each with a line in the
+// daemon's log (libpmix would refuse a null entry too, but silently).
+pmix_status_t allocate(const pmix_proc_t* client, pmix_alloc_directive_t, const pmix_info_t[],
+                       std::size_t, pmix_info_cbfunc_t, void*) {
+  return unsupported("PMIx_Allocation_request", client);
+}
+
+pmix_status_t job_control(const pmix_proc_t* requestor, const pmix_proc_t[], std::size_t,
+                          const pmix_info_t[], std::size_t, pmix_info_cbfunc_t, void*) {
+  return unsupported("PMIx_Job_control", requestor);
+}
+
+pmix_status_t monitor(const pmix_proc_t* requestor, const pmix_info_t*, pmix_status_t,
+                      const pmix_info_t[], std::size_t, pmix_info_cbfunc_t, void*) {
+  return unsupported("PMIx_Process_monitor", requestor);
+}
+
+pmix_status_t get_credential(const pmix_proc_t* proc, const pmix_info_t[], std::size_t,
+                             pmix_credential_cbfunc_t, void*) {
+  return unsupported("PMIx_Get_credential", proc);
+}
+
+pmix_status_t validate_credential(const pmix_proc_t* proc, const pmix_byte_object_t*,
+                                  const pmix_info_t[], std::size_t, pmix_validation_cbfunc_t,
+                                  void*) {
+  return unsupported("PMIx_Validate_credential", proc);
+}
+
+pmix_status_t group(pmix_group_operation_t, char[], const pmix_proc_t procs[], std::size_t nprocs,
+                    const pmix_info_t[], std::size_t, pmix_info_cbfunc_t, void*) {
+  return unsupported("PMIx_Group", nprocs > 0 ? &procs[0] : nullptr);
+}
+
+pmix_status_t fabric(const pmix_proc_t* requestor, pmix_fabric_operation_t, const pmix_info_t[],
+                     std::size_t, pmix_info_cbfunc_t, void*) {
+  return unsupported("PMIx_Fabric", requestor);
 }
 
 }  // namespace
@@ -361,6 +429,13 @@ pmix_server_module_t make_server_module() {
   module.spawn = spawn;
   module.connect = connect;
   module.disconnect = disconnect;
+  module.allocate = allocate;
+  module.job_control = job_control;
+  module.monitor = monitor;
+  module.get_credential = get_credential;
+  module.validate_credential = validate_credential;
+  module.group = group;
+  module.fabric = fabric;
   return module;
 }
 

@@ -42,8 +42,9 @@
 // ("rank R: key pmix.lrank ok" or "missing"), then "rank R: node
 // oversubscribed yes|no" and "rank R: topology shared yes|no"; it exits 1
 // if a key is missing, else 0, without fencing.
-// --probe-unsupported checks that publish, lookup and spawn fail promptly
-// with an error instead of hanging (and reports what connect returns).
+// --probe-unsupported checks that publish, lookup, spawn, allocation
+// requests and job control fail promptly with an error instead of hanging
+// (and reports what connect returns).
 //
 // Exit status: 0 ok, 1 a value did not match, 2 bad usage, 3 a PMIx call failed,
 // 4 --wait-for timed out.
@@ -423,9 +424,24 @@ void probe_unsupported(const Identity& id) {
   PMIX_APP_DESTRUCT(&app);
   pmix_proc_t all = proc_of(id.self, PMIX_RANK_WILDCARD);
   pmix_status_t connected = PMIx_Connect(&all, 1, nullptr, 0);
-  const pmix_status_t results[] = {published, looked_up, spawned};
-  const char* names[] = {"PMIx_Publish", "PMIx_Lookup", "PMIx_Spawn"};
-  for (int i = 0; i < 3; ++i) {
+  pmix_info_t* answers = nullptr;
+  std::size_t nanswers = 0;
+  pmix_status_t allocated =
+      PMIx_Allocation_request(PMIX_ALLOC_NEW, nullptr, 0, &answers, &nanswers);
+  if (answers != nullptr) PMIX_INFO_FREE(answers, nanswers);
+  answers = nullptr;
+  nanswers = 0;
+  pmix_info_t directive;
+  PMIX_INFO_CONSTRUCT(&directive);
+  bool terminate = true;
+  PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_TERMINATE, &terminate, PMIX_BOOL);
+  pmix_status_t controlled = PMIx_Job_control(&all, 1, &directive, 1, &answers, &nanswers);
+  PMIX_INFO_DESTRUCT(&directive);
+  if (answers != nullptr) PMIX_INFO_FREE(answers, nanswers);
+  const pmix_status_t results[] = {published, looked_up, spawned, allocated, controlled};
+  const char* names[] = {"PMIx_Publish", "PMIx_Lookup", "PMIx_Spawn", "PMIx_Allocation_request",
+                         "PMIx_Job_control"};
+  for (int i = 0; i < 5; ++i) {
     if (results[i] == PMIX_SUCCESS) {
       fail(kExitMismatch, "rank %u: %s succeeded on a server that does not support it",
            id.self.rank, names[i]);

@@ -10,6 +10,11 @@
 //             with its own job, and exits with --exit S (default 0).
 //   multiple  rank 0 spawns two programs at once and expects an error status
 //             at once (grove runs one program per job).
+//   connect   rank 0 spawns --np N copies as `--scenario connected`, and
+//             publishes the new nspace; every rank of both jobs then calls
+//             PMIx_Connect over both jobs, reads a value the other job put
+//             (and, parents, the child job's size), fences across both
+//             jobs, and calls PMIx_Disconnect.
 //
 // Every check prints "rank R: <what> ok" or fails with exit status 1 and a
 // line on stderr. Exit status: 0 all checks passed (or --exit), 1 a check
@@ -108,12 +113,103 @@ void run_child() {
     fail("PMIX_SPAWNED: %s", PMIx_Error_string(status));
   }
   PMIX_VALUE_RELEASE(value);
-  ok("child ", "spawned flag");
+  ok("child ", "PMIX_SPAWNED");
   const char* marker = std::getenv("GROVE_SPAWN_TEST");
   if (marker == nullptr || std::strcmp(marker, "yes") != 0) fail("GROVE_SPAWN_TEST not set");
   ok("child ", "environment");
   fence();
   ok("child ", "fence");
+}
+
+// The two jobs of the connect scenario: `self`'s and the other.
+void connect_jobs(const std::string& other, const char* prefix) {
+  pmix_proc_t procs[2];
+  PMIX_LOAD_PROCID(&procs[0], self.nspace, PMIX_RANK_WILDCARD);
+  PMIX_LOAD_PROCID(&procs[1], other.c_str(), PMIX_RANK_WILDCARD);
+  pmix_status_t status = PMIx_Connect(procs, 2, nullptr, 0);
+  if (status != PMIX_SUCCESS) fail("connect: %s", PMIx_Error_string(status));
+  ok(prefix, "connect");
+  // What rank 0 of the other job put before it connected.
+  pmix_proc_t peer;
+  PMIX_LOAD_PROCID(&peer, other.c_str(), 0);
+  pmix_value_t* value = nullptr;
+  status = PMIx_Get(&peer, "grove.side", nullptr, 0, &value);
+  if (status != PMIX_SUCCESS || value == nullptr || value->type != PMIX_STRING)
+    fail("get grove.side of rank 0 of %s: %s", other.c_str(), PMIx_Error_string(status));
+  std::printf("%srank %u: rank 0 of the other job put %s\n", prefix, self.rank, value->data.string);
+  PMIX_VALUE_RELEASE(value);
+  ok(prefix, "read the other job's value");
+  status = PMIx_Fence(procs, 2, nullptr, 0);
+  if (status != PMIX_SUCCESS) fail("fence across both jobs: %s", PMIx_Error_string(status));
+  ok(prefix, "fence across both jobs");
+  status = PMIx_Disconnect(procs, 2, nullptr, 0);
+  if (status != PMIX_SUCCESS) fail("disconnect: %s", PMIx_Error_string(status));
+  ok(prefix, "disconnect");
+}
+
+void put_side(const char* side) {
+  pmix_value_t value;
+  PMIX_VALUE_LOAD(&value, side, PMIX_STRING);
+  pmix_status_t status = PMIx_Put(PMIX_GLOBAL, "grove.side", &value);
+  PMIX_VALUE_DESTRUCT(&value);
+  if (status == PMIX_SUCCESS) status = PMIx_Commit();
+  if (status != PMIX_SUCCESS) fail("put: %s", PMIx_Error_string(status));
+}
+
+void run_connect(int np) {
+  put_side("parent");
+  std::string child;
+  if (self.rank == 0) {
+    pmix_app_t app;
+    load_child_app(app, own_program(), np, 0);
+    std::free(app.argv[2]);
+    app.argv[2] = strdup("connected");
+    pmix_nspace_t spawned;
+    std::memset(spawned, 0, sizeof spawned);
+    pmix_status_t status = PMIx_Spawn(nullptr, 0, &app, 1, spawned);
+    PMIX_APP_DESTRUCT(&app);
+    if (status != PMIX_SUCCESS) fail("spawn: %s", PMIx_Error_string(status));
+    child.assign(spawned, ::strnlen(spawned, PMIX_MAX_NSLEN));
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, "grove.child", child.c_str(), PMIX_STRING);
+    status = PMIx_Publish(&info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (status != PMIX_SUCCESS) fail("publish: %s", PMIx_Error_string(status));
+  } else {
+    pmix_pdata_t data;
+    PMIX_PDATA_CONSTRUCT(&data);
+    PMIX_LOAD_KEY(data.key, "grove.child");
+    bool wait = true;
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_WAIT, &wait, PMIX_BOOL);
+    pmix_status_t status = PMIx_Lookup(&data, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (status != PMIX_SUCCESS || data.value.type != PMIX_STRING)
+      fail("lookup of the child job: %s", PMIx_Error_string(status));
+    child = data.value.data.string;
+    PMIX_PDATA_DESTRUCT(&data);
+  }
+  connect_jobs(child, "");
+  // Job data of the other job, known here once connected.
+  pmix_proc_t whole;
+  PMIX_LOAD_PROCID(&whole, child.c_str(), PMIX_RANK_WILDCARD);
+  pmix_value_t* size = nullptr;
+  pmix_status_t status = PMIx_Get(&whole, PMIX_JOB_SIZE, nullptr, 0, &size);
+  if (status != PMIX_SUCCESS || size == nullptr || size->type != PMIX_UINT32)
+    fail("PMIX_JOB_SIZE of %s: %s", child.c_str(), PMIx_Error_string(status));
+  std::printf("rank %u: the child job has %u ranks\n", self.rank, size->data.uint32);
+  PMIX_VALUE_RELEASE(size);
+}
+
+void run_connected() {
+  put_side("child");
+  pmix_value_t* value = nullptr;
+  pmix_status_t status = PMIx_Get(&self, PMIX_PARENT_ID, nullptr, 0, &value);
+  if (status != PMIX_SUCCESS || value == nullptr || value->type != PMIX_PROC)
+    fail("PMIX_PARENT_ID: %s", PMIx_Error_string(status));
+  const std::string parent = nspace_of(*value->data.proc);
+  PMIX_VALUE_RELEASE(value);
+  connect_jobs(parent, "child ");
 }
 
 void run_multiple() {
@@ -156,10 +252,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (scenario != "parent" && scenario != "child" && scenario != "multiple") {
+  if (scenario != "parent" && scenario != "child" && scenario != "multiple" &&
+      scenario != "connect" && scenario != "connected") {
     std::fprintf(stderr,
-                 "usage: pmix_spawn_client --scenario parent|child|multiple [--spawner R] "
-                 "[--np N] [--exit S]\n");
+                 "usage: pmix_spawn_client --scenario parent|child|multiple|connect|connected "
+                 "[--spawner R] [--np N] [--exit S]\n");
     return 2;
   }
   pmix_status_t status = PMIx_Init(&self, nullptr, 0);
@@ -171,6 +268,10 @@ int main(int argc, char** argv) {
     run_parent(spawner, np, exit_status);
   } else if (scenario == "child") {
     run_child();
+  } else if (scenario == "connect") {
+    run_connect(np);
+  } else if (scenario == "connected") {
+    run_connected();
   } else {
     run_multiple();
   }

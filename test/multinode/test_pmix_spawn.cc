@@ -4,6 +4,7 @@
 // and that job ends after it, failing when it fails.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <regex>
 #include <string>
 
@@ -30,7 +31,7 @@ TEST_CASE("a rank spawns a job whose ranks know their parent; the spawning job e
   REQUIRE(job.exit_code == 0);
   CHECK_THAT(job.out, Catch::Contains("rank 1: spawn ok"));
   std::smatch spawned;
-  REQUIRE(std::regex_search(job.out, spawned, std::regex(R"(rank 1: spawned (\S+))")));
+  REQUIRE(std::regex_search(job.out, spawned, std::regex(R"((?:^|\n)rank 1: spawned (\S+))")));
   const std::string child = spawned[1];
   // The spawning rank exits right after its fence; the children's lines
   // reach the CLI only because the job waited for them.
@@ -42,7 +43,7 @@ TEST_CASE("a rank spawns a job whose ranks know their parent; the spawning job e
     REQUIRE(std::regex_search(job.out, line, pattern));
     parent = line[1];
     const std::string prefix = "child rank " + std::to_string(rank) + ": ";
-    CHECK_THAT(job.out, Catch::Contains(prefix + "spawned flag ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "PMIX_SPAWNED ok"));
     CHECK_THAT(job.out, Catch::Contains(prefix + "environment ok"));
     CHECK_THAT(job.out, Catch::Contains(prefix + "fence ok"));
   }
@@ -71,4 +72,48 @@ TEST_CASE("a spawn of two programs at once is refused at once, not hung", "[pmix
   INFO(job.out << job.err);
   CHECK(job.exit_code == 0);
   CHECK_THAT(job.out, Catch::Contains("rank 0: two programs refused ok"));
+}
+
+TEST_CASE("ranks of two jobs connect, read each other's data, fence across both and disconnect",
+          "[pmix][spawn]") {
+  Dvm dvm(3);
+  REQUIRE(dvm.ready());
+  // Parents on daemons 0 and 1, children on 0, 1 and 2: daemon 2 hosts no
+  // parent, so it learns the parents' job only through the connect.
+  auto job = dvm.grove(
+      {"run", "-n", "2", "--map-by", "node", spawn_client(), "--scenario", "connect", "--np", "3"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string prefix = "rank " + std::to_string(rank) + ": ";
+    CHECK_THAT(job.out, Catch::Contains(prefix + "connect ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "rank 0 of the other job put child"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "fence across both jobs ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "disconnect ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "the child job has 3 ranks"));
+  }
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string prefix = "child rank " + std::to_string(rank) + ": ";
+    CHECK_THAT(job.out, Catch::Contains(prefix + "rank 0 of the other job put parent"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "fence across both jobs ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "disconnect ok"));
+  }
+}
+
+TEST_CASE("MPI_Comm_spawn: the children know their parent, share a barrier and disconnect",
+          "[pmix][spawn][mpi]") {
+  const char* program = std::getenv("GROVE_MPI_SPAWN");
+  if (program == nullptr) {
+    WARN("Open MPI is not installed: skipped");
+    return;
+  }
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", program});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  CHECK_THAT(job.out, Catch::Contains("parent rank 0: spawn rc=0"));
+  CHECK_THAT(job.out, Catch::Contains("parent rank 1: spawn rc=0"));
+  CHECK_THAT(job.out, Catch::Contains("child rank 0 of 2: parent size 2"));
+  CHECK_THAT(job.out, Catch::Contains("child rank 1 of 2: parent size 2"));
 }

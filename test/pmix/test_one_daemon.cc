@@ -194,7 +194,8 @@ TEST_CASE("one daemon: unsupported requests fail at once", "[pmix]") {
       daemon.run_clients(job, {"--rounds", "1", "--probe-unsupported"}, kClientDeadline);
   REQUIRE(runs);
   require_clean_runs(*runs, 1, 1);
-  for (const char* call : {"PMIx_Publish", "PMIx_Lookup", "PMIx_Spawn"}) {
+  for (const char* call : {"PMIx_Publish", "PMIx_Lookup", "PMIx_Spawn", "PMIx_Allocation_request",
+                           "PMIx_Job_control"}) {
     CHECK(runs->front().out.find(std::string(call) + " -> NOT-SUPPORTED") != std::string::npos);
     // ... and the daemon was told, to say so in its log.
     daemon.server().handle_pending_upcalls();

@@ -1,0 +1,50 @@
+// Internal to grove_pmix. The requests about dynamic processes (PMIx_Spawn,
+// PMIx_Connect, PMIx_Disconnect) a PmixServer has handed to its daemon and
+// not yet answered. Loop thread only.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pmix/upcall.h"
+#include "util/result.h"
+
+namespace grove::pmix_internal {
+
+class DynamicRequests {
+ public:
+  // Keep the upcall's callback under a new handle, set in what is returned
+  // (what the daemon is handed).
+  SpawnMessage take(SpawnUpcall& upcall);
+  PmixConnectCall take(ConnectUpcall& upcall);
+  // Tells the spawning client the new job's nspace, or that it did not
+  // start; errors: an unknown handle.
+  Status complete(const SpawnReply& reply);
+  // Ends a connect or disconnect with `status`; errors: an unknown handle.
+  Status complete_connect(std::uint64_t handle, int status);
+  // libpmix dropped the requests of the job's clients with its registration
+  // (a connect goes when any of its nspaces does).
+  void forget(const std::string& nspace);
+  std::size_t pending() const { return spawns_.size() + connects_.size(); }
+
+ private:
+  struct PendingSpawn {
+    pmix_spawn_cbfunc_t cbfunc = nullptr;
+    void* cbdata = nullptr;
+    std::string nspace;  // the spawning job's
+  };
+  struct PendingConnect {
+    pmix_op_cbfunc_t cbfunc = nullptr;
+    void* cbdata = nullptr;
+    std::vector<std::string> nspaces;  // the participants'
+  };
+  std::uint64_t next_handle_ = 1;
+  std::map<std::uint64_t, PendingSpawn> spawns_;
+  std::map<std::uint64_t, PendingConnect> connects_;
+};
+
+}  // namespace grove::pmix_internal
