@@ -44,6 +44,8 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   PmixHooks hooks;
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
   hooks.on_connect = [self](PmixConnectCall call) { self->on_connect(std::move(call)); };
+  hooks.on_query = [self](PmixQueryCall call) { self->on_query(call); };
+  hooks.on_log = [self](const PmixLogCall& call) { return self->on_log(call); };
   hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status, std::string message) {
     self->on_abort(nspace, rank, status, message);
   };

@@ -48,6 +48,10 @@ class PmixBridge {
   // Broadcasts for the PMIx side of jobs (job_tags::ranks_gone); false for
   // other tags.
   bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
+  // Where PMIx_Log's stdout and stderr lines go: the rank's own output.
+  using LogOutputFn =
+      std::function<bool(std::uint32_t job, std::uint32_t rank, OutputStream, std::string)>;
+  void set_log_output(LogOutputFn log_output) { log_output_ = std::move(log_output); }
   // A job launched on the DVM, whether or not it has ranks here: a rank of
   // another job may connect to it (PMIx_Connect) or ask for its data.
   void note_job(const JobSpec& spec);
@@ -64,6 +68,9 @@ class PmixBridge {
   // pmix_bridge_connect.cc: PMIx_Connect and PMIx_Disconnect.
   void on_connect(PmixConnectCall call);
   void on_connect_done(const FenceDone& done);
+  // pmix_bridge_services.cc: PMIx_Query_info and PMIx_Log.
+  void on_query(const PmixQueryCall& call);
+  int on_log(const PmixLogCall& call);
   // Registers `spec` with PMIx if it is not yet (with no local ranks when it
   // has none here).
   Status ensure_registered(const JobSpec& spec);
@@ -79,6 +86,7 @@ class PmixBridge {
   std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
   std::map<std::string, std::uint32_t> by_nspace_;
   std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace
+  LogOutputFn log_output_;
   // A connect or disconnect this daemon contributed to: its PMIx handle and
   // the jobs to register before it is answered, by engine signature.
   struct PendingConnect {

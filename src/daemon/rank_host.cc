@@ -39,6 +39,10 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
       params.get_bool("pmix_verify_clients"), topology);
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);
+  host->pmix_->set_log_output(
+      [raw](std::uint32_t job, std::uint32_t rank, OutputStream stream, std::string text) {
+        return raw->job_host_ && raw->job_host_->log_output(job, rank, stream, std::move(text));
+      });
   return host;
 }
 

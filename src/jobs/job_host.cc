@@ -374,6 +374,14 @@ void JobHost::emit_output(Rank& rank, OutputStream stream, std::string text) {
   }
 }
 
+bool JobHost::log_output(std::uint32_t job, std::uint32_t rank, OutputStream stream,
+                         std::string text) {
+  auto found = ranks_.find({job, rank});
+  if (found == ranks_.end()) return false;
+  emit_output(*found->second, stream, std::move(text));
+  return true;
+}
+
 void JobHost::on_output_ack(std::uint32_t job, std::uint64_t bytes) {
   auto found = flows_.find(job);
   if (found == flows_.end()) return;

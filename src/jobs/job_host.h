@@ -60,6 +60,10 @@ class JobHost {
   // Forgets a finished job (its ranks have all exited).
   void forget(std::uint32_t job);
   // The controller has passed on `bytes` of the job's output.
+  // Text a local rank asked its daemon to write to its job's output
+  // (PMIx_Log), passed on as the rank's own output; false if the rank is not
+  // one of this daemon's.
+  bool log_output(std::uint32_t job, std::uint32_t rank, OutputStream stream, std::string text);
   void on_output_ack(std::uint32_t job, std::uint64_t bytes);
   // Reaps exited ranks; the daemon calls this on SIGCHLD.
   void reap();

@@ -21,6 +21,7 @@
 #include "pmix/info_list.h"
 #include "pmix/job_info.h"
 #include "pmix/publish_requests.h"
+#include "pmix/query_requests.h"
 #include "pmix/upcall.h"
 
 namespace grove {
@@ -32,6 +33,11 @@ static_assert(kPmixErrorUnreachable == PMIX_ERR_UNREACH);
 static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
 static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
 static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
+static_assert(kPmixErrorPartialSuccess == PMIX_ERR_PARTIAL_SUCCESS);
+static_assert(kPmixErrorBadParam == PMIX_ERR_BAD_PARAM);
+static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
+static_assert(kPmixJobSize == PMIX_JOB_SIZE);
+static_assert(kPmixNumNodes == PMIX_NUM_NODES);
 
 namespace {
 
@@ -175,6 +181,10 @@ class PmixServer::Impl {
   Status complete_connect(std::uint64_t handle, int status) {
     return dynamic_requests_.complete_connect(handle, status);
   }
+  Status complete_query(std::uint64_t handle, int status,
+                        const std::vector<PmixQueryAnswer>& answers) {
+    return query_requests_.complete(handle, status, answers);
+  }
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
   Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
@@ -218,6 +228,7 @@ class PmixServer::Impl {
   std::map<std::uint64_t, LocalModexDone> local_modex_requests_;
   pmix_internal::PublishRequests publish_requests_;
   pmix_internal::DynamicRequests dynamic_requests_;
+  pmix_internal::QueryRequests query_requests_;
 };
 
 PmixServer::Impl::~Impl() {
@@ -345,6 +356,7 @@ Status PmixServer::Impl::deregister_job(const std::string& nspace) {
   if (gate_) gate_->forget_job(nspace);
   publish_requests_.forget(nspace);
   dynamic_requests_.forget(nspace);
+  query_requests_.forget(nspace);
   pmix_nspace_t name;
   PMIX_LOAD_NSPACE(name, nspace.c_str());
   return run_blocking("PMIx_server_deregister_nspace " + nspace,
@@ -417,6 +429,21 @@ void PmixServer::Impl::handle(Upcall& upcall) {
       if (call.cbfunc != nullptr) call.cbfunc(PMIX_ERR_NOT_SUPPORTED, none, call.cbdata);
     }
     void operator()(pmix_internal::ConnectUpcall& call) { impl.handle_connect(call); }
+    void operator()(pmix_internal::QueryUpcall& call) {
+      if (impl.hooks_.on_query) {
+        impl.hooks_.on_query(impl.query_requests_.take(call));
+        return;
+      }
+      if (impl.hooks_.on_unsupported)
+        impl.hooks_.on_unsupported("PMIx_Query_info", call.call.nspace, call.call.rank);
+      if (call.cbfunc != nullptr)
+        call.cbfunc(PMIX_ERR_NOT_SUPPORTED, nullptr, 0, call.cbdata, nullptr, nullptr);
+    }
+    void operator()(pmix_internal::LogUpcall& call) {
+      const int status =
+          impl.hooks_.on_log ? impl.hooks_.on_log(call.call) : kPmixErrorNotSupported;
+      if (call.cbfunc != nullptr) call.cbfunc(status, call.cbdata);
+    }
     void operator()(pmix_internal::UnsupportedUpcall& call) {
       if (impl.hooks_.on_unsupported)
         impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
@@ -556,6 +583,11 @@ Status PmixServer::complete_spawn(const SpawnReply& reply) {
 
 Status PmixServer::complete_connect(std::uint64_t handle, int status) {
   return impl_->complete_connect(handle, status);
+}
+
+Status PmixServer::complete_query(std::uint64_t handle, int status,
+                                  const std::vector<PmixQueryAnswer>& answers) {
+  return impl_->complete_query(handle, status, answers);
 }
 
 Status PmixServer::deregister_job(const std::string& nspace) {

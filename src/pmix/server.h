@@ -40,6 +40,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "pmix/publish_messages.h"
@@ -58,6 +60,8 @@ inline constexpr int kPmixErrorTimeout = -24;
 inline constexpr int kPmixErrorUnreachable = -25;
 inline constexpr int kPmixErrorNotFound = -46;
 inline constexpr int kPmixErrorNotSupported = -47;
+inline constexpr int kPmixErrorPartialSuccess = -52;
+inline constexpr int kPmixErrorBadParam = -27;
 inline constexpr int kPmixProcTerminated = -111;
 
 // "SUCCESS", "TIMEOUT", ...: PMIx's name for a status value.
@@ -119,6 +123,39 @@ struct PmixConnectCall {
   std::map<std::string, std::vector<std::uint32_t>> procs;
 };
 
+// A PMIx_Query_info from a local client (PMIx_Query_info).
+struct PmixQueryCall {
+  std::uint64_t handle = 0;  // pass back to complete_query
+  std::string nspace;        // the asker
+  std::uint32_t rank = 0;
+  struct Query {
+    std::vector<std::string> keys;
+    std::string nspace;  // its PMIX_NSPACE qualifier; empty: none
+  };
+  std::vector<Query> queries;
+};
+
+// The query keys grove answers (libpmix's names; checked in server.cc).
+inline constexpr std::string_view kPmixQueryNamespaces = "pmix.qry.ns";
+inline constexpr std::string_view kPmixJobSize = "pmix.job.size";
+inline constexpr std::string_view kPmixNumNodes = "pmix.num.nodes";
+
+// One answer to a query: the key asked and its value.
+struct PmixQueryAnswer {
+  std::string key;
+  std::variant<std::string, std::uint32_t> value;
+};
+
+// A PMIx_Log from a local client: lines for the job's output, and the
+// channels asked for that grove does not serve (syslog, email, ...).
+struct PmixLogCall {
+  std::string nspace;
+  std::uint32_t rank = 0;
+  std::vector<std::string> stdout_lines;
+  std::vector<std::string> stderr_lines;
+  std::vector<std::string> unserved;  // their keys
+};
+
 // The daemon's side. All run on the loop thread. A hook left empty gets a
 // default: fences and direct-modex requests fail with kPmixErrorNotSupported,
 // aborts and finalizations are acknowledged and otherwise ignored.
@@ -161,6 +198,12 @@ struct PmixHooks {
   // libpmix hands the local participants the others' job data. Left empty: answered
   // PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(PmixConnectCall)> on_connect;
+  // PMIx_Query_info: answered with complete_query(handle, status, answers).
+  // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(PmixQueryCall)> on_query;
+  // PMIx_Log: the status to answer (kPmixSuccess when every channel was
+  // served). Left empty: answered PMIX_ERR_NOT_SUPPORTED.
+  std::function<int(const PmixLogCall&)> on_log;
 };
 
 struct PmixServerOptions {
@@ -231,6 +274,8 @@ class PmixServer {
   Status complete_lookup(const LookupReply& reply);
   Status complete_spawn(const SpawnReply& reply);
   Status complete_connect(std::uint64_t handle, int status);
+  Status complete_query(std::uint64_t handle, int status,
+                        const std::vector<PmixQueryAnswer>& answers);
 
   // Runs, now, every upcall PMIx has posted and the loop has not yet
   // handled: what a client did before it exited is known when its exit is.

@@ -109,6 +109,21 @@ struct ConnectUpcall {
   void* cbdata = nullptr;
 };
 
+// query: a local client's PMIx_Query_info (its handle is set on the loop
+// thread).
+struct QueryUpcall {
+  PmixQueryCall call;
+  pmix_info_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
+// log: a local client's PMIx_Log, answered on the loop thread.
+struct LogUpcall {
+  PmixLogCall call;
+  pmix_op_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
 // A request grove does not serve: answered PMIX_ERR_NOT_SUPPORTED at
 // once; this tells the daemon, which notes it in its log.
 struct UnsupportedUpcall {
@@ -124,14 +139,17 @@ struct LocalModexReply {
   std::vector<std::byte> blob;
 };
 
-using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
-                            ConnectedUpcall, PublishUpcall, LookupUpcall, UnpublishUpcall,
-                            SpawnUpcall, ConnectUpcall, UnsupportedUpcall, LocalModexReply>;
+using Upcall =
+    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, ConnectedUpcall,
+                 PublishUpcall, LookupUpcall, UnpublishUpcall, SpawnUpcall, ConnectUpcall,
+                 QueryUpcall, LogUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
 // client_finalized, client_connected, publish, lookup, unpublish, spawn,
-// connect and disconnect are implemented;
+// connect, disconnect, query and log are implemented; allocate, job
+// control, monitor, credentials, group and fabric answer
+// PMIX_ERR_NOT_SUPPORTED (and tell the daemon);
 // the rest stay null, which PMIx treats as "the host does not do this".
 pmix_server_module_t make_server_module();
 

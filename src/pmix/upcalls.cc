@@ -374,6 +374,48 @@ pmix_status_t disconnect(const pmix_proc_t procs[], std::size_t nprocs, const pm
   return post_connect(procs, nprocs, true, cbfunc, cbdata);
 }
 
+pmix_status_t query(pmix_proc_t* proc, pmix_query_t* queries, std::size_t nqueries,
+                    pmix_info_cbfunc_t cbfunc, void* cbdata) {
+  if (proc == nullptr || queries == nullptr || nqueries == 0) return PMIX_ERR_BAD_PARAM;
+  QueryUpcall upcall;
+  upcall.call.nspace = nspace_of(*proc);
+  upcall.call.rank = proc->rank;
+  for (std::size_t i = 0; i < nqueries; ++i) {
+    PmixQueryCall::Query copy;
+    copy.keys = string_list(queries[i].keys);
+    for (std::size_t q = 0; queries[i].qualifiers != nullptr && q < queries[i].nqual; ++q) {
+      if (PMIX_CHECK_KEY(&queries[i].qualifiers[q], PMIX_NSPACE))
+        copy.nspace = string_value(queries[i].qualifiers[q]);
+    }
+    upcall.call.queries.push_back(std::move(copy));
+  }
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+void log_message(const pmix_proc_t* client, const pmix_info_t data[], std::size_t ndata,
+                 const pmix_info_t[], std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  LogUpcall upcall;
+  if (client != nullptr) {
+    upcall.call.nspace = nspace_of(*client);
+    upcall.call.rank = client->rank;
+  }
+  for (std::size_t i = 0; data != nullptr && i < ndata; ++i) {
+    const std::string key(data[i].key, ::strnlen(data[i].key, PMIX_MAX_KEYLEN));
+    if (PMIX_CHECK_KEY(&data[i], PMIX_LOG_STDOUT)) {
+      upcall.call.stdout_lines.push_back(string_value(data[i]));
+    } else if (PMIX_CHECK_KEY(&data[i], PMIX_LOG_STDERR)) {
+      upcall.call.stderr_lines.push_back(string_value(data[i]));
+    } else {
+      upcall.call.unserved.push_back(key);
+    }
+  }
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  if (!post(std::move(upcall)) && cbfunc != nullptr) cbfunc(PMIX_ERR_INIT, cbdata);
+}
+
 // Requests grove does not serve: refused at once, each with a line in the
 // daemon's log (libpmix would refuse a null entry too, but silently).
 pmix_status_t allocate(const pmix_proc_t* client, pmix_alloc_directive_t, const pmix_info_t[],
@@ -429,6 +471,8 @@ pmix_server_module_t make_server_module() {
   module.spawn = spawn;
   module.connect = connect;
   module.disconnect = disconnect;
+  module.query = query;
+  module.log = log_message;
   module.allocate = allocate;
   module.job_control = job_control;
   module.monitor = monitor;

@@ -1,0 +1,56 @@
+#include "pmix/query_requests.h"
+
+#include "pmix/info_list.h"
+
+namespace grove::pmix_internal {
+
+namespace {
+
+// The answer's info array lives until libpmix says it has copied it.
+void release_answer(void* cbdata) {
+  delete static_cast<InfoArray*>(cbdata);
+}
+
+}  // namespace
+
+PmixQueryCall QueryRequests::take(QueryUpcall& upcall) {
+  const std::uint64_t handle = next_handle_++;
+  pending_[handle] = Pending{upcall.cbfunc, upcall.cbdata, upcall.call.nspace};
+  PmixQueryCall call = std::move(upcall.call);
+  call.handle = handle;
+  return call;
+}
+
+Status QueryRequests::complete(std::uint64_t handle, int status,
+                               const std::vector<PmixQueryAnswer>& answers) {
+  auto found = pending_.find(handle);
+  if (found == pending_.end()) {
+    return Error{"no pending query has handle " + std::to_string(handle)};
+  }
+  Pending request = found->second;
+  pending_.erase(found);
+  if (request.cbfunc == nullptr) return ok_status();
+  InfoList list;
+  for (const PmixQueryAnswer& answer : answers) {
+    if (const auto* text = std::get_if<std::string>(&answer.value)) {
+      list.add_string(answer.key.c_str(), *text);
+    } else {
+      list.add_u32(answer.key.c_str(), std::get<std::uint32_t>(answer.value));
+    }
+  }
+  Result<InfoArray> array = list.take_array();
+  if (!array) {
+    request.cbfunc(PMIX_ERROR, nullptr, 0, request.cbdata, nullptr, nullptr);
+    return array.error();
+  }
+  auto* held = new InfoArray(std::move(*array));
+  request.cbfunc(status, held->size() > 0 ? held->data() : nullptr, held->size(), request.cbdata,
+                 release_answer, held);
+  return ok_status();
+}
+
+void QueryRequests::forget(const std::string& nspace) {
+  std::erase_if(pending_, [&](const auto& entry) { return entry.second.nspace == nspace; });
+}
+
+}  // namespace grove::pmix_internal
