@@ -200,7 +200,19 @@ Status Controller::start() {
   manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
     publish_->rank_exited(nspace, rank);
   };
-  manager_hooks.job_ended = [this](const std::string& nspace) { publish_->job_ended(nspace); };
+  manager_hooks.job_ended = [this](const std::string& nspace, int status,
+                                   const std::string& message) {
+    publish_->job_ended(nspace);
+    // Every daemon tells its clients that registered for it.
+    PmixEvent ended;
+    ended.code = kPmixEventJobEnd;
+    ended.affected_nspace = nspace;
+    ended.has_status = true;
+    ended.status = status;
+    ended.message = "job " + nspace + " ended with status " + std::to_string(status) +
+                    (message.empty() ? "" : ": " + message);
+    if (runtime_) runtime_->broadcast(pmix_tags::event, encode(ended));
+  };
   job_manager_ = std::make_unique<JobManager>(
       base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
 
@@ -269,6 +281,15 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       return;
     case pmix_tags::spawn:
       on_spawn(from, payload);
+      return;
+    case pmix_tags::notify:
+      // A rank's event for ranks beyond its daemon: to every daemon.
+      if (auto event = wire_decode<PmixEvent>(payload)) {
+        runtime_->broadcast(pmix_tags::event, payload);
+      } else {
+        log_.error("a malformed PMIx event from daemon %u: %s", from,
+                   event.error().message.c_str());
+      }
       return;
     default:
       log_.verbose("daemon", 1, "unexpected control tag %u from %u", header.tag, from);
@@ -465,6 +486,12 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_stil
   if (may_still_run && record.pid <= 0)
     runtime_->send_control(vpid, daemon_tags::evicted, encode(Eviction{reason}));
   runtime_->declare_departure(vpid);
+  PmixEvent down;
+  down.code = kPmixEventNodeDown;
+  down.affected_nspace = "grove.daemons";
+  down.affected_rank = vpid;
+  down.message = describe_daemon(vpid) + " lost: " + reason;
+  runtime_->broadcast(pmix_tags::event, encode(down));
   job_manager_->on_daemon_lost(vpid);
   if (status_ && status_->counters.size() >= living_daemons()) finish_status();
 }

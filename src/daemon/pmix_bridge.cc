@@ -46,6 +46,11 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   hooks.on_connect = [self](PmixConnectCall call) { self->on_connect(std::move(call)); };
   hooks.on_query = [self](PmixQueryCall call) { self->on_query(call); };
   hooks.on_log = [self](const PmixLogCall& call) { return self->on_log(call); };
+  // Events beyond this daemon go out through the controller to every daemon.
+  hooks.on_notify = [self](PmixEvent event) {
+    event.origin = self->runtime_.self();
+    self->runtime_.send_control(kControllerVpid, pmix_tags::notify, encode(event));
+  };
   hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status, std::string message) {
     self->on_abort(nspace, rank, status, message);
   };
@@ -290,6 +295,16 @@ void PmixBridge::fail_fences_with_gone(std::uint32_t job) {
 }
 
 bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload) {
+  if (tag == pmix_tags::event) {
+    auto event = wire_decode<PmixEvent>(payload);
+    if (!event) {
+      log_.error("%s", event.error().message.c_str());
+    } else if (event->origin != runtime_.self()) {  // the origin's clients had it
+      if (Status notified = server_->notify(*event); !notified)
+        log_.error("PMIx event %d: %s", event->code, notified.error().message.c_str());
+    }
+    return true;
+  }
   if (tag != job_tags::ranks_gone) return false;
   auto gone = wire_decode<RanksGone>(payload);
   if (!gone) {

@@ -311,7 +311,9 @@ void JobManager::maybe_finish(std::uint32_t id) {
   if (job.finished.size() < job.spec.ranks.size()) return;
   if (!job.children.empty()) return;  // it ends after the jobs it spawned
   hooks_.broadcast(job_tags::cleanup, encode(JobRef{job.id}));
-  if (hooks_.job_ended) hooks_.job_ended(job.spec.nspace);
+  if (hooks_.job_ended) {
+    hooks_.job_ended(job.spec.nspace, job.failed ? job.status : 0, job.message);
+  }
   nlohmann::json final_event{{"ok", true},
                              {"event", "exit"},
                              {"job", job.id},

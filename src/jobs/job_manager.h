@@ -37,7 +37,8 @@ struct JobManagerHooks {
   // A rank of the job exited (however); the whole job ended (its ranks all
   // exited), just before its end is reported. Either may be left empty.
   std::function<void(const std::string& nspace, std::uint32_t rank)> rank_exited;
-  std::function<void(const std::string& nspace)> job_ended;
+  std::function<void(const std::string& nspace, int status, const std::string& message)>
+      job_ended;
   // Bytes queued to the CLI past which acknowledgements wait (jobs_output_window).
   std::uint64_t output_window = 4 << 20;
 };

@@ -88,6 +88,11 @@ void InfoList::add_procs(const char* key, const std::string& nspace,
   add(key, &array, PMIX_DATA_ARRAY);
 }
 
+void InfoList::add_status(const char* key, int status) {
+  pmix_status_t value = status;
+  add(key, &value, PMIX_STATUS);
+}
+
 void InfoList::add_proc(const char* key, const std::string& nspace, std::uint32_t rank) {
   pmix_proc_t proc;
   PMIX_LOAD_PROCID(&proc, nspace.c_str(), rank);

@@ -46,6 +46,7 @@ class InfoList {
   void add_u16(const char* key, std::uint16_t value);
   void add_rank(const char* key, std::uint32_t rank);
   void add_bool(const char* key, bool value);
+  void add_status(const char* key, int status);        // PMIX_STATUS
   void add_array(const char* key, InfoArray& nested);  // copied
   // A pmix_data_array_t of pmix_proc_t: `ranks` of `nspace`.
   void add_procs(const char* key, const std::string& nspace,

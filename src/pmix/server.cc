@@ -33,6 +33,8 @@ static_assert(kPmixErrorUnreachable == PMIX_ERR_UNREACH);
 static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
 static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
 static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
+static_assert(kPmixEventJobEnd == PMIX_EVENT_JOB_END);
+static_assert(kPmixEventNodeDown == PMIX_EVENT_NODE_DOWN);
 static_assert(kPmixErrorPartialSuccess == PMIX_ERR_PARTIAL_SUCCESS);
 static_assert(kPmixErrorBadParam == PMIX_ERR_BAD_PARAM);
 static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
@@ -444,6 +446,12 @@ void PmixServer::Impl::handle(Upcall& upcall) {
           impl.hooks_.on_log ? impl.hooks_.on_log(call.call) : kPmixErrorNotSupported;
       if (call.cbfunc != nullptr) call.cbfunc(status, call.cbdata);
     }
+    void operator()(pmix_internal::NotifyUpcall& call) {
+      // What the DVM raised itself comes back here on the daemon that
+      // delivers it only if libpmix took the server for its source.
+      if (impl.hooks_.on_notify && call.event.source_nspace != kPmixDvmSource)
+        impl.hooks_.on_notify(std::move(call.event));
+    }
     void operator()(pmix_internal::UnsupportedUpcall& call) {
       if (impl.hooks_.on_unsupported)
         impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
@@ -583,6 +591,40 @@ Status PmixServer::complete_spawn(const SpawnReply& reply) {
 
 Status PmixServer::complete_connect(std::uint64_t handle, int status) {
   return impl_->complete_connect(handle, status);
+}
+
+namespace {
+void release_event_info(pmix_status_t, void* cbdata) {
+  delete static_cast<pmix_internal::InfoArray*>(cbdata);
+}
+}  // namespace
+
+Status PmixServer::notify(const PmixEvent& event) {
+  pmix_internal::InfoList list;
+  if (!event.affected_nspace.empty()) {
+    list.add_proc(
+        PMIX_EVENT_AFFECTED_PROC, event.affected_nspace,
+        event.affected_rank == PmixEvent::kWholeJob ? PMIX_RANK_WILDCARD : event.affected_rank);
+  }
+  if (event.has_status) list.add_status(PMIX_JOB_TERM_STATUS, event.status);
+  if (!event.message.empty()) list.add_string(PMIX_EVENT_TEXT_MESSAGE, event.message);
+  Result<pmix_internal::InfoArray> info = list.take_array();
+  if (!info) return info.error();
+  // Never the server itself as the source: libpmix would pass the event up
+  // to this host again.
+  pmix_proc_t source;
+  PMIX_LOAD_PROCID(&source,
+                   event.source_nspace.empty() ? kPmixDvmSource : event.source_nspace.c_str(),
+                   event.source_nspace.empty() ? 0 : event.source_rank);
+  auto* held = new pmix_internal::InfoArray(std::move(*info));
+  pmix_status_t status = PMIx_Notify_event(
+      event.code, &source, static_cast<pmix_data_range_t>(event.range),
+      held->size() > 0 ? held->data() : nullptr, held->size(), release_event_info, held);
+  if (status != PMIX_SUCCESS) {
+    delete held;  // the callback never comes
+    if (status != PMIX_OPERATION_SUCCEEDED) return Error{describe("PMIx_Notify_event", status)};
+  }
+  return ok_status();
 }
 
 Status PmixServer::complete_query(std::uint64_t handle, int status,

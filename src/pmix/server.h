@@ -44,6 +44,7 @@
 #include <variant>
 #include <vector>
 
+#include "pmix/event_messages.h"
 #include "pmix/publish_messages.h"
 #include "pmix/spawn_messages.h"
 #include "util/result.h"
@@ -63,6 +64,10 @@ inline constexpr int kPmixErrorNotSupported = -47;
 inline constexpr int kPmixErrorPartialSuccess = -52;
 inline constexpr int kPmixErrorBadParam = -27;
 inline constexpr int kPmixProcTerminated = -111;
+inline constexpr int kPmixEventJobEnd = -145;
+inline constexpr int kPmixEventNodeDown = -231;
+// The source of the events the DVM raises itself (a job's end, a lost daemon).
+inline constexpr const char* kPmixDvmSource = "grove.dvm";
 
 // "SUCCESS", "TIMEOUT", ...: PMIx's name for a status value.
 std::string pmix_status_text(int status);
@@ -204,6 +209,10 @@ struct PmixHooks {
   // PMIx_Log: the status to answer (kPmixSuccess when every channel was
   // served). Left empty: answered PMIX_ERR_NOT_SUPPORTED.
   std::function<int(const PmixLogCall&)> on_log;
+  // A local client notified an event beyond this server (PMIx_Notify_event
+  // with a range wider than its node); libpmix has delivered it here
+  // already. Left empty: it stays local.
+  std::function<void(PmixEvent)> on_notify;
 };
 
 struct PmixServerOptions {
@@ -274,6 +283,8 @@ class PmixServer {
   Status complete_lookup(const LookupReply& reply);
   Status complete_spawn(const SpawnReply& reply);
   Status complete_connect(std::uint64_t handle, int status);
+  // PMIx_Notify_event to this server's clients that registered for it.
+  Status notify(const PmixEvent& event);
   Status complete_query(std::uint64_t handle, int status,
                         const std::vector<PmixQueryAnswer>& answers);
 

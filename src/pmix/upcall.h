@@ -124,6 +124,11 @@ struct LogUpcall {
   void* cbdata = nullptr;
 };
 
+// notify_event: a local client's event for clients beyond this server.
+struct NotifyUpcall {
+  PmixEvent event;
+};
+
 // A request grove does not serve: answered PMIX_ERR_NOT_SUPPORTED at
 // once; this tells the daemon, which notes it in its log.
 struct UnsupportedUpcall {
@@ -142,12 +147,12 @@ struct LocalModexReply {
 using Upcall =
     std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, ConnectedUpcall,
                  PublishUpcall, LookupUpcall, UnpublishUpcall, SpawnUpcall, ConnectUpcall,
-                 QueryUpcall, LogUpcall, UnsupportedUpcall, LocalModexReply>;
+                 QueryUpcall, LogUpcall, NotifyUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
 // client_finalized, client_connected, publish, lookup, unpublish, spawn,
-// connect, disconnect, query and log are implemented; allocate, job
+// connect, disconnect, query, log and notify_event are implemented; allocate, job
 // control, monitor, credentials, group and fabric answer
 // PMIX_ERR_NOT_SUPPORTED (and tell the daemon);
 // the rest stay null, which PMIx treats as "the host does not do this".

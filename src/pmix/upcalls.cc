@@ -416,6 +416,47 @@ void log_message(const pmix_proc_t* client, const pmix_info_t data[], std::size_
   if (!post(std::move(upcall)) && cbfunc != nullptr) cbfunc(PMIX_ERR_INIT, cbdata);
 }
 
+// A client registered for system events (a lost node, ...): libpmix asks
+// whether the host will send them. grove delivers the ones it raises to
+// every daemon whatever registered, so there is nothing to arrange.
+pmix_status_t register_events(pmix_status_t*, std::size_t, const pmix_info_t[], std::size_t,
+                              pmix_op_cbfunc_t, void*) {
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
+pmix_status_t deregister_events(pmix_status_t*, std::size_t, pmix_op_cbfunc_t, void*) {
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
+// libpmix has delivered the event to this server's clients; the daemon
+// relays it to the others. Answered at once: delivery beyond is best effort.
+pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t* source, pmix_data_range_t range,
+                           pmix_info_t info[], std::size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                           void* cbdata) {
+  NotifyUpcall upcall;
+  upcall.event.code = code;
+  if (source != nullptr) {
+    upcall.event.source_nspace = nspace_of(*source);
+    upcall.event.source_rank = source->rank;
+  }
+  upcall.event.range = static_cast<std::uint8_t>(range);
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE))
+      upcall.event.message = string_value(info[i]);
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
+        info[i].value.data.proc != nullptr) {
+      upcall.event.affected_nspace = nspace_of(*info[i].value.data.proc);
+      upcall.event.affected_rank = info[i].value.data.proc->rank == PMIX_RANK_WILDCARD
+                                       ? PmixEvent::kWholeJob
+                                       : info[i].value.data.proc->rank;
+    }
+  }
+  post(std::move(upcall));
+  (void)cbfunc;  // done here: OPERATION_SUCCEEDED means it is never called
+  (void)cbdata;
+  return PMIX_OPERATION_SUCCEEDED;
+}
+
 // Requests grove does not serve: refused at once, each with a line in the
 // daemon's log (libpmix would refuse a null entry too, but silently).
 pmix_status_t allocate(const pmix_proc_t* client, pmix_alloc_directive_t, const pmix_info_t[],
@@ -472,6 +513,9 @@ pmix_server_module_t make_server_module() {
   module.connect = connect;
   module.disconnect = disconnect;
   module.query = query;
+  module.notify_event = notify_event;
+  module.register_events = register_events;
+  module.deregister_events = deregister_events;
   module.log = log_message;
   module.allocate = allocate;
   module.job_control = job_control;

@@ -42,6 +42,8 @@ constexpr std::array kTags{
     TagInfo{pmix_tags::lookup_reply, "pmix-lookup-reply"},
     TagInfo{pmix_tags::spawn, "pmix-spawn"},
     TagInfo{pmix_tags::spawn_reply, "pmix-spawn-reply"},
+    TagInfo{pmix_tags::notify, "pmix-notify"},
+    TagInfo{pmix_tags::event, "pmix-event"},
 };
 
 }  // namespace

@@ -65,6 +65,10 @@ inline constexpr std::uint16_t lookup_reply = tags::first_daemon_tag + 30;   // 
 // PMIx_Spawn: a daemon asks the controller for a new job, which answers.
 inline constexpr std::uint16_t spawn = tags::first_daemon_tag + 31;        // control
 inline constexpr std::uint16_t spawn_reply = tags::first_daemon_tag + 32;  // control
+// PMIx events: a daemon relays a rank's to the controller, which delivers
+// every event to every daemon.
+inline constexpr std::uint16_t notify = tags::first_daemon_tag + 33;  // control
+inline constexpr std::uint16_t event = tags::first_daemon_tag + 34;   // broadcast
 }  // namespace pmix_tags
 
 struct TagInfo {

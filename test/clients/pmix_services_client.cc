@@ -7,17 +7,30 @@
 //          count, and a key and a job that do not exist (refused at once).
 //   log    every rank logs a line to stdout and one to stderr through
 //          PMIx_Log, then one to syslog, which grove refuses.
+//   events every rank registers for job ends and for an event code of its
+//          own; rank 0 spawns `true` and waits for that job's end, the last
+//          rank notifies the session of its own event, which every other
+//          rank waits for (20 s at most).
+//   node-down  every rank registers for PMIX_EVENT_NODE_DOWN, says
+//          "registered", and waits (60 s at most) for a daemon to be lost.
 //
 // Every check prints "rank R: <what> ok" or fails with exit status 1 and a
 // line on stderr. Exit status: 0 all checks passed, 1 a check failed, 2 bad
 // usage, 3 PMIx_Init failed.
 #include <pmix.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -125,6 +138,125 @@ void run_query() {
   ok("unknown job refused");
 }
 
+// Events as the handlers saw them, for the main thread to wait on.
+constexpr pmix_status_t kOwnEvent = PMIX_EXTERNAL_ERR_BASE - 7;
+std::mutex events_mutex;
+std::condition_variable events_changed;
+struct SeenEvent {
+  pmix_status_t code;
+  std::string source;
+  std::string affected;  // nspace:rank ("*" for the wildcard)
+  std::string text;
+  int job_status = -1;
+};
+std::vector<SeenEvent> seen;
+
+void on_event(std::size_t, pmix_status_t code, const pmix_proc_t* source, pmix_info_t info[],
+              std::size_t ninfo, pmix_info_t*, std::size_t,
+              pmix_event_notification_cbfunc_fn_t done, void* done_data) {
+  SeenEvent event{code, {}, {}, {}};
+  if (source != nullptr)
+    event.source = std::string(source->nspace) + ":" + std::to_string(source->rank);
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC) {
+      const pmix_proc_t* proc = info[i].value.data.proc;
+      event.affected = std::string(proc->nspace) + ":" +
+                       (proc->rank == PMIX_RANK_WILDCARD ? "*" : std::to_string(proc->rank));
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE) &&
+               info[i].value.type == PMIX_STRING) {
+      event.text = info[i].value.data.string;
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS) &&
+               info[i].value.type == PMIX_STATUS) {
+      event.job_status = info[i].value.data.status;
+    }
+  }
+  {
+    std::lock_guard lock(events_mutex);
+    seen.push_back(event);
+  }
+  events_changed.notify_all();
+  if (done != nullptr) done(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, done_data);
+}
+
+void register_for(pmix_status_t code) {
+  pmix_status_t codes[] = {code};
+  pmix_status_t status =
+      PMIx_Register_event_handler(codes, 1, nullptr, 0, on_event, nullptr, nullptr);
+  if (status < 0) fail("registering for event %d: %s", code, PMIx_Error_string(status));
+}
+
+// The first event seen with `code` (and, if given, this affected proc), or
+// a failure after `seconds`.
+SeenEvent wait_for_event(pmix_status_t code, const std::string& affected, int seconds) {
+  std::unique_lock lock(events_mutex);
+  SeenEvent found{};
+  const bool arrived = events_changed.wait_for(lock, std::chrono::seconds(seconds), [&] {
+    for (const SeenEvent& event : seen) {
+      if (event.code == code && (affected.empty() || event.affected == affected)) {
+        found = event;
+        return true;
+      }
+    }
+    return false;
+  });
+  if (!arrived) fail("no event %d for %s within %d s", code, affected.c_str(), seconds);
+  return found;
+}
+
+std::uint32_t job_size() {
+  pmix_proc_t whole;
+  PMIX_LOAD_PROCID(&whole, self.nspace, PMIX_RANK_WILDCARD);
+  return get_u32(whole, PMIX_JOB_SIZE);
+}
+
+void run_events() {
+  register_for(PMIX_EVENT_JOB_END);
+  register_for(kOwnEvent);
+  PMIx_Fence(nullptr, 0, nullptr, 0);  // everyone listens before anyone speaks
+  const std::uint32_t last = job_size() - 1;
+  if (self.rank == 0) {
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup("true");
+    app.argv = static_cast<char**>(calloc(2, sizeof(char*)));
+    app.argv[0] = strdup("true");
+    app.maxprocs = 1;
+    pmix_nspace_t child;
+    std::memset(child, 0, sizeof child);
+    pmix_status_t status = PMIx_Spawn(nullptr, 0, &app, 1, child);
+    PMIX_APP_DESTRUCT(&app);
+    if (status != PMIX_SUCCESS) fail("spawn: %s", PMIx_Error_string(status));
+    SeenEvent ended = wait_for_event(PMIX_EVENT_JOB_END, std::string(child) + ":*", 20);
+    std::printf("rank 0: job end of %s status %d (%s)\n", child, ended.job_status,
+                ended.text.c_str());
+    ok("job end event");
+  }
+  if (self.rank == last) {
+    pmix_info_t text;
+    PMIX_INFO_LOAD(&text, PMIX_EVENT_TEXT_MESSAGE, "hello from the last rank", PMIX_STRING);
+    pmix_status_t status =
+        PMIx_Notify_event(kOwnEvent, nullptr, PMIX_RANGE_SESSION, &text, 1, nullptr, nullptr);
+    PMIX_INFO_DESTRUCT(&text);
+    if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED)
+      fail("notify: %s", PMIx_Error_string(status));
+    ok("notified");
+  } else {
+    SeenEvent event = wait_for_event(kOwnEvent, "", 20);
+    std::printf("rank %u: event from %s: %s\n", self.rank, event.source.c_str(),
+                event.text.c_str());
+    ok("event from another rank");
+  }
+}
+
+void run_node_down() {
+  register_for(PMIX_EVENT_NODE_DOWN);
+  std::printf("rank %u: registered\n", self.rank);
+  std::fflush(stdout);
+  SeenEvent down = wait_for_event(PMIX_EVENT_NODE_DOWN, "", 60);
+  std::printf("rank %u: node down %s (%s)\n", self.rank, down.affected.c_str(), down.text.c_str());
+  ok("node down event");
+}
+
 void run_log() {
   const std::string out = "log line from rank " + std::to_string(self.rank);
   const std::string err = "log error from rank " + std::to_string(self.rank);
@@ -148,9 +280,9 @@ void run_log() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || std::strcmp(argv[1], "--scenario") != 0 ||
-      (std::strcmp(argv[2], "query") != 0 && std::strcmp(argv[2], "log") != 0)) {
-    std::fprintf(stderr, "usage: pmix_services_client --scenario query|log\n");
+  const std::string scenario = argc == 3 && std::strcmp(argv[1], "--scenario") == 0 ? argv[2] : "";
+  if (scenario != "query" && scenario != "log" && scenario != "events" && scenario != "node-down") {
+    std::fprintf(stderr, "usage: pmix_services_client --scenario query|log|events|node-down\n");
     return 2;
   }
   pmix_status_t status = PMIx_Init(&self, nullptr, 0);
@@ -158,10 +290,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "PMIx_Init: %s\n", PMIx_Error_string(status));
     return 3;
   }
-  if (std::strcmp(argv[2], "query") == 0) {
+  if (scenario == "query") {
     run_query();
-  } else {
+  } else if (scenario == "log") {
     run_log();
+  } else if (scenario == "events") {
+    run_events();
+  } else {
+    run_node_down();
   }
   PMIx_Fence(nullptr, 0, nullptr, 0);
   PMIx_Finalize(nullptr, 0);
