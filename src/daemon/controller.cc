@@ -200,6 +200,31 @@ Status Controller::start() {
   manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
     publish_->rank_exited(nspace, rank);
   };
+  manager_hooks.rank_failed = [this](const std::string& nspace, std::uint32_t rank, RankFailure how,
+                                     int status, const std::string& message) {
+    PmixEvent failed;
+    switch (how) {
+      case RankFailure::aborted:
+        failed.code = kPmixErrorProcRequestedAbort;
+        break;
+      case RankFailure::signaled:
+        failed.code = kPmixErrorProcAbortedBySignal;
+        break;
+      case RankFailure::left_without_finalize:
+        failed.code = kPmixErrorProcTermWithoutSync;
+        break;
+      case RankFailure::exited:
+      case RankFailure::never_started:
+        failed.code = kPmixEventProcTerminated;
+        break;
+    }
+    failed.affected_nspace = nspace;
+    failed.affected_rank = rank;
+    failed.has_status = true;
+    failed.status = status;
+    failed.message = message;
+    if (runtime_) runtime_->broadcast(pmix_tags::event, encode(failed));
+  };
   manager_hooks.job_ended = [this](const std::string& nspace, int status,
                                    const std::string& message) {
     publish_->job_ended(nspace);

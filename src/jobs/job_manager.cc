@@ -149,6 +149,11 @@ void JobManager::on_timeout(evutil_socket_t, short, void* arg) {
   job->manager->fail(*job, 124, "the job ran out of time (--timeout) and was killed");
 }
 
+void JobManager::report_failure(const Job& job, std::uint32_t rank, RankFailure how, int status,
+                                const std::string& message) {
+  if (hooks_.rank_failed) hooks_.rank_failed(job.spec.nspace, rank, how, status, message);
+}
+
 void JobManager::fail(Job& job, int status, const std::string& message) {
   if (job.failed) return;
   job.failed = true;
@@ -251,27 +256,41 @@ void JobManager::on_exit(const RankExit& exit) {
   switch (exit.kind) {
     case ExitKind::exited:
       if (exit.status != 0) {
-        fail(job, exit.status,
-             "rank " + std::to_string(exit.rank) + " exited with status " +
-                 std::to_string(exit.status));
+        const std::string why = "rank " + std::to_string(exit.rank) + " exited with status " +
+                                std::to_string(exit.status);
+        if (!job.failed) report_failure(job, exit.rank, RankFailure::exited, exit.status, why);
+        fail(job, exit.status, why);
       } else {
         note_gone(job, GoneRank{exit.rank, exit.released});
       }
       break;
-    case ExitKind::signaled:
-      fail(job, 128 + exit.status,
-           "rank " + std::to_string(exit.rank) + " was killed by signal " +
-               std::to_string(exit.status) + " (" + exit.message + ")");
+    case ExitKind::signaled: {
+      const std::string why = "rank " + std::to_string(exit.rank) + " was killed by signal " +
+                              std::to_string(exit.status) + " (" + exit.message + ")";
+      // A rank killed because its job was already ending is no news (nor
+      // is any other way of ending then).
+      if (!job.failed) report_failure(job, exit.rank, RankFailure::signaled, exit.status, why);
+      fail(job, 128 + exit.status, why);
       break;
-    case ExitKind::failed_start:
-      fail(job, 127, "rank " + std::to_string(exit.rank) + " never started: " + exit.message);
+    }
+    case ExitKind::failed_start: {
+      const std::string why =
+          "rank " + std::to_string(exit.rank) + " never started: " + exit.message;
+      report_failure(job, exit.rank, RankFailure::never_started, 127, why);
+      fail(job, 127, why);
       break;
+    }
     case ExitKind::left_without_finalize:
       // As PRRTE does: a rank that joined PMIx and left without finalizing
       // may hold up every fence of its job, so the job ends now.
-      fail(job, exit.status != 0 ? exit.status : 1,
-           "rank " + std::to_string(exit.rank) + " exited with status " +
-               std::to_string(exit.status) + " without calling PMIx_Finalize");
+      {
+        const std::string why = "rank " + std::to_string(exit.rank) + " exited with status " +
+                                std::to_string(exit.status) + " without calling PMIx_Finalize";
+        if (!job.failed) {
+          report_failure(job, exit.rank, RankFailure::left_without_finalize, exit.status, why);
+        }
+        fail(job, exit.status != 0 ? exit.status : 1, why);
+      }
       break;
   }
   maybe_finish(exit.job);
@@ -280,9 +299,11 @@ void JobManager::on_exit(const RankExit& exit) {
 void JobManager::on_abort(const JobAbort& abort) {
   auto found = jobs_.find(abort.job);
   if (found == jobs_.end()) return;
-  fail(*found->second, abort.status == 0 ? 1 : abort.status,
-       "rank " + std::to_string(abort.rank) + " called PMIx_Abort with status " +
-           std::to_string(abort.status) + (abort.message.empty() ? "" : ": " + abort.message));
+  const std::string why = "rank " + std::to_string(abort.rank) + " called PMIx_Abort with status " +
+                          std::to_string(abort.status) +
+                          (abort.message.empty() ? "" : ": " + abort.message);
+  report_failure(*found->second, abort.rank, RankFailure::aborted, abort.status, why);
+  fail(*found->second, abort.status == 0 ? 1 : abort.status, why);
 }
 
 void JobManager::on_daemon_lost(Vpid vpid) {

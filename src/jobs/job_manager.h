@@ -28,6 +28,9 @@ namespace grove {
 using JobEventFn =
     std::function<std::optional<std::size_t>(const nlohmann::json& event, bool final)>;
 
+// How a rank ended badly (JobManagerHooks::rank_failed).
+enum class RankFailure { aborted, exited, signaled, left_without_finalize, never_started };
+
 struct JobManagerHooks {
   std::function<std::vector<MapDaemon>()> living_daemons;  // ascending vpid
   std::function<std::string(Vpid)> hostname;
@@ -37,8 +40,12 @@ struct JobManagerHooks {
   // A rank of the job exited (however); the whole job ended (its ranks all
   // exited), just before its end is reported. Either may be left empty.
   std::function<void(const std::string& nspace, std::uint32_t rank)> rank_exited;
-  std::function<void(const std::string& nspace, int status, const std::string& message)>
-      job_ended;
+  // A rank called PMIx_Abort or ended badly (its job is ending because of
+  // it): `status` is the abort's or exit status, or the signal.
+  std::function<void(const std::string& nspace, std::uint32_t rank, RankFailure how, int status,
+                     const std::string& message)>
+      rank_failed;
+  std::function<void(const std::string& nspace, int status, const std::string& message)> job_ended;
   // Bytes queued to the CLI past which acknowledgements wait (jobs_output_window).
   std::uint64_t output_window = 4 << 20;
 };
@@ -74,6 +81,8 @@ class JobManager {
   // The events of a spawned job, passed on to the job that spawned it.
   JobEventFn spawned_events(std::uint32_t parent, std::uint32_t child);
   void child_ended(std::uint32_t parent, std::uint32_t child, const nlohmann::json& final_event);
+  void report_failure(const Job& job, std::uint32_t rank, RankFailure how, int status,
+                      const std::string& message);
   void fail(Job& job, int status, const std::string& message);
   void maybe_finish(std::uint32_t id);
   static void on_timeout(evutil_socket_t, short, void* arg);

@@ -66,6 +66,10 @@ inline constexpr int kPmixErrorBadParam = -27;
 inline constexpr int kPmixProcTerminated = -111;
 inline constexpr int kPmixEventJobEnd = -145;
 inline constexpr int kPmixEventNodeDown = -231;
+inline constexpr int kPmixEventProcTerminated = -201;
+inline constexpr int kPmixErrorProcRequestedAbort = -8;
+inline constexpr int kPmixErrorProcTermWithoutSync = -200;
+inline constexpr int kPmixErrorProcAbortedBySignal = -402;
 // The source of the events the DVM raises itself (a job's end, a lost daemon).
 inline constexpr const char* kPmixDvmSource = "grove.dvm";
 

@@ -13,6 +13,9 @@
 //          rank waits for (20 s at most).
 //   node-down  every rank registers for PMIX_EVENT_NODE_DOWN, says
 //          "registered", and waits (60 s at most) for a daemon to be lost.
+//   watch-abort  every rank registers for PMIX_ERR_PROC_REQUESTED_ABORT,
+//          says "registered", and waits (60 s at most) for a rank of another
+//          job to call PMIx_Abort.
 //
 // Every check prints "rank R: <what> ok" or fails with exit status 1 and a
 // line on stderr. Exit status: 0 all checks passed, 1 a check failed, 2 bad
@@ -257,6 +260,16 @@ void run_node_down() {
   ok("node down event");
 }
 
+void run_watch_abort() {
+  register_for(PMIX_ERR_PROC_REQUESTED_ABORT);
+  std::printf("rank %u: registered\n", self.rank);
+  std::fflush(stdout);
+  SeenEvent aborted = wait_for_event(PMIX_ERR_PROC_REQUESTED_ABORT, "", 60);
+  std::printf("rank %u: %s aborted with status %d (%s)\n", self.rank, aborted.affected.c_str(),
+              aborted.job_status, aborted.text.c_str());
+  ok("abort event");
+}
+
 void run_log() {
   const std::string out = "log line from rank " + std::to_string(self.rank);
   const std::string err = "log error from rank " + std::to_string(self.rank);
@@ -281,8 +294,10 @@ void run_log() {
 
 int main(int argc, char** argv) {
   const std::string scenario = argc == 3 && std::strcmp(argv[1], "--scenario") == 0 ? argv[2] : "";
-  if (scenario != "query" && scenario != "log" && scenario != "events" && scenario != "node-down") {
-    std::fprintf(stderr, "usage: pmix_services_client --scenario query|log|events|node-down\n");
+  if (scenario != "query" && scenario != "log" && scenario != "events" && scenario != "node-down" &&
+      scenario != "watch-abort") {
+    std::fprintf(stderr,
+                 "usage: pmix_services_client --scenario query|log|events|node-down|watch-abort\n");
     return 2;
   }
   pmix_status_t status = PMIx_Init(&self, nullptr, 0);
@@ -296,8 +311,10 @@ int main(int argc, char** argv) {
     run_log();
   } else if (scenario == "events") {
     run_events();
-  } else {
+  } else if (scenario == "node-down") {
     run_node_down();
+  } else {
+    run_watch_abort();
   }
   PMIx_Fence(nullptr, 0, nullptr, 0);
   PMIx_Finalize(nullptr, 0);

@@ -94,3 +94,21 @@ TEST_CASE("events: ranks that registered for PMIX_EVENT_NODE_DOWN hear of a lost
                                           ": node down grove.daemons:2 (daemon 2"));
   }
 }
+
+TEST_CASE("events: a rank of another job calling PMIx_Abort is heard of by ranks registered for it",
+          "[pmix][events]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  BackgroundProcess watcher({grove_binary(), "run", "--dvm", std::to_string(dvm.controller().pid()),
+                             "-n", "1", services_client(), "--scenario", "watch-abort"},
+                            {"TMPDIR=" + dvm.tmpdir()});
+  REQUIRE(watcher.wait_for("rank 0: registered", std::chrono::seconds(60)));
+  auto aborting = dvm.grove({"run", "-n", "2", "--map-by", "node",
+                             binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--abort", "7"});
+  CHECK(aborting.exit_code == 7);
+  const int status = watcher.wait_exit(std::chrono::seconds(60));
+  INFO(watcher.out() << watcher.err());
+  CHECK(status == 0);
+  CHECK_THAT(watcher.out(), Catch::Contains("aborted with status 7 (rank ") &&
+                                Catch::Contains("called PMIx_Abort with status 7"));
+}
