@@ -6,16 +6,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 
+#include "pmix/blocking_call.h"
 #include "pmix/client_gate.h"
 #include "pmix/dynamic_requests.h"
 #include "pmix/info_list.h"
@@ -49,25 +47,20 @@ namespace {
 
 using pmix_internal::AbortUpcall;
 using pmix_internal::ConnectedUpcall;
+using pmix_internal::describe;
 using pmix_internal::DirectModexUpcall;
 using pmix_internal::FenceUpcall;
 using pmix_internal::FinalizedUpcall;
 using pmix_internal::InfoList;
 using pmix_internal::LocalModexReply;
+using pmix_internal::run_blocking;
 using pmix_internal::Upcall;
 using pmix_internal::UpcallMailbox;
-
-// How long a registration may take on PMIx's progress thread.
-constexpr std::chrono::seconds kRegistrationDeadline{30};
 
 // libpmix 4.2 cannot initialize its server again in a process that has
 // finalized it: the new listener thread selects on a stale descriptor and
 // glibc aborts the process. Like the mailbox pointer, this is process-wide.
 std::atomic<bool> server_finalized_once{false};
-
-std::string describe(const char* call, pmix_status_t status) {
-  return std::string(call) + ": " + PMIx_Error_string(status);
-}
 
 std::string proc_name(const std::string& nspace, std::uint32_t rank) {
   return nspace + "." + std::to_string(rank);
@@ -78,47 +71,6 @@ pmix_proc_t make_proc(const std::string& nspace, std::uint32_t rank) {
   PMIX_PROC_CONSTRUCT(&proc);
   PMIX_LOAD_PROCID(&proc, nspace.c_str(), rank);
   return proc;
-}
-
-// A PMIx call that finishes through a pmix_op_cbfunc_t on PMIx's thread. The
-// state is shared with the callback, so a callback arriving after the
-// deadline touches nothing freed.
-struct OpState {
-  std::mutex mutex;
-  std::condition_variable finished;
-  bool done = false;
-  pmix_status_t status = PMIX_SUCCESS;
-};
-
-void on_op_done(pmix_status_t status, void* cbdata) {
-  std::unique_ptr<std::shared_ptr<OpState>> holder(static_cast<std::shared_ptr<OpState>*>(cbdata));
-  OpState& state = **holder;
-  {
-    std::lock_guard<std::mutex> lock(state.mutex);
-    state.done = true;
-    state.status = status;
-  }
-  state.finished.notify_all();
-}
-
-using OpStart = std::function<pmix_status_t(pmix_op_cbfunc_t, void*)>;
-
-Status run_blocking(const std::string& what, const OpStart& start) {
-  auto state = std::make_shared<OpState>();
-  auto* holder = new std::shared_ptr<OpState>(state);
-  pmix_status_t started = start(on_op_done, holder);
-  if (started != PMIX_SUCCESS) {
-    delete holder;  // PMIx will not call back
-    if (started == PMIX_OPERATION_SUCCEEDED) return ok_status();
-    return Error{what + ": " + PMIx_Error_string(started)};
-  }
-  std::unique_lock<std::mutex> lock(state->mutex);
-  if (!state->finished.wait_for(lock, kRegistrationDeadline, [&] { return state->done; })) {
-    return Error{what + ": no answer from PMIx within " +
-                 std::to_string(kRegistrationDeadline.count()) + " s"};
-  }
-  if (state->status != PMIX_SUCCESS) return Error{what + ": " + PMIx_Error_string(state->status)};
-  return ok_status();
 }
 
 Status ensure_directory(const std::string& path) {
@@ -595,40 +547,6 @@ Status PmixServer::complete_spawn(const SpawnReply& reply) {
 
 Status PmixServer::complete_connect(std::uint64_t handle, int status) {
   return impl_->complete_connect(handle, status);
-}
-
-namespace {
-void release_event_info(pmix_status_t, void* cbdata) {
-  delete static_cast<pmix_internal::InfoArray*>(cbdata);
-}
-}  // namespace
-
-Status PmixServer::notify(const PmixEvent& event) {
-  pmix_internal::InfoList list;
-  if (!event.affected_nspace.empty()) {
-    list.add_proc(
-        PMIX_EVENT_AFFECTED_PROC, event.affected_nspace,
-        event.affected_rank == PmixEvent::kWholeJob ? PMIX_RANK_WILDCARD : event.affected_rank);
-  }
-  if (event.has_status) list.add_status(PMIX_JOB_TERM_STATUS, event.status);
-  if (!event.message.empty()) list.add_string(PMIX_EVENT_TEXT_MESSAGE, event.message);
-  Result<pmix_internal::InfoArray> info = list.take_array();
-  if (!info) return info.error();
-  // Never the server itself as the source: libpmix would pass the event up
-  // to this host again.
-  pmix_proc_t source;
-  PMIX_LOAD_PROCID(&source,
-                   event.source_nspace.empty() ? kPmixDvmSource : event.source_nspace.c_str(),
-                   event.source_nspace.empty() ? 0 : event.source_rank);
-  auto* held = new pmix_internal::InfoArray(std::move(*info));
-  pmix_status_t status = PMIx_Notify_event(
-      event.code, &source, static_cast<pmix_data_range_t>(event.range),
-      held->size() > 0 ? held->data() : nullptr, held->size(), release_event_info, held);
-  if (status != PMIX_SUCCESS) {
-    delete held;  // the callback never comes
-    if (status != PMIX_OPERATION_SUCCEEDED) return Error{describe("PMIx_Notify_event", status)};
-  }
-  return ok_status();
 }
 
 Status PmixServer::complete_query(std::uint64_t handle, int status,
