@@ -206,14 +206,12 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   std::vector<Vpid> hosts;
   std::string signature;
   std::vector<std::string> others;
-  const JobSpec* job = job_by_nspace(call.nspace);
-  if (call.others.empty()) call.others[call.nspace] = call.ranks;
-  for (const auto& [nspace, ranks] : call.others) {
+  // One participating job's daemons and name part; false if it is not running.
+  auto add_participants = [&](const std::string& nspace, const std::vector<std::uint32_t>& ranks) {
     const JobSpec* participant = job_by_nspace(nspace);
     if (participant == nullptr) {
       log_.error("fence names the job %s, which is not running", nspace.c_str());
-      (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
-      return;
+      return false;
     }
     if (ranks.empty()) {
       for (const RankPlacement& placement : participant->ranks)
@@ -225,7 +223,17 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     }
     signature += (signature.empty() ? "" : "|") + pmix_fence_signature(nspace, ranks);
     if (nspace != call.nspace) others.push_back(nspace);
+    return true;
+  };
+  // The common fence, one job's, copies nothing.
+  bool known = call.others.empty() ? add_participants(call.nspace, call.ranks) : true;
+  for (const auto& [nspace, ranks] : call.others)
+    known = known && add_participants(nspace, ranks);
+  if (!known) {
+    (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
+    return;
   }
+  const JobSpec* job = job_by_nspace(call.nspace);
   const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
   if (waits_for_gone(job->job, call.ranks, signature, round)) {
     log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
