@@ -11,6 +11,14 @@
 #include "rml/transport/dvm_secret.h"
 
 namespace grove {
+namespace {
+
+// How long a daemon lost during an srun start waits for srun's own exit
+// (Slurm's cancel of the step, then srun's report, took about 5 s under
+// sanitizers on 2 cores).
+constexpr std::int64_t kSrunExitGraceMs = 15000;
+
+}  // namespace
 
 std::string_view daemon_state_name(DaemonStateKind state) {
   switch (state) {
@@ -496,7 +504,15 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_stil
   DaemonRecord& record = daemons_[vpid];
   if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
   if (!ready_) {
-    defer_fail_startup(describe_daemon(vpid) + " failed during startup: " + reason);
+    const std::string message = describe_daemon(vpid) + " failed during startup: " + reason;
+    // Under srun a daemon lost while the step still runs is most often Slurm
+    // cancelling the step for another node's failure (--kill-on-bad-exit),
+    // and srun's exit, which follows, names that node: wait for it a while.
+    if (options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0) {
+      defer_fail_startup(message, kSrunExitGraceMs, /*provisional=*/true);
+    } else {
+      defer_fail_startup(message);
+    }
     return;
   }
   record.state = DaemonStateKind::failed;

@@ -82,7 +82,10 @@ class Controller {
   Status launch_over_srun();
   void on_srun_exit(const std::string& how, const std::string& last_lines);
   void on_launch_failed(Vpid vpid, const std::string& reason);
-  void defer_fail_startup(const std::string& message);
+  // provisional: a later launcher exit may still replace the message (see
+  // daemon_lost under srun).
+  void defer_fail_startup(const std::string& message, std::int64_t delay_ms = 0,
+                          bool provisional = false);
   std::string describe_daemon(Vpid vpid) const;  // "daemon 3 (node3)"
   // The daemons still launching, named, the first ten only ("..., and 990
   // more"): a failed start of thousands must not print thousands of names.
@@ -158,6 +161,7 @@ class Controller {
   EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
   std::optional<SilenceWatch> heartbeat_watch_;  // daemon_heartbeat_ms > 0
   EventPtr close_timer_, bench_timer_, launch_failure_timer_, step_end_timer_;
+  bool launch_failure_provisional_ = false;
   EventPtr sigint_, sigterm_, sigchld_;
 
   // An outstanding status gathering.

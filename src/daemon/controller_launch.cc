@@ -181,12 +181,16 @@ void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
   log_.error("cannot start %s: %s", describe_daemon(vpid).c_str(), reason.c_str());
 }
 
-void Controller::defer_fail_startup(const std::string& message) {
+void Controller::defer_fail_startup(const std::string& message, std::int64_t delay_ms,
+                                    bool provisional) {
   // Never from inside a launcher's or the transport's callback: failing the
-  // start destroys both. The first failure is the one reported.
-  if (launch_failure_timer_) return;
+  // start destroys both. The first failure is the one reported, unless it
+  // was provisional and a firm one comes before it fires.
+  if (launch_failure_timer_ && !launch_failure_provisional_) return;
+  if (launch_failure_timer_ && provisional) return;
+  launch_failure_provisional_ = provisional;
   launch_failure_timer_ = make_timer([this, message] { fail_startup(message); });
-  arm(launch_failure_timer_, 0);
+  arm(launch_failure_timer_, delay_ms);
 }
 
 }  // namespace grove
