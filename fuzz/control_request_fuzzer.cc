@@ -31,8 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   if (const auto* run = std::get_if<grove::RunRequest>(&*decoded)) {
-    FUZZ_CHECK(run->np >= 1 && run->np <= grove::kMaxRanksPerJob);
-    FUZZ_CHECK(!run->argv.empty() && !run->argv.front().empty());
+    FUZZ_CHECK(run->apps.size() == 1);  // `grove run` runs one program
+    FUZZ_CHECK(run->np() >= 1 && run->np() <= grove::kMaxRanksPerJob);
+    FUZZ_CHECK(!run->apps[0].argv.empty() && !run->apps[0].argv.front().empty());
     FUZZ_CHECK(run->timeout_s <= grove::kMaxJobTimeoutS);
   } else if (const auto* bench = std::get_if<grove::BenchRequest>(&*decoded)) {
     FUZZ_CHECK(bench->count >= 1 && bench->count <= grove::kMaxBenchCount);

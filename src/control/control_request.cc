@@ -80,10 +80,11 @@ Result<ControlRequest> decode_bench(const nlohmann::json& request) {
 
 Result<ControlRequest> decode_run(const nlohmann::json& request) {
   RunRequest run;
+  JobApp& app = run.apps.emplace_back();
   auto argv = strings_field(request, "argv", true);
   if (!argv) return argv.error();
   if (argv->empty() || argv->front().empty()) return Error{"no program to run"};
-  run.argv = std::move(*argv);
+  app.argv = std::move(*argv);
   auto env = strings_field(request, "env", false);
   if (!env) return env.error();
   for (const auto& entry : *env) {
@@ -94,10 +95,10 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   run.env = std::move(*env);
   auto cwd = string_field(request, "cwd", std::string());
   if (!cwd) return cwd.error();
-  run.cwd = std::move(*cwd);
+  app.cwd = std::move(*cwd);
   auto np = unsigned_field(request, "np", 1, kMaxRanksPerJob, std::nullopt);
   if (!np) return np.error();
-  run.np = static_cast<std::uint32_t>(*np);
+  app.np = static_cast<std::uint32_t>(*np);
   auto timeout = unsigned_field(request, "timeout", 0, kMaxJobTimeoutS, 0);
   if (!timeout) return timeout.error();
   run.timeout_s = static_cast<std::uint32_t>(*timeout);

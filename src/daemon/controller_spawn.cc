@@ -10,18 +10,22 @@ namespace {
 
 Result<JobRequest> spawn_request(const SpawnMessage& message) {
   if (message.apps.empty()) return Error{"a spawn with no program"};
-  if (message.apps.size() > 1) {
-    // One job runs one program in grove (MPI_Comm_spawn_multiple needs a
-    // job of several apps).
-    return Error{"a spawn of " + std::to_string(message.apps.size()) +
-                 " programs at once is not supported"};
-  }
-  const SpawnApp& app = message.apps.front();
   JobRequest request;
-  request.argv = app.argv;
-  request.env = app.env;
-  request.cwd = app.cwd;
-  request.np = app.np;
+  std::uint64_t ranks = 0;
+  // Several apps (MPI_Comm_spawn_multiple) make one job: one nspace, one
+  // MPI_COMM_WORLD, the apps' ranks one after the other.
+  for (std::size_t index = 0; index < message.apps.size(); ++index) {
+    const SpawnApp& app = message.apps[index];
+    const std::string which = "app " + std::to_string(index) + " of the spawn";
+    if (app.argv.empty() || app.argv.front().empty()) return Error{which + " names no program"};
+    if (app.np == 0) return Error{which + " asks for no processes"};
+    request.apps.push_back(JobApp{app.argv, app.env, app.cwd, app.np});
+    ranks += app.np;
+  }
+  if (ranks > kMaxRanksPerJob) {
+    return Error{"the spawn asks for " + std::to_string(ranks) + " processes; at most " +
+                 std::to_string(kMaxRanksPerJob) + " per job"};
+  }
   if (!message.map_by.empty()) {
     Result<MapSpec> policy = parse_map_policy(message.map_by);
     if (!policy) return Error{"PMIX_MAPBY: " + policy.error().message};

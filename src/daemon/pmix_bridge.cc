@@ -137,11 +137,15 @@ Status PmixBridge::ensure_registered(const JobSpec& spec) {
   job.nsdir = directories->job(spec.job);
   job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
   job.map_by = spec.map_by;
-  job.wdir = spec.cwd;
+  for (const JobApp& app : spec.apps) {
+    PmixApp& entry = job.apps.emplace_back();
+    entry.size = app.np;
+    entry.wdir = app.cwd;
+    for (const std::string& arg : app.argv)
+      entry.argv += (entry.argv.empty() ? "" : " ") + arg;
+  }
   job.parent_nspace = spec.parent_nspace;
   job.parent_rank = spec.parent_rank;
-  for (const std::string& arg : spec.argv)
-    job.app_argv += (job.app_argv.empty() ? "" : " ") + arg;
   // This host's memory is a fact about a node of the job only if it has
   // ranks here (a job registered for a connect may have none).
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
@@ -173,10 +177,13 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
   // user's): ranks on an oversubscribed node yield when idle instead of
   // spinning on cores they share. Open MPI 5 reads PMIX_NODE_OVERSUBSCRIBED.
   const std::string oversubscribe = "OMPI_MCA_mpi_oversubscribe=";
-  const bool user_set =
-      std::getenv("OMPI_MCA_mpi_oversubscribe") != nullptr ||
-      std::any_of(spec.env.begin(), spec.env.end(),
-                  [&](const std::string& entry) { return entry.rfind(oversubscribe, 0) == 0; });
+  const auto names_it = [&](const std::string& entry) {
+    return entry.rfind(oversubscribe, 0) == 0;
+  };
+  const std::vector<std::string>& app_env = spec.apps[spec.app_of(rank)].env;
+  const bool user_set = std::getenv("OMPI_MCA_mpi_oversubscribe") != nullptr ||
+                        std::any_of(spec.env.begin(), spec.env.end(), names_it) ||
+                        std::any_of(app_env.begin(), app_env.end(), names_it);
   if (!user_set) {
     const bool over = spec.node_oversubscribed(spec.ranks[rank].node_id);
     env->push_back(oversubscribe + (over ? "1" : "0"));

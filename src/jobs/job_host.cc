@@ -206,7 +206,10 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     });
     env.push_back(entry);
   };
+  const JobApp& app = spec.apps[spec.app_of(placement.rank)];
   for (const auto& entry : spec.env)
+    add_env(entry);
+  for (const auto& entry : app.env)
     add_env(entry);
   if (hooks_.rank_env) {
     auto extra = hooks_.rank_env(spec, placement.rank);
@@ -225,7 +228,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
       !make_pipe(go_pipe)) {
     return fail(std::string("cannot create pipes: ") + std::strerror(errno));
   }
-  std::vector<std::string> args = spec.argv;
+  std::vector<std::string> args = app.argv;
   std::vector<char*> argv, envp;
   for (auto& arg : args)
     argv.push_back(arg.data());
@@ -233,7 +236,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   for (auto& entry : env)
     envp.push_back(entry.data());
   envp.push_back(nullptr);
-  const std::string cwd = spec.cwd;
+  const std::string cwd = app.cwd;
   // Every signal stays blocked across fork: until the child has dropped the
   // event loop's handlers, a signal meant for it (a job kill reaching a rank
   // that has not exec'd yet, or is leaving after a failed exec) would run the
@@ -311,9 +314,10 @@ void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
   r.pipes[0] = std::move(forked.out_pipe.read);
   r.pipes[1] = std::move(forked.err_pipe.read);
   if (got == static_cast<ssize_t>(sizeof code)) {
-    r.start_error = (spec.cwd.empty() || code == ENOENT || code == EACCES)
-                        ? "cannot execute '" + spec.argv[0] + "': " + std::strerror(code)
-                        : "cannot start in '" + spec.cwd + "': " + std::strerror(code);
+    const JobApp& app = spec.apps[spec.app_of(r.rank)];
+    r.start_error = (app.cwd.empty() || code == ENOENT || code == EACCES)
+                        ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
+                        : "cannot start in '" + app.cwd + "': " + std::strerror(code);
   }
   for (int which = 0; which < 2; ++which) {
     evutil_make_socket_nonblocking(r.pipes[which].get());

@@ -34,7 +34,7 @@ JobManager::JobManager(event_base* base, const Log& log, std::string nspace_pref
 JobManager::~JobManager() = default;
 
 void JobManager::submit(const JobRequest& request, JobEventFn events) {
-  auto map = map_ranks(request.np, hooks_.living_daemons(), request.policy);
+  auto map = map_ranks(request.np(), hooks_.living_daemons(), request.policy);
   if (!map) {
     events({{"ok", false}, {"error", map.error().message}}, true);
     return;
@@ -50,13 +50,15 @@ Result<std::string> JobManager::spawn(const JobRequest& request, const std::stri
   }
   if (parent == nullptr) return Error{"the spawning job " + parent_nspace + " is not running"};
   if (parent->failed) return Error{"the spawning job " + parent_nspace + " is ending"};
-  auto map = map_ranks(request.np, hooks_.living_daemons(), request.policy);
+  auto map = map_ranks(request.np(), hooks_.living_daemons(), request.policy);
   if (!map) return map.error();
   // The spawning job's environment and directory, unless the spawn says.
   JobRequest inherited = request;
   inherited.env = parent->spec.env;
   inherited.env.insert(inherited.env.end(), request.env.begin(), request.env.end());
-  if (inherited.cwd.empty()) inherited.cwd = parent->spec.cwd;
+  for (JobApp& app : inherited.apps) {
+    if (app.cwd.empty()) app.cwd = parent->spec.apps.front().cwd;
+  }
   const std::uint32_t child = next_job_;  // the id launch gives it
   Job& job = launch(inherited, *map, spawned_events(parent->id, child), parent, parent_rank);
   return job.spec.nspace;
@@ -71,9 +73,8 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
   JobSpec& spec = job->spec;
   spec.job = job->id;
   spec.nspace = nspace_prefix_ + "." + std::to_string(job->id);
-  spec.argv = request.argv;
   spec.env = request.env;
-  spec.cwd = request.cwd;
+  spec.apps = request.apps;
   spec.ranks = map.ranks;
   for (Vpid vpid : map.daemons)
     spec.hostnames.push_back(hooks_.hostname(vpid));
@@ -89,12 +90,12 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
                {"event", "started"},
                {"job", job->id},
                {"nspace", spec.nspace},
-               {"np", request.np},
+               {"np", request.np()},
                {"daemons", map.daemons},
                {"oversubscribed", map.oversubscribed}},
               false);
   log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons%s", job->id, spec.nspace.c_str(),
-               request.np, map.daemons.size(),
+               request.np(), map.daemons.size(),
                parent != nullptr ? (", spawned by " + spec.parent_nspace).c_str() : "");
   if (request.timeout_s > 0) {
     job->timer.reset(event_new(base_, -1, 0, &JobManager::on_timeout, job.get()));

@@ -19,12 +19,23 @@ namespace grove {
 // Each message below lists its fields once (wire_fields); util/wire.h derives
 // `encode(message)` and `wire_decode<Message>(payload)` from that list.
 
+// One program of a job and its ranks. A job runs one (`grove run`) or several
+// (MPI_Comm_spawn_multiple); app k's ranks follow app k-1's.
+struct JobApp {
+  std::vector<std::string> argv;  // program and arguments
+  std::vector<std::string> env;   // NAME=value added after the job's
+  std::string cwd;                // empty: the daemon's
+  std::uint32_t np = 1;
+
+  static constexpr const char* wire_name = "job app";
+  static auto wire_fields(auto& m) { return std::tie(m.argv, m.env, m.cwd, m.np); }
+};
+
 struct JobSpec {
   std::uint32_t job = 0;
   std::string nspace;
-  std::vector<std::string> argv;  // program and arguments
-  std::vector<std::string> env;   // NAME=value added for every rank
-  std::string cwd;
+  std::vector<std::string> env;  // NAME=value added for every rank
+  std::vector<JobApp> apps;      // at least one; their np add up to ranks.size()
   std::vector<RankPlacement> ranks;
   std::vector<std::string> hostnames;  // by node id
   // By node id: that node's slots (a node with more ranks is oversubscribed,
@@ -38,12 +49,16 @@ struct JobSpec {
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
-    return std::tie(m.job, m.nspace, m.argv, m.env, m.cwd, m.ranks, m.hostnames, m.node_slots,
-                    m.map_by, m.parent_nspace, m.parent_rank);
+    return std::tie(m.job, m.nspace, m.env, m.apps, m.ranks, m.hostnames, m.node_slots, m.map_by,
+                    m.parent_nspace, m.parent_rank);
   }
+  // The app rank `rank` runs (rank < ranks.size()), and the first rank of app
+  // `app`.
+  std::uint32_t app_of(std::uint32_t rank) const;
+  std::uint32_t first_rank_of(std::uint32_t app) const;
   // Whether node `node_id` holds more of this job's ranks than its slots.
   bool node_oversubscribed(std::uint32_t node_id) const;
-  // A program to run, and rank i at index i.
+  // Programs to run, one rank per app rank, and rank i at index i.
   bool wire_valid() const;
 };
 

@@ -1,5 +1,6 @@
-// What a job is asked to be: the program, its environment, how many ranks
-// and how to map them. The control socket decodes it (control/control_request.h);
+// What a job is asked to be: its programs (one for `grove run`, several for
+// MPI_Comm_spawn_multiple), their environment, how many ranks and how to map
+// them. The control socket decodes it (control/control_request.h);
 // the controller's job manager runs it.
 #pragma once
 
@@ -8,16 +9,23 @@
 #include <vector>
 
 #include "jobs/job_map.h"
+#include "jobs/job_messages.h"
 
 namespace grove {
 
 struct JobRequest {
-  std::vector<std::string> argv;
-  std::vector<std::string> env;  // NAME=value
-  std::string cwd;
-  std::uint32_t np = 1;
+  std::vector<JobApp> apps;      // at least one
+  std::vector<std::string> env;  // NAME=value, for every app's ranks
   MapSpec policy;
   std::uint32_t timeout_s = 0;  // 0: none
+
+  // The job's ranks: every app's.
+  std::uint32_t np() const {
+    std::uint32_t total = 0;
+    for (const JobApp& app : apps)
+      total += app.np;
+    return total;
+  }
 };
 
 }  // namespace grove

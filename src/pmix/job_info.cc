@@ -61,6 +61,13 @@ Status check_sizes(const PmixJob& job) {
     return Error{"job " + job.nspace + ": size " + std::to_string(job.size) + " but " +
                  std::to_string(job.procs.size()) + " placements"};
   }
+  std::uint64_t app_ranks = 0;
+  for (const PmixApp& app : job.apps)
+    app_ranks += app.size;
+  if (!job.apps.empty() && app_ranks != job.size) {
+    return Error{"job " + job.nspace + ": its apps have " + std::to_string(app_ranks) +
+                 " ranks, the job " + std::to_string(job.size)};
+  }
   if (job.universe_size != 0 && job.universe_size < job.size) {
     return Error{"job " + job.nspace + ": universe size " + std::to_string(job.universe_size) +
                  " is smaller than the job"};
@@ -132,14 +139,25 @@ Status add_node_arrays(const PmixJob& job, const std::vector<NodeRanks>& nodes, 
   return ok_status();
 }
 
+// The apps as registered: the job's, or one app of every rank.
+std::vector<PmixApp> apps_of(const PmixJob& job) {
+  if (!job.apps.empty()) return job.apps;
+  return {PmixApp{job.size, "", ""}};
+}
+
 Status add_proc_arrays(const PmixJob& job, const std::vector<std::uint32_t>& local_ranks,
                        InfoList& list) {
+  const std::vector<PmixApp> apps = apps_of(job);
+  std::uint32_t app = 0, app_first = 0;
   for (const PmixProcPlacement& proc : job.procs) {
+    // Ranks are in order (validate_job): the app changes at its first rank.
+    while (app + 1 < apps.size() && proc.rank >= app_first + apps[app].size)
+      app_first += apps[app++].size;
     InfoList entry;
     entry.add_rank(PMIX_RANK, proc.rank);  // must come first
     entry.add_rank(PMIX_GLOBAL_RANK, proc.rank);
-    entry.add_rank(PMIX_APP_RANK, proc.rank);
-    entry.add_u32(PMIX_APPNUM, 0);
+    entry.add_rank(PMIX_APP_RANK, proc.rank - app_first);
+    entry.add_u32(PMIX_APPNUM, app);
     entry.add_u16(PMIX_LOCAL_RANK, proc.local_rank);
     entry.add_u16(PMIX_NODE_RANK, proc.node_rank);
     entry.add_u32(PMIX_NODEID, proc.node_id);
@@ -161,16 +179,20 @@ Status add_proc_arrays(const PmixJob& job, const std::vector<std::uint32_t>& loc
   return ok_status();
 }
 
-Status add_app_array(const PmixJob& job, InfoList& list) {
-  InfoList app;
-  app.add_u32(PMIX_APPNUM, 0);
-  app.add_u32(PMIX_APP_SIZE, job.size);
-  app.add_rank(PMIX_APPLDR, 0);
-  if (!job.wdir.empty()) app.add_string(PMIX_WDIR, job.wdir);
-  if (!job.app_argv.empty()) app.add_string(PMIX_APP_ARGV, job.app_argv);
-  Result<InfoArray> array = app.take_array();
-  if (!array) return array.error();
-  list.add_array(PMIX_APP_INFO_ARRAY, *array);
+Status add_app_arrays(const PmixJob& job, InfoList& list) {
+  std::uint32_t first = 0, number = 0;
+  for (const PmixApp& app : apps_of(job)) {
+    InfoList entry;
+    entry.add_u32(PMIX_APPNUM, number++);  // must come first
+    entry.add_u32(PMIX_APP_SIZE, app.size);
+    entry.add_rank(PMIX_APPLDR, first);
+    if (!app.wdir.empty()) entry.add_string(PMIX_WDIR, app.wdir);
+    if (!app.argv.empty()) entry.add_string(PMIX_APP_ARGV, app.argv);
+    Result<InfoArray> array = entry.take_array();
+    if (!array) return array.error();
+    list.add_array(PMIX_APP_INFO_ARRAY, *array);
+    first += app.size;
+  }
   return ok_status();
 }
 
@@ -218,7 +240,7 @@ Result<InfoArray> build_job_info(const PmixJob& job,
   list.add_u32(PMIX_JOB_SIZE, job.size);
   list.add_u32(PMIX_UNIV_SIZE, job.universe_size == 0 ? job.size : job.universe_size);
   list.add_u32(PMIX_MAX_PROCS, job.universe_size == 0 ? job.size : job.universe_size);
-  list.add_u32(PMIX_JOB_NUM_APPS, 1);
+  list.add_u32(PMIX_JOB_NUM_APPS, static_cast<std::uint32_t>(apps_of(job).size()));
   list.add_rank(PMIX_NPROC_OFFSET, 0);  // every job's ranks start at 0
   if (!job.map_by.empty()) {
     list.add_string(PMIX_MAPBY, job.map_by);
@@ -236,7 +258,7 @@ Result<InfoArray> build_job_info(const PmixJob& job,
     list.add_rank(PMIX_LOCALLDR, local_ranks.front());
   }
   if (Status maps = add_maps(job, nodes, list); !maps) return maps.error();
-  if (Status app = add_app_array(job, list); !app) return app.error();
+  if (Status apps = add_app_arrays(job, list); !apps) return apps.error();
   if (Status node_arrays = add_node_arrays(job, nodes, list); !node_arrays) {
     return node_arrays.error();
   }

@@ -87,6 +87,13 @@ struct PmixProcPlacement {
 
 // A job as one daemon registers it. Every daemon hosting a rank registers the
 // whole job (every rank, every node); a daemon hosting none need not.
+// One app of a job: its ranks follow the previous app's.
+struct PmixApp {
+  std::uint32_t size = 0;  // PMIX_APP_SIZE
+  std::string wdir;        // PMIX_WDIR (the app's working directory)
+  std::string argv;        // PMIX_APP_ARGV, space-joined
+};
+
 struct PmixJob {
   std::string nspace;      // e.g. "grove.1234.1", at most 255 characters
   std::uint32_t size = 0;  // total ranks; procs.size() must equal it
@@ -100,8 +107,7 @@ struct PmixJob {
   std::string nsdir;                    // PMIX_NSDIR: the job's directory under it; each local
                                         // rank's PMIX_PROCDIR is nsdir/RANK (made by the host)
   std::string map_by;                   // PMIX_MAPBY and PMIX_RANKBY
-  std::string wdir;                     // PMIX_WDIR (the app's working directory)
-  std::string app_argv;                 // PMIX_APP_ARGV, space-joined
+  std::vector<PmixApp> apps;            // their sizes add up to size; empty: one app
   std::uint64_t avail_phys_memory = 0;  // PMIX_AVAIL_PHYS_MEMORY (bytes; 0: not known)
   std::string parent_nspace;            // the rank that spawned the job (PMIX_PARENT_ID);
   std::uint32_t parent_rank = 0;        // empty nspace: not spawned

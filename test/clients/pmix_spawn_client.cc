@@ -8,8 +8,12 @@
 //   child     prints "child rank R of NSPACE: parent PNSPACE rank PR" from
 //             PMIX_PARENT_ID, checks PMIX_SPAWNED and its environment, fences
 //             with its own job, and exits with --exit S (default 0).
-//   multiple  rank 0 spawns two programs at once and expects an error status
-//             at once (grove runs one program per job).
+//   multiple  rank 0 spawns one job of two apps (MPI_Comm_spawn_multiple's
+//             shape): 2 ranks as `--scenario app` with GROVE_APP=first, 1 rank
+//             with GROVE_APP=second in directory /; prints "rank 0: spawned
+//             NSPACE of two apps".
+//   app       prints "app rank R: appnum A app rank AR of AS, N apps, job size
+//             J, GROVE_APP=X, cwd D", then fences with its job.
 //   connect   rank 0 spawns --np N copies as `--scenario connected`, and
 //             publishes the new nspace; every rank of both jobs then calls
 //             PMIx_Connect over both jobs, reads a value the other job put
@@ -212,22 +216,77 @@ void run_connected() {
   connect_jobs(parent, "child ");
 }
 
+// An app of the multiple scenario: `--scenario app` with GROVE_APP=`name`.
+void load_app(pmix_app_t& app, const std::string& program, int np, const char* name) {
+  load_child_app(app, program, np, 0);
+  std::free(app.argv[2]);
+  app.argv[2] = strdup("app");
+  std::free(app.env[0]);
+  app.env[0] = strdup((std::string("GROVE_APP=") + name).c_str());
+}
+
 void run_multiple() {
   if (self.rank == 0) {
     const std::string program = own_program();
     pmix_app_t apps[2];
-    load_child_app(apps[0], program, 1, 0);
-    load_child_app(apps[1], program, 1, 0);
+    load_app(apps[0], program, 2, "first");
+    load_app(apps[1], program, 1, "second");
+    apps[1].cwd = strdup("/");
     pmix_nspace_t child;
     std::memset(child, 0, sizeof child);
     pmix_status_t status = PMIx_Spawn(nullptr, 0, apps, 2, child);
     PMIX_APP_DESTRUCT(&apps[0]);
     PMIX_APP_DESTRUCT(&apps[1]);
-    if (status == PMIX_SUCCESS) fail("a spawn of two programs succeeded");
-    std::printf("rank 0: spawn of two programs refused with %s\n", PMIx_Error_string(status));
-    ok("", "two programs refused");
+    if (status != PMIX_SUCCESS) fail("spawn of two apps: %s", PMIx_Error_string(status));
+    std::printf("rank 0: spawned %s of two apps\n",
+                std::string(child, ::strnlen(child, PMIX_MAX_NSLEN)).c_str());
+    ok("", "spawn of two apps");
   }
   fence();
+}
+
+std::uint32_t get_u32(const pmix_proc_t& proc, const char* key,
+                      const pmix_info_t* qualifiers = nullptr, std::size_t nqualifiers = 0) {
+  pmix_value_t* value = nullptr;
+  pmix_status_t status = PMIx_Get(&proc, key, qualifiers, nqualifiers, &value);
+  if (status != PMIX_SUCCESS || value == nullptr)
+    fail("get %s: %s", key, PMIx_Error_string(status));
+  std::uint32_t number = 0;
+  if (value->type == PMIX_UINT32) {
+    number = value->data.uint32;
+  } else if (value->type == PMIX_PROC_RANK) {
+    number = value->data.rank;
+  } else {
+    fail("get %s: type %d", key, static_cast<int>(value->type));
+  }
+  PMIX_VALUE_RELEASE(value);
+  return number;
+}
+
+void run_app() {
+  pmix_proc_t whole = self;
+  whole.rank = PMIX_RANK_WILDCARD;
+  const std::uint32_t appnum = get_u32(self, PMIX_APPNUM);
+  const std::uint32_t app_rank = get_u32(self, PMIX_APP_RANK);
+  // App-level facts are asked of the job, naming the app (PMIx standard).
+  pmix_info_t app_qualifiers[2];
+  bool app_info = true;
+  PMIX_INFO_LOAD(&app_qualifiers[0], PMIX_APP_INFO, &app_info, PMIX_BOOL);
+  PMIX_INFO_LOAD(&app_qualifiers[1], PMIX_APPNUM, &appnum, PMIX_UINT32);
+  const std::uint32_t app_size = get_u32(whole, PMIX_APP_SIZE, app_qualifiers, 2);
+  PMIX_INFO_DESTRUCT(&app_qualifiers[0]);
+  PMIX_INFO_DESTRUCT(&app_qualifiers[1]);
+  const std::uint32_t apps = get_u32(whole, PMIX_JOB_NUM_APPS);
+  const std::uint32_t job_size = get_u32(whole, PMIX_JOB_SIZE);
+  const char* name = std::getenv("GROVE_APP");
+  char cwd[PATH_MAX] = {};
+  if (::getcwd(cwd, sizeof cwd) == nullptr) fail("getcwd");
+  std::printf(
+      "app rank %u: appnum %u app rank %u of %u, %u apps, job size %u, GROVE_APP=%s, cwd %s\n",
+      self.rank, appnum, app_rank, app_size, apps, job_size, name != nullptr ? name : "", cwd);
+  std::fflush(stdout);
+  fence();
+  ok("app ", "fence");
 }
 
 }  // namespace
@@ -252,10 +311,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (scenario != "parent" && scenario != "child" && scenario != "multiple" &&
+  if (scenario != "parent" && scenario != "child" && scenario != "multiple" && scenario != "app" &&
       scenario != "connect" && scenario != "connected") {
     std::fprintf(stderr,
-                 "usage: pmix_spawn_client --scenario parent|child|multiple|connect|connected "
+                 "usage: pmix_spawn_client --scenario parent|child|multiple|app|connect|connected "
                  "[--spawner R] [--np N] [--exit S]\n");
     return 2;
   }
@@ -272,6 +331,8 @@ int main(int argc, char** argv) {
     run_connect(np);
   } else if (scenario == "connected") {
     run_connected();
+  } else if (scenario == "app") {
+    run_app();
   } else {
     run_multiple();
   }

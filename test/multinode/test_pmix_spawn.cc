@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <string>
 
@@ -65,13 +66,27 @@ TEST_CASE("a spawned job that fails fails the job that spawned it", "[pmix][spaw
   CHECK_THAT(job.out, Catch::Contains("child rank 1: fence ok"));
 }
 
-TEST_CASE("a spawn of two programs at once is refused at once, not hung", "[pmix][spawn]") {
-  Dvm dvm(1);
+TEST_CASE(
+    "a spawn of two programs makes one job of two apps, each with its ranks, environment "
+    "and directory",
+    "[pmix][spawn]") {
+  Dvm dvm(2);
   REQUIRE(dvm.ready());
   auto job = dvm.grove({"run", "-n", "2", spawn_client(), "--scenario", "multiple"});
   INFO(job.out << job.err);
-  CHECK(job.exit_code == 0);
-  CHECK_THAT(job.out, Catch::Contains("rank 0: two programs refused ok"));
+  REQUIRE(job.exit_code == 0);
+  CHECK_THAT(job.out, Catch::Contains("rank 0: spawn of two apps ok"));
+  // The job-wide facts every rank reads, then each app's own.
+  const std::string facts = ", 2 apps, job size 3, GROVE_APP=";
+  const std::string own_cwd = std::filesystem::current_path().string();
+  CHECK_THAT(job.out, Catch::Contains("app rank 0: appnum 0 app rank 0 of 2" + facts +
+                                      "first, cwd " + own_cwd + "\n"));
+  CHECK_THAT(job.out, Catch::Contains("app rank 1: appnum 0 app rank 1 of 2" + facts +
+                                      "first, cwd " + own_cwd + "\n"));
+  CHECK_THAT(job.out,
+             Catch::Contains("app rank 2: appnum 1 app rank 0 of 1" + facts + "second, cwd /\n"));
+  for (int rank = 0; rank < 3; ++rank)
+    CHECK_THAT(job.out, Catch::Contains("app rank " + std::to_string(rank) + ": fence ok"));
 }
 
 TEST_CASE("ranks of two jobs connect, read each other's data, fence across both and disconnect",
@@ -116,4 +131,27 @@ TEST_CASE("MPI_Comm_spawn: the children know their parent, share a barrier and d
   CHECK_THAT(job.out, Catch::Contains("parent rank 1: spawn rc=0"));
   CHECK_THAT(job.out, Catch::Contains("child rank 0 of 2: parent size 2"));
   CHECK_THAT(job.out, Catch::Contains("child rank 1 of 2: parent size 2"));
+}
+
+TEST_CASE("MPI_Comm_spawn_multiple: one child job of two commands, each rank knowing its appnum",
+          "[pmix][spawn][mpi]") {
+  const char* program = std::getenv("GROVE_MPI_SPAWN");
+  if (program == nullptr) {
+    WARN("Open MPI is not installed: skipped");
+    return;
+  }
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", program, "--multiple"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  CHECK_THAT(job.out, Catch::Contains("parent rank 0: spawn rc=0"));
+  CHECK_THAT(job.out, Catch::Contains("parent rank 1: spawn rc=0"));
+  for (int rank = 0; rank < 3; ++rank) {
+    CHECK_THAT(job.out,
+               Catch::Contains("child rank " + std::to_string(rank) + " of 3: parent size 2"));
+  }
+  CHECK_THAT(job.out, Catch::Contains("child rank 0: appnum 0 argument first"));
+  CHECK_THAT(job.out, Catch::Contains("child rank 1: appnum 0 argument first"));
+  CHECK_THAT(job.out, Catch::Contains("child rank 2: appnum 1 argument second"));
 }

@@ -30,9 +30,11 @@ TEST_CASE("well-formed requests decode to their types", "[control]") {
       R"("map_by":"node","timeout":9})");
   REQUIRE(run.ok());
   const auto& job = std::get<RunRequest>(*run);
-  CHECK(job.argv == std::vector<std::string>{"sh", "-c", "true"});
+  REQUIRE(job.apps.size() == 1);
+  CHECK(job.apps[0].argv == std::vector<std::string>{"sh", "-c", "true"});
+  CHECK(job.apps[0].cwd == "/tmp");
   CHECK(job.env == std::vector<std::string>{"A=1"});
-  CHECK(job.np == 4);
+  CHECK(job.np() == 4);
   CHECK(job.policy == MapSpec{MapPolicy::node, 0});
   CHECK(job.timeout_s == 9);
 }

@@ -74,10 +74,8 @@ struct Fixture {
 
 JobRequest request_of(std::uint32_t np, std::vector<std::string> env = {}) {
   JobRequest request;
-  request.argv = {"prog"};
+  request.apps.push_back(JobApp{{"prog"}, {}, "/work", np});
   request.env = std::move(env);
-  request.cwd = "/work";
-  request.np = np;
   return request;
 }
 
@@ -102,7 +100,8 @@ TEST_CASE(
   CHECK(launched[1].parent_nspace == "grove.9.1");
   CHECK(launched[1].parent_rank == 1);
   CHECK(launched[1].env == std::vector<std::string>{"A=1", "B=2"});  // the parent's first
-  CHECK(launched[1].cwd == "/work");
+  REQUIRE(launched[1].apps.size() == 1);
+  CHECK(launched[1].apps[0].cwd == "/work");
   CHECK(launched[0].parent_nspace.empty());
 
   f.manager->on_output(JobOutput{2, 0, OutputStream::out, "from the child\n"}, 1);

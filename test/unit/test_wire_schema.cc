@@ -84,7 +84,21 @@ TEST_CASE("decoders refuse what the schema does not allow", "[wire]") {
     JobSpec spec;
     spec.ranks = {RankPlacement{0, 1, 0, 0, 0}};
     CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));  // no program
-    spec.argv = {"true"};
+    spec.apps = {JobApp{{}, {}, "", 1}};
+    CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));  // an app without one
+    spec.apps[0].argv = {"true"};
+    CHECK(wire_decode<JobSpec>(encode(spec)));
+    spec.apps.push_back(JobApp{{"false"}, {}, "", 1});
+    CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));  // two apps' ranks, one rank
+    spec.ranks.push_back(RankPlacement{1, 1, 1, 1, 0});
+    CHECK(wire_decode<JobSpec>(encode(spec)));
+    CHECK(spec.app_of(0) == 0);
+    CHECK(spec.app_of(1) == 1);
+    CHECK(spec.first_rank_of(1) == 1);
+    spec.apps[1].np = 0;  // an app with no ranks
+    spec.apps[0].np = 2;
+    CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
+    spec.apps.pop_back();
     CHECK(wire_decode<JobSpec>(encode(spec)));
     spec.ranks[0].rank = 1;  // rank i must sit at index i
     CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
@@ -147,9 +161,8 @@ TEST_CASE("a leading decode reads the header and leaves the tail", "[wire]") {
 TEST_CASE("every message survives a round trip", "[wire]") {
   JobSpec spec{3,
                "grove.3",
-               {"a.out", "-x"},
                {"A=1"},
-               "/tmp",
+               {JobApp{{"a.out", "-x"}, {"B=2"}, "/tmp", 2}},
                {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
                {"n0", "n1"},
                {2, 1},
@@ -160,7 +173,10 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(spec_back.map_by == "ppr:1:node");
   CHECK(spec_back.parent_nspace == "grove.1");
   CHECK(spec_back.parent_rank == 5);
-  CHECK(spec_back.argv == spec.argv);
+  REQUIRE(spec_back.apps.size() == 1);
+  CHECK(spec_back.apps[0].argv == spec.apps[0].argv);
+  CHECK(spec_back.apps[0].env == spec.apps[0].env);
+  CHECK(spec_back.apps[0].cwd == "/tmp");
   CHECK(spec_back.ranks.size() == 2);
   CHECK(spec_back.ranks[1].daemon == 2);
   CHECK(spec_back.hostnames == spec.hostnames);
