@@ -44,6 +44,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   PmixHooks hooks;
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
   hooks.on_connect = [self](PmixConnectCall call) { self->on_connect(std::move(call)); };
+  hooks.on_group = [self](PmixGroupCall call) { self->on_group(std::move(call)); };
   hooks.on_query = [self](PmixQueryCall call) { self->on_query(call); };
   hooks.on_log = [self](const PmixLogCall& call) { return self->on_log(call); };
   // Events beyond this daemon go out through the controller to every daemon.
@@ -461,7 +462,7 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
   std::erase_if(pending_connects_, [&](const auto& entry) {
-    const auto& nspaces = entry.second.nspaces;
+    const auto& nspaces = entry.second->nspaces;
     return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
   });
   auto found = jobs_.find(job);

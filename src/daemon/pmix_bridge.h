@@ -65,8 +65,17 @@ class PmixBridge {
  private:
   PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories);
   void on_fence(PmixFenceCall call);
-  // pmix_bridge_connect.cc: PMIx_Connect and PMIx_Disconnect.
+  // pmix_bridge_connect.cc: PMIx_Connect, PMIx_Disconnect and process
+  // groups.
+  struct PendingConnect;
   void on_connect(PmixConnectCall call);
+  void on_group(PmixGroupCall call);
+  void begin_collective(const std::string& kind,
+                        const std::map<std::string, std::vector<std::uint32_t>>& procs,
+                        std::unique_ptr<PendingConnect> pending, std::uint32_t timeout_seconds,
+                        Bytes contribution);
+  void finish_collective(const PendingConnect& pending, int status,
+                         std::optional<std::uint64_t> context_id);
   void on_connect_done(const FenceDone& done);
   // pmix_bridge_services.cc: PMIx_Query_info and PMIx_Log.
   void on_query(const PmixQueryCall& call);
@@ -87,15 +96,19 @@ class PmixBridge {
   std::map<std::string, std::uint32_t> by_nspace_;
   std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace
   LogOutputFn log_output_;
-  // A connect or disconnect this daemon contributed to: its PMIx handle and
-  // the jobs to register before it is answered, by engine signature.
+  // A connect, disconnect or group operation this daemon contributed to: its
+  // PMIx handle and the jobs to register before it is answered, by engine
+  // signature.
   struct PendingConnect {
     std::uint64_t handle = 0;
     std::uint64_t round = 0;  // the engine's round it joined
-    bool disconnect = false;
+    bool disconnect = false;  // or a group destruct: nothing to register
+    bool group = false;       // answered with complete_group
+    bool wants_context_id = false;
     std::vector<std::string> nspaces;
   };
-  std::multimap<std::string, PendingConnect> pending_connects_;
+  std::multimap<std::string, std::unique_ptr<PendingConnect>> pending_connects_;
+  std::uint64_t group_offers_ = 0;  // context ids this daemon has offered
   // Local ranks that connected and have not finalized, by (job, rank).
   std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;
   // A PMIx fence this daemon contributed to and has not answered. The

@@ -1,9 +1,11 @@
-// PMIx_Connect and PMIx_Disconnect across jobs (what MPI_Comm_spawn,
-// MPI_Comm_connect/accept and MPI_Comm_disconnect use): a barrier over the
-// engine among the daemons hosting the participants, like a fence. Before a
-// connect is answered, every participating job is registered with this
-// daemon's PMIx server, so libpmix can hand its local participants the
-// others' job data.
+// The PMIx collectives over sets of processes that may span jobs:
+// PMIx_Connect and PMIx_Disconnect (what MPI_Comm_spawn,
+// MPI_Comm_connect/accept and MPI_Comm_disconnect use) and process groups
+// (PMIx_Group_construct and _destruct). Each is a collective over the engine
+// among the daemons hosting the participants, like a fence. Before a connect
+// or a group construct is answered, every participating job is registered
+// with this daemon's PMIx server, so libpmix can hand its local participants
+// the others' job data.
 #include "daemon/pmix_bridge.h"
 
 #include <algorithm>
@@ -12,29 +14,78 @@ namespace grove {
 
 namespace {
 
-// The engine's name for a connect: in the scope of its first job (its state
-// goes when that job ends), every participant listed, so the daemons agree.
-std::string connect_signature(const PmixConnectCall& call) {
-  std::string signature =
-      pmix_fence_scope(call.procs.begin()->first) + (call.disconnect ? "disconnect" : "connect");
-  for (const auto& [nspace, ranks] : call.procs)
+using ProcsByNspace = std::map<std::string, std::vector<std::uint32_t>>;
+
+// A daemon's candidate for a group's context id. Every daemon offers one;
+// the lowest-numbered participating daemon's wins on all of them. Unique
+// DVM-wide: the daemon's vpid above a count it never repeats.
+struct GroupContextOffer {
+  std::uint64_t candidate = 0;
+
+  static constexpr const char* wire_name = "group context offer";
+  static auto wire_fields(auto& m) { return std::tie(m.candidate); }
+};
+
+// The engine's name for a collective: in the scope of its first job (its
+// state goes when that job ends), every participant listed, so the daemons
+// agree.
+std::string collective_signature(const std::string& kind, const ProcsByNspace& procs) {
+  std::string signature = pmix_fence_scope(procs.begin()->first) + kind;
+  for (const auto& [nspace, ranks] : procs)
     signature += "|" + pmix_fence_signature(nspace, ranks);
   return signature;
+}
+
+// The agreed context id: the first offer in the release (contributions come
+// by vpid ascending), or nothing if the release carries none.
+std::optional<std::uint64_t> agreed_context_id(const FenceDone& done) {
+  if (!done.release) return std::nullopt;
+  auto release = wire_decode<FenceRelease>(*done.release);
+  if (!release) return std::nullopt;
+  for (const auto& [vpid, bytes] : release->contributions) {
+    if (auto offer = wire_decode<GroupContextOffer>(bytes)) return offer->candidate;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 void PmixBridge::on_connect(PmixConnectCall call) {
-  const char* what = call.disconnect ? "disconnect" : "connect";
+  auto pending = std::make_unique<PendingConnect>();
+  pending->handle = call.handle;
+  pending->disconnect = call.disconnect;
+  begin_collective(call.disconnect ? "disconnect" : "connect", call.procs, std::move(pending),
+                   call.timeout_seconds, {});
+}
+
+void PmixBridge::on_group(PmixGroupCall call) {
+  auto pending = std::make_unique<PendingConnect>();
+  pending->handle = call.handle;
+  pending->disconnect = call.destruct;
+  pending->group = true;
+  pending->wants_context_id = call.assign_context_id && !call.destruct;
+  Bytes offer;
+  if (pending->wants_context_id) {
+    offer = encode(
+        GroupContextOffer{(static_cast<std::uint64_t>(runtime_.self()) << 32) | ++group_offers_});
+  }
+  // The group's name is part of the signature: two groups over the same
+  // processes are two collectives.
+  const std::string kind = (call.destruct ? "group-destruct:" : "group-construct:") + call.id;
+  begin_collective(kind, call.procs, std::move(pending), call.timeout_seconds, std::move(offer));
+}
+
+void PmixBridge::begin_collective(const std::string& kind, const ProcsByNspace& procs,
+                                  std::unique_ptr<PendingConnect> pending,
+                                  std::uint32_t timeout_seconds, Bytes contribution) {
   std::vector<Vpid> hosts;
-  PendingConnect pending{call.handle, 0, call.disconnect, {}};
-  for (const auto& [nspace, ranks] : call.procs) {
+  for (const auto& [nspace, ranks] : procs) {
     const JobSpec* job = job_by_nspace(nspace);
     const bool unknown_rank = job != nullptr && !ranks.empty() && ranks.back() >= job->ranks.size();
     if (job == nullptr || unknown_rank) {
-      log_.error("PMIx %s names %s of %s, which is not running", what,
+      log_.error("PMIx %s names %s of %s, which is not running", kind.c_str(),
                  job == nullptr ? "the job" : "a rank", nspace.c_str());
-      (void)server_->complete_connect(call.handle, kPmixErrorNotFound);
+      finish_collective(*pending, kPmixErrorNotFound, std::nullopt);
       return;
     }
     if (ranks.empty()) {
@@ -44,30 +95,47 @@ void PmixBridge::on_connect(PmixConnectCall call) {
       for (std::uint32_t rank : ranks)
         hosts.push_back(job->ranks[rank].daemon);
     }
-    pending.nspaces.push_back(nspace);
+    pending->nspaces.push_back(nspace);
   }
-  const std::string signature = connect_signature(call);
-  pending.round = runtime_.engine().fence_generation(signature) + 1;  // the round it joins
-  pending_connects_.emplace(signature, pending);
-  log_.verbose("daemon", 2, "PMIx %s %s", what, signature.c_str());
-  runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts), {}});
+  const std::string signature = collective_signature(kind, procs);
+  pending->round = runtime_.engine().fence_generation(signature) + 1;  // the round it joins
+  if (timeout_seconds > 0) {
+    // libpmix 4.2 arms a timer of its own for a connect or group with
+    // PMIX_TIMEOUT and never cancels it: when it fires, even after the
+    // operation completed, its progress thread spins (docs/pmix.md).
+    log_.error("PMIx %s carries PMIX_TIMEOUT (%u s): libpmix 4.2 mishandles it once it expires",
+               kind.c_str(), timeout_seconds);
+  }
+  pending_connects_.emplace(signature, std::move(pending));
+  log_.verbose("daemon", 2, "PMIx %s", signature.c_str());
+  runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts), std::move(contribution)});
+}
+
+void PmixBridge::finish_collective(const PendingConnect& pending, int status,
+                                   std::optional<std::uint64_t> context_id) {
+  if (pending.group) {
+    (void)server_->complete_group(pending.handle, status, context_id);
+  } else {
+    (void)server_->complete_connect(pending.handle, status);
+  }
 }
 
 void PmixBridge::on_connect_done(const FenceDone& done) {
   auto [first, last] = pending_connects_.equal_range(done.key.signature);
-  std::vector<PendingConnect> answered;
+  std::vector<std::unique_ptr<PendingConnect>> answered;
   for (auto entry = first; entry != last;) {
-    if (entry->second.round > done.key.generation) {
+    if (entry->second->round > done.key.generation) {
       ++entry;
       continue;
     }
     answered.push_back(std::move(entry->second));
     entry = pending_connects_.erase(entry);
   }
-  for (const PendingConnect& pending : answered) {
+  for (const auto& answering : answered) {
+    const PendingConnect& pending = *answering;
     int status = kPmixSuccess;
     if (done.status != FenceStatus::ok) {
-      log_.error("PMIx connect %s ended: %s (daemon %u)", done.key.signature.c_str(),
+      log_.error("PMIx %s ended: %s (daemon %u)", done.key.signature.c_str(),
                  std::string(fence_status_name(done.status)).c_str(), done.lost);
       status = kPmixErrorUnreachable;
     }
@@ -77,12 +145,20 @@ void PmixBridge::on_connect_done(const FenceDone& done) {
       Status registered =
           job == nullptr ? Status(Error{"the job has ended"}) : ensure_registered(*job);
       if (!registered) {
-        log_.error("PMIx connect: %s: %s", pending.nspaces[i].c_str(),
+        log_.error("PMIx %s: %s: %s", done.key.signature.c_str(), pending.nspaces[i].c_str(),
                    registered.error().message.c_str());
         status = kPmixErrorNotFound;
       }
     }
-    (void)server_->complete_connect(pending.handle, status);
+    std::optional<std::uint64_t> context_id;
+    if (status == kPmixSuccess && pending.wants_context_id) {
+      context_id = agreed_context_id(done);
+      if (!context_id) {
+        log_.error("PMIx %s: no daemon offered a context id", done.key.signature.c_str());
+        status = kPmixError;
+      }
+    }
+    finish_collective(pending, status, context_id);
   }
 }
 

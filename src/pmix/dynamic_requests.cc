@@ -2,7 +2,23 @@
 
 #include <algorithm>
 
+#include "pmix/info_list.h"
+
 namespace grove::pmix_internal {
+
+namespace {
+
+// A group's answer lives until libpmix says it has copied it.
+void release_group_answer(void* cbdata) {
+  delete static_cast<InfoArray*>(cbdata);
+}
+
+// Whether any of `nspaces` is `nspace`.
+bool names(const std::vector<std::string>& nspaces, const std::string& nspace) {
+  return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
+}
+
+}  // namespace
 
 SpawnMessage DynamicRequests::take(SpawnUpcall& upcall) {
   const std::uint64_t handle = next_handle_++;
@@ -20,6 +36,18 @@ PmixConnectCall DynamicRequests::take(ConnectUpcall& upcall) {
   for (const auto& [nspace, ranks] : upcall.call.procs)
     pending.nspaces.push_back(nspace);
   PmixConnectCall call = std::move(upcall.call);
+  call.handle = handle;
+  return call;
+}
+
+PmixGroupCall DynamicRequests::take(GroupUpcall& upcall) {
+  const std::uint64_t handle = next_handle_++;
+  PendingGroup& pending = groups_[handle];
+  pending.cbfunc = upcall.cbfunc;
+  pending.cbdata = upcall.cbdata;
+  for (const auto& [nspace, ranks] : upcall.call.procs)
+    pending.nspaces.push_back(nspace);
+  PmixGroupCall call = std::move(upcall.call);
   call.handle = handle;
   return call;
 }
@@ -53,12 +81,35 @@ Status DynamicRequests::complete_connect(std::uint64_t handle, int status) {
   return ok_status();
 }
 
+Status DynamicRequests::complete_group(std::uint64_t handle, int status,
+                                       std::optional<std::uint64_t> context_id) {
+  auto found = groups_.find(handle);
+  if (found == groups_.end()) {
+    return Error{"no pending group operation has handle " + std::to_string(handle)};
+  }
+  PendingGroup request = found->second;
+  groups_.erase(found);
+  if (request.cbfunc == nullptr) return ok_status();
+  InfoList list;
+  if (status == PMIX_SUCCESS && context_id) {
+    const std::size_t id = *context_id;  // PMIx's type for it is size_t
+    list.add_size(PMIX_GROUP_CONTEXT_ID, id);
+  }
+  Result<InfoArray> array = list.take_array();
+  if (!array) {
+    request.cbfunc(PMIX_ERROR, nullptr, 0, request.cbdata, nullptr, nullptr);
+    return array.error();
+  }
+  auto* held = new InfoArray(std::move(*array));
+  request.cbfunc(status, held->size() > 0 ? held->data() : nullptr, held->size(), request.cbdata,
+                 release_group_answer, held);
+  return ok_status();
+}
+
 void DynamicRequests::forget(const std::string& nspace) {
   std::erase_if(spawns_, [&](const auto& entry) { return entry.second.nspace == nspace; });
-  std::erase_if(connects_, [&](const auto& entry) {
-    const auto& nspaces = entry.second.nspaces;
-    return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
-  });
+  std::erase_if(connects_, [&](const auto& entry) { return names(entry.second.nspaces, nspace); });
+  std::erase_if(groups_, [&](const auto& entry) { return names(entry.second.nspaces, nspace); });
 }
 
 }  // namespace grove::pmix_internal

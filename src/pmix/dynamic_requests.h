@@ -1,5 +1,5 @@
 // Internal to grove_pmix. The requests about dynamic processes (PMIx_Spawn,
-// PMIx_Connect, PMIx_Disconnect) a PmixServer has handed to its daemon and
+// PMIx_Connect, PMIx_Disconnect, process groups) a PmixServer has handed to its daemon and
 // not yet answered. Loop thread only.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,15 +22,19 @@ class DynamicRequests {
   // (what the daemon is handed).
   SpawnMessage take(SpawnUpcall& upcall);
   PmixConnectCall take(ConnectUpcall& upcall);
+  PmixGroupCall take(GroupUpcall& upcall);
   // Tells the spawning client the new job's nspace, or that it did not
   // start; errors: an unknown handle.
   Status complete(const SpawnReply& reply);
   // Ends a connect or disconnect with `status`; errors: an unknown handle.
   Status complete_connect(std::uint64_t handle, int status);
+  // Ends a group operation with `status` (and PMIX_GROUP_CONTEXT_ID when
+  // given); errors: an unknown handle, or the answer could not be built.
+  Status complete_group(std::uint64_t handle, int status, std::optional<std::uint64_t> context_id);
   // libpmix dropped the requests of the job's clients with its registration
   // (a connect goes when any of its nspaces does).
   void forget(const std::string& nspace);
-  std::size_t pending() const { return spawns_.size() + connects_.size(); }
+  std::size_t pending() const { return spawns_.size() + connects_.size() + groups_.size(); }
 
  private:
   struct PendingSpawn {
@@ -42,9 +47,15 @@ class DynamicRequests {
     void* cbdata = nullptr;
     std::vector<std::string> nspaces;  // the participants'
   };
+  struct PendingGroup {
+    pmix_info_cbfunc_t cbfunc = nullptr;
+    void* cbdata = nullptr;
+    std::vector<std::string> nspaces;  // the members'
+  };
   std::uint64_t next_handle_ = 1;
   std::map<std::uint64_t, PendingSpawn> spawns_;
   std::map<std::uint64_t, PendingConnect> connects_;
+  std::map<std::uint64_t, PendingGroup> groups_;
 };
 
 }  // namespace grove::pmix_internal

@@ -58,6 +58,10 @@ void InfoList::add_u64(const char* key, std::uint64_t value) {
   add(key, &value, PMIX_UINT64);
 }
 
+void InfoList::add_size(const char* key, std::size_t value) {
+  add(key, &value, PMIX_SIZE);
+}
+
 void InfoList::add_u16(const char* key, std::uint16_t value) {
   add(key, &value, PMIX_UINT16);
 }

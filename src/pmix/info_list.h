@@ -43,6 +43,7 @@ class InfoList {
   void add_regex(const char* key, const char* regex);  // PMIX_REGEX, from PMIx_generate_*
   void add_u32(const char* key, std::uint32_t value);
   void add_u64(const char* key, std::uint64_t value);
+  void add_size(const char* key, std::size_t value);  // PMIX_SIZE
   void add_u16(const char* key, std::uint16_t value);
   void add_rank(const char* key, std::uint32_t rank);
   void add_bool(const char* key, bool value);

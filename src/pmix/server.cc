@@ -24,25 +24,6 @@
 
 namespace grove {
 
-static_assert(kPmixSuccess == PMIX_SUCCESS);
-static_assert(kPmixError == PMIX_ERROR);
-static_assert(kPmixErrorTimeout == PMIX_ERR_TIMEOUT);
-static_assert(kPmixErrorUnreachable == PMIX_ERR_UNREACH);
-static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
-static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
-static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
-static_assert(kPmixEventJobEnd == PMIX_EVENT_JOB_END);
-static_assert(kPmixEventNodeDown == PMIX_EVENT_NODE_DOWN);
-static_assert(kPmixEventProcTerminated == PMIX_EVENT_PROC_TERMINATED);
-static_assert(kPmixErrorProcRequestedAbort == PMIX_ERR_PROC_REQUESTED_ABORT);
-static_assert(kPmixErrorProcTermWithoutSync == PMIX_ERR_PROC_TERM_WO_SYNC);
-static_assert(kPmixErrorProcAbortedBySignal == PMIX_ERR_PROC_ABORTED_BY_SIG);
-static_assert(kPmixErrorPartialSuccess == PMIX_ERR_PARTIAL_SUCCESS);
-static_assert(kPmixErrorBadParam == PMIX_ERR_BAD_PARAM);
-static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
-static_assert(kPmixJobSize == PMIX_JOB_SIZE);
-static_assert(kPmixNumNodes == PMIX_NUM_NODES);
-
 namespace {
 
 using pmix_internal::AbortUpcall;
@@ -139,6 +120,9 @@ class PmixServer::Impl {
   Status complete_connect(std::uint64_t handle, int status) {
     return dynamic_requests_.complete_connect(handle, status);
   }
+  Status complete_group(std::uint64_t handle, int status, std::optional<std::uint64_t> id) {
+    return dynamic_requests_.complete_group(handle, status, id);
+  }
   Status complete_query(std::uint64_t handle, int status,
                         const std::vector<PmixQueryAnswer>& answers) {
     return query_requests_.complete(handle, status, answers);
@@ -164,7 +148,9 @@ class PmixServer::Impl {
 
   void handle(Upcall& upcall);
   void handle_fence(FenceUpcall& upcall);
-  void handle_connect(pmix_internal::ConnectUpcall& upcall);
+  // Connects and groups: handed to the daemon, or refused at once.
+  template <typename UpcallType, typename Hook>
+  void handle_collective(UpcallType& upcall, const Hook& hook);
   void handle_direct_modex(DirectModexUpcall& upcall);
   void handle_abort(AbortUpcall& upcall);
   void handle_finalized(FinalizedUpcall& upcall);
@@ -386,7 +372,12 @@ void PmixServer::Impl::handle(Upcall& upcall) {
       pmix_nspace_t none{};
       if (call.cbfunc != nullptr) call.cbfunc(PMIX_ERR_NOT_SUPPORTED, none, call.cbdata);
     }
-    void operator()(pmix_internal::ConnectUpcall& call) { impl.handle_connect(call); }
+    void operator()(pmix_internal::ConnectUpcall& call) {
+      impl.handle_collective(call, impl.hooks_.on_connect);
+    }
+    void operator()(pmix_internal::GroupUpcall& call) {
+      impl.handle_collective(call, impl.hooks_.on_group);
+    }
     void operator()(pmix_internal::QueryUpcall& call) {
       if (impl.hooks_.on_query) {
         impl.hooks_.on_query(impl.query_requests_.take(call));
@@ -453,18 +444,29 @@ void PmixServer::Impl::handle_publishing(UpcallType& upcall, const Hook& hook) {
   }
 }
 
-void PmixServer::Impl::handle_connect(pmix_internal::ConnectUpcall& upcall) {
-  PmixConnectCall& call = upcall.call;
-  if (!hooks_.on_connect) {
-    if (hooks_.on_unsupported && !call.procs.empty()) {
-      const auto& [nspace, ranks] = *call.procs.begin();
-      hooks_.on_unsupported(call.disconnect ? "PMIx_Disconnect" : "PMIx_Connect", nspace,
-                            ranks.empty() ? 0 : ranks.front());
-    }
-    if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
+template <typename UpcallType, typename Hook>
+void PmixServer::Impl::handle_collective(UpcallType& upcall, const Hook& hook) {
+  if (hook) {
+    hook(dynamic_requests_.take(upcall));
     return;
   }
-  hooks_.on_connect(dynamic_requests_.take(upcall));
+  constexpr bool is_group = std::is_same_v<UpcallType, pmix_internal::GroupUpcall>;
+  if (hooks_.on_unsupported && !upcall.call.procs.empty()) {
+    const auto& [nspace, ranks] = *upcall.call.procs.begin();
+    const char* what = nullptr;
+    if constexpr (is_group) {
+      what = upcall.call.destruct ? "PMIx_Group_destruct" : "PMIx_Group_construct";
+    } else {
+      what = upcall.call.disconnect ? "PMIx_Disconnect" : "PMIx_Connect";
+    }
+    hooks_.on_unsupported(what, nspace, ranks.empty() ? 0 : ranks.front());
+  }
+  if (upcall.cbfunc == nullptr) return;
+  if constexpr (is_group) {
+    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, nullptr, 0, upcall.cbdata, nullptr, nullptr);
+  } else {
+    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
+  }
 }
 
 void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {
@@ -547,6 +549,11 @@ Status PmixServer::complete_spawn(const SpawnReply& reply) {
 
 Status PmixServer::complete_connect(std::uint64_t handle, int status) {
   return impl_->complete_connect(handle, status);
+}
+
+Status PmixServer::complete_group(std::uint64_t handle, int status,
+                                  std::optional<std::uint64_t> context_id) {
+  return impl_->complete_group(handle, status, context_id);
 }
 
 Status PmixServer::complete_query(std::uint64_t handle, int status,

@@ -136,6 +136,19 @@ struct PmixConnectCall {
   bool disconnect = false;
   // The participants by nspace: ranks sorted, empty meaning every rank.
   std::map<std::string, std::vector<std::uint32_t>> procs;
+  std::uint32_t timeout_seconds = 0;  // PMIX_TIMEOUT the clients gave (0: none)
+};
+
+// A group upcall: every local member has called PMIx_Group_construct (or
+// PMIx_Group_destruct) for group `id` over this set of processes.
+struct PmixGroupCall {
+  std::uint64_t handle = 0;  // pass back to complete_group
+  bool destruct = false;
+  std::string id;  // the members' name for the group
+  // The members by nspace: ranks sorted, empty meaning every rank.
+  std::map<std::string, std::vector<std::uint32_t>> procs;
+  bool assign_context_id = false;     // PMIX_GROUP_ASSIGN_CONTEXT_ID was asked
+  std::uint32_t timeout_seconds = 0;  // PMIX_TIMEOUT the clients gave (0: none)
 };
 
 // A PMIx_Query_info from a local client (PMIx_Query_info).
@@ -213,6 +226,12 @@ struct PmixHooks {
   // libpmix hands the local participants the others' job data. Left empty: answered
   // PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(PmixConnectCall)> on_connect;
+  // PMIx_Group_construct / PMIx_Group_destruct: a collective over the
+  // daemons hosting the members, then complete_group(handle, status, id),
+  // with the same context id on every daemon when one was asked. Members'
+  // nspaces are registered first, as for a connect. Left empty: answered
+  // PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(PmixGroupCall)> on_group;
   // PMIx_Query_info: answered with complete_query(handle, status, answers).
   // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(PmixQueryCall)> on_query;
@@ -293,6 +312,9 @@ class PmixServer {
   Status complete_lookup(const LookupReply& reply);
   Status complete_spawn(const SpawnReply& reply);
   Status complete_connect(std::uint64_t handle, int status);
+  // Ends a group operation; a context id is handed to the members as
+  // PMIX_GROUP_CONTEXT_ID.
+  Status complete_group(std::uint64_t handle, int status, std::optional<std::uint64_t> context_id);
   // PMIx_Notify_event to this server's clients that registered for it.
   Status notify(const PmixEvent& event);
   Status complete_query(std::uint64_t handle, int status,

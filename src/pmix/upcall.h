@@ -109,6 +109,14 @@ struct ConnectUpcall {
   void* cbdata = nullptr;
 };
 
+// group: every local member has called PMIx_Group_construct or _destruct
+// (its handle is set on the loop thread).
+struct GroupUpcall {
+  PmixGroupCall call;
+  pmix_info_cbfunc_t cbfunc = nullptr;
+  void* cbdata = nullptr;
+};
+
 // query: a local client's PMIx_Query_info (its handle is set on the loop
 // thread).
 struct QueryUpcall {
@@ -144,16 +152,16 @@ struct LocalModexReply {
   std::vector<std::byte> blob;
 };
 
-using Upcall =
-    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, ConnectedUpcall,
-                 PublishUpcall, LookupUpcall, UnpublishUpcall, SpawnUpcall, ConnectUpcall,
-                 QueryUpcall, LogUpcall, NotifyUpcall, UnsupportedUpcall, LocalModexReply>;
+using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
+                            ConnectedUpcall, PublishUpcall, LookupUpcall, UnpublishUpcall,
+                            SpawnUpcall, ConnectUpcall, GroupUpcall, QueryUpcall, LogUpcall,
+                            NotifyUpcall, UnsupportedUpcall, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,
 // client_finalized, client_connected, publish, lookup, unpublish, spawn,
-// connect, disconnect, query, log and notify_event are implemented; allocate, job
-// control, monitor, credentials, group and fabric answer
+// connect, disconnect, group, query, log and notify_event are implemented;
+// allocate, job control, monitor, credentials and fabric answer
 // PMIX_ERR_NOT_SUPPORTED (and tell the daemon);
 // the rest stay null, which PMIx treats as "the host does not do this".
 pmix_server_module_t make_server_module();

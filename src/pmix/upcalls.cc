@@ -354,24 +354,53 @@ pmix_status_t spawn(const pmix_proc_t* proc, const pmix_info_t job_info[], std::
 // connect and disconnect: the participants by nspace (a wildcard rank
 // stands for the whole nspace).
 pmix_status_t post_connect(const pmix_proc_t procs[], std::size_t nprocs, bool disconnect,
-                           pmix_op_cbfunc_t cbfunc, void* cbdata) {
+                           const pmix_info_t info[], std::size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                           void* cbdata) {
   if (procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
   ConnectUpcall upcall;
   upcall.call.disconnect = disconnect;
   upcall.call.procs = procs_by_nspace(procs, nprocs);
+  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+    if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT))
+      upcall.call.timeout_seconds = info_count(info[i].value);
+  }
   upcall.cbfunc = cbfunc;
   upcall.cbdata = cbdata;
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
-pmix_status_t connect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],
-                      std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
-  return post_connect(procs, nprocs, false, cbfunc, cbdata);
+pmix_status_t connect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t info[],
+                      std::size_t ninfo, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  return post_connect(procs, nprocs, false, info, ninfo, cbfunc, cbdata);
 }
 
-pmix_status_t disconnect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t[],
-                         std::size_t, pmix_op_cbfunc_t cbfunc, void* cbdata) {
-  return post_connect(procs, nprocs, true, cbfunc, cbdata);
+pmix_status_t disconnect(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t info[],
+                         std::size_t ninfo, pmix_op_cbfunc_t cbfunc, void* cbdata) {
+  return post_connect(procs, nprocs, true, info, ninfo, cbfunc, cbdata);
+}
+
+// group construct and destruct: the members by nspace, as for a connect.
+// Directives other than PMIX_GROUP_ASSIGN_CONTEXT_ID and PMIX_TIMEOUT change
+// nothing here
+// (docs/pmix.md "Process groups").
+pmix_status_t group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                    std::size_t nprocs, const pmix_info_t directives[], std::size_t ndirs,
+                    pmix_info_cbfunc_t cbfunc, void* cbdata) {
+  if (grp == nullptr || procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+  if (op != PMIX_GROUP_CONSTRUCT && op != PMIX_GROUP_DESTRUCT) return PMIX_ERR_NOT_SUPPORTED;
+  GroupUpcall upcall;
+  upcall.call.destruct = op == PMIX_GROUP_DESTRUCT;
+  upcall.call.id = grp;
+  upcall.call.procs = procs_by_nspace(procs, nprocs);
+  for (std::size_t i = 0; directives != nullptr && i < ndirs; ++i) {
+    if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
+      upcall.call.assign_context_id = PMIX_INFO_TRUE(&directives[i]);
+    if (PMIX_CHECK_KEY(&directives[i], PMIX_TIMEOUT))
+      upcall.call.timeout_seconds = info_count(directives[i].value);
+  }
+  upcall.cbfunc = cbfunc;
+  upcall.cbdata = cbdata;
+  return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
 pmix_status_t query(pmix_proc_t* proc, pmix_query_t* queries, std::size_t nqueries,
@@ -483,11 +512,6 @@ pmix_status_t validate_credential(const pmix_proc_t* proc, const pmix_byte_objec
                                   const pmix_info_t[], std::size_t, pmix_validation_cbfunc_t,
                                   void*) {
   return unsupported("PMIx_Validate_credential", proc);
-}
-
-pmix_status_t group(pmix_group_operation_t, char[], const pmix_proc_t procs[], std::size_t nprocs,
-                    const pmix_info_t[], std::size_t, pmix_info_cbfunc_t, void*) {
-  return unsupported("PMIx_Group", nprocs > 0 ? &procs[0] : nullptr);
 }
 
 pmix_status_t fabric(const pmix_proc_t* requestor, pmix_fabric_operation_t, const pmix_info_t[],

@@ -22,8 +22,8 @@ static int spawn_children(const char* program, int multiple, MPI_Comm* children)
   char** arguments[2] = {first, second};
   int counts[2] = {2, 1};
   MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
-  return MPI_Comm_spawn_multiple(2, commands, arguments, counts, infos, 0, MPI_COMM_WORLD,
-                                 children, errcodes);
+  return MPI_Comm_spawn_multiple(2, commands, arguments, counts, infos, 0, MPI_COMM_WORLD, children,
+                                 errcodes);
 }
 
 int main(int argc, char** argv) {

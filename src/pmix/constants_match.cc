@@ -1,0 +1,29 @@
+// grove names libpmix's status codes, event codes and keys in server.h, so
+// that code outside src/pmix/ need not include libpmix; they must be the
+// library's own values.
+#include <pmix_server.h>
+
+#include "pmix/server.h"
+
+namespace grove {
+
+static_assert(kPmixSuccess == PMIX_SUCCESS);
+static_assert(kPmixError == PMIX_ERROR);
+static_assert(kPmixErrorTimeout == PMIX_ERR_TIMEOUT);
+static_assert(kPmixErrorUnreachable == PMIX_ERR_UNREACH);
+static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
+static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
+static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
+static_assert(kPmixEventJobEnd == PMIX_EVENT_JOB_END);
+static_assert(kPmixEventNodeDown == PMIX_EVENT_NODE_DOWN);
+static_assert(kPmixEventProcTerminated == PMIX_EVENT_PROC_TERMINATED);
+static_assert(kPmixErrorProcRequestedAbort == PMIX_ERR_PROC_REQUESTED_ABORT);
+static_assert(kPmixErrorProcTermWithoutSync == PMIX_ERR_PROC_TERM_WO_SYNC);
+static_assert(kPmixErrorProcAbortedBySignal == PMIX_ERR_PROC_ABORTED_BY_SIG);
+static_assert(kPmixErrorPartialSuccess == PMIX_ERR_PARTIAL_SUCCESS);
+static_assert(kPmixErrorBadParam == PMIX_ERR_BAD_PARAM);
+static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
+static_assert(kPmixJobSize == PMIX_JOB_SIZE);
+static_assert(kPmixNumNodes == PMIX_NUM_NODES);
+
+}  // namespace grove

@@ -1,0 +1,59 @@
+// PMIx process groups: PMIx_Group_construct and _destruct as collectives over
+// the engine among the daemons hosting the members
+// (src/daemon/pmix_bridge_connect.cc), with a context id every member agrees
+// on when one is asked.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "dvm_harness.h"
+
+using namespace grove::test;
+
+namespace {
+
+// The context ids the ranks printed for `group`, by rank.
+std::map<int, std::string> context_ids(const std::string& out, const std::string& group) {
+  std::map<int, std::string> ids;
+  const std::regex pattern("rank (\\d+): group " + group + " context id (\\d+)");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), pattern);
+       it != std::sregex_iterator(); ++it) {
+    ids[std::stoi((*it)[1])] = (*it)[2];
+  }
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("ranks on two daemons construct and destruct groups, agreeing on each group's context id",
+          "[pmix][groups]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  auto job = dvm.grove({"run", "-n", "4", "--map-by", "node",
+                        binary_from_env("GROVE_PMIX_GROUP_CLIENT"), "--without-id"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  const auto all = context_ids(job.out, "grove.all");
+  const auto pair = context_ids(job.out, "grove.pair");
+  REQUIRE(all.size() == 4);
+  REQUIRE(pair.size() == 2);
+  CHECK(pair.count(0) == 1);
+  CHECK(pair.count(3) == 1);
+  std::set<std::string> all_ids, pair_ids;
+  for (const auto& [rank, id] : all)
+    all_ids.insert(id);
+  for (const auto& [rank, id] : pair)
+    pair_ids.insert(id);
+  CHECK(all_ids.size() == 1);  // one id per group, the same on both daemons
+  CHECK(pair_ids.size() == 1);
+  CHECK(*all_ids.begin() != *pair_ids.begin());  // and a new one for another group
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string prefix = "rank " + std::to_string(rank) + ": group ";
+    CHECK_THAT(job.out, Catch::Contains(prefix + "grove.all destruct ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "grove.plain without id ok"));
+  }
+  CHECK_THAT(job.out, Catch::Contains("rank 3: group grove.pair destruct ok"));
+}
