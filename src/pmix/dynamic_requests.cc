@@ -8,11 +8,6 @@ namespace grove::pmix_internal {
 
 namespace {
 
-// A group's answer lives until libpmix says it has copied it.
-void release_group_answer(void* cbdata) {
-  delete static_cast<InfoArray*>(cbdata);
-}
-
 // Whether any of `nspaces` is `nspace`.
 bool names(const std::vector<std::string>& nspaces, const std::string& nspace) {
   return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
@@ -28,28 +23,26 @@ SpawnMessage DynamicRequests::take(SpawnUpcall& upcall) {
   return message;
 }
 
-PmixConnectCall DynamicRequests::take(ConnectUpcall& upcall) {
+template <typename Pending, typename Upcall>
+auto DynamicRequests::take_collective(std::map<std::uint64_t, Pending>& pending_calls,
+                                      Upcall& upcall) {
   const std::uint64_t handle = next_handle_++;
-  PendingConnect& pending = connects_[handle];
+  Pending& pending = pending_calls[handle];
   pending.cbfunc = upcall.cbfunc;
   pending.cbdata = upcall.cbdata;
   for (const auto& [nspace, ranks] : upcall.call.procs)
     pending.nspaces.push_back(nspace);
-  PmixConnectCall call = std::move(upcall.call);
+  auto call = std::move(upcall.call);
   call.handle = handle;
   return call;
 }
 
+PmixConnectCall DynamicRequests::take(ConnectUpcall& upcall) {
+  return take_collective(connects_, upcall);
+}
+
 PmixGroupCall DynamicRequests::take(GroupUpcall& upcall) {
-  const std::uint64_t handle = next_handle_++;
-  PendingGroup& pending = groups_[handle];
-  pending.cbfunc = upcall.cbfunc;
-  pending.cbdata = upcall.cbdata;
-  for (const auto& [nspace, ranks] : upcall.call.procs)
-    pending.nspaces.push_back(nspace);
-  PmixGroupCall call = std::move(upcall.call);
-  call.handle = handle;
-  return call;
+  return take_collective(groups_, upcall);
 }
 
 Status DynamicRequests::complete(const SpawnReply& reply) {
@@ -95,15 +88,7 @@ Status DynamicRequests::complete_group(std::uint64_t handle, int status,
     const std::size_t id = *context_id;  // PMIx's type for it is size_t
     list.add_size(PMIX_GROUP_CONTEXT_ID, id);
   }
-  Result<InfoArray> array = list.take_array();
-  if (!array) {
-    request.cbfunc(PMIX_ERROR, nullptr, 0, request.cbdata, nullptr, nullptr);
-    return array.error();
-  }
-  auto* held = new InfoArray(std::move(*array));
-  request.cbfunc(status, held->size() > 0 ? held->data() : nullptr, held->size(), request.cbdata,
-                 release_group_answer, held);
-  return ok_status();
+  return answer_info(request.cbfunc, request.cbdata, status, list);
 }
 
 void DynamicRequests::forget(const std::string& nspace) {

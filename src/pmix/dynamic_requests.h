@@ -52,6 +52,9 @@ class DynamicRequests {
     void* cbdata = nullptr;
     std::vector<std::string> nspaces;  // the members'
   };
+  // Keeps a connect's or a group's callback under a new handle.
+  template <typename Pending, typename Upcall>
+  auto take_collective(std::map<std::uint64_t, Pending>& pending_calls, Upcall& upcall);
   std::uint64_t next_handle_ = 1;
   std::map<std::uint64_t, PendingSpawn> spawns_;
   std::map<std::uint64_t, PendingConnect> connects_;

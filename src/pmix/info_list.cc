@@ -113,4 +113,24 @@ Result<InfoArray> InfoList::take_array() {
   return array;
 }
 
+namespace {
+
+void release_answer(void* cbdata) {
+  delete static_cast<InfoArray*>(cbdata);
+}
+
+}  // namespace
+
+Status answer_info(pmix_info_cbfunc_t cbfunc, void* cbdata, int status, InfoList& list) {
+  Result<InfoArray> array = list.take_array();
+  if (!array) {
+    cbfunc(PMIX_ERROR, nullptr, 0, cbdata, nullptr, nullptr);
+    return array.error();
+  }
+  auto* held = new InfoArray(std::move(*array));
+  cbfunc(status, held->size() > 0 ? held->data() : nullptr, held->size(), cbdata, release_answer,
+         held);
+  return ok_status();
+}
+
 }  // namespace grove::pmix_internal

@@ -64,4 +64,9 @@ class InfoList {
   std::string first_error_;
 };
 
+// Answers a libpmix info callback (a query's, a group's) with `status` and
+// the list's entries, which live until libpmix releases them. If the list
+// cannot be built, answers PMIX_ERROR and returns why.
+Status answer_info(pmix_info_cbfunc_t cbfunc, void* cbdata, int status, InfoList& list);
+
 }  // namespace grove::pmix_internal

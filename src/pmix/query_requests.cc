@@ -4,15 +4,6 @@
 
 namespace grove::pmix_internal {
 
-namespace {
-
-// The answer's info array lives until libpmix says it has copied it.
-void release_answer(void* cbdata) {
-  delete static_cast<InfoArray*>(cbdata);
-}
-
-}  // namespace
-
 PmixQueryCall QueryRequests::take(QueryUpcall& upcall) {
   const std::uint64_t handle = next_handle_++;
   pending_[handle] = Pending{upcall.cbfunc, upcall.cbdata, upcall.call.nspace};
@@ -38,15 +29,7 @@ Status QueryRequests::complete(std::uint64_t handle, int status,
       list.add_u32(answer.key.c_str(), std::get<std::uint32_t>(answer.value));
     }
   }
-  Result<InfoArray> array = list.take_array();
-  if (!array) {
-    request.cbfunc(PMIX_ERROR, nullptr, 0, request.cbdata, nullptr, nullptr);
-    return array.error();
-  }
-  auto* held = new InfoArray(std::move(*array));
-  request.cbfunc(status, held->size() > 0 ? held->data() : nullptr, held->size(), request.cbdata,
-                 release_answer, held);
-  return ok_status();
+  return answer_info(request.cbfunc, request.cbdata, status, list);
 }
 
 void QueryRequests::forget(const std::string& nspace) {

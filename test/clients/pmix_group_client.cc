@@ -22,20 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "client_report.h"
+
+using test_client::fail;
+using test_client::self;
+
 namespace {
-
-pmix_proc_t self;
-
-[[noreturn]] void fail(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  std::fprintf(stderr, "rank %u: ", self.rank);
-  std::vfprintf(stderr, format, args);
-  std::fprintf(stderr, "\n");
-  va_end(args);
-  std::fflush(stdout);
-  std::exit(1);
-}
 
 // Constructs `name` over `members`; prints its context id when one is asked.
 void construct(const char* name, const std::vector<pmix_proc_t>& members, bool want_id) {

@@ -35,25 +35,13 @@
 #include <thread>
 #include <vector>
 
+#include "client_report.h"
+
+using test_client::fail;
+using test_client::ok;
+using test_client::self;
+
 namespace {
-
-pmix_proc_t self;
-
-[[noreturn]] void fail(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  std::fprintf(stderr, "rank %u: ", self.rank);
-  std::vfprintf(stderr, format, args);
-  std::fprintf(stderr, "\n");
-  va_end(args);
-  std::fflush(stdout);
-  std::exit(1);
-}
-
-void ok(const char* what) {
-  std::printf("rank %u: %s ok\n", self.rank, what);
-  std::fflush(stdout);
-}
 
 // One query of one key, with a PMIX_NSPACE qualifier when `nspace` is given
 // and PMIX_QUERY_REFRESH_CACHE always. The status; the first answer's value

@@ -34,29 +34,14 @@
 #include <string>
 #include <vector>
 
+#include "client_report.h"
+
+using test_client::fail;
+using test_client::nspace_of;
+using test_client::ok;
+using test_client::self;
+
 namespace {
-
-pmix_proc_t self;
-
-[[noreturn]] void fail(const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  std::fprintf(stderr, "rank %u: ", self.rank);
-  std::vfprintf(stderr, format, args);
-  std::fprintf(stderr, "\n");
-  va_end(args);
-  std::fflush(stdout);
-  std::exit(1);
-}
-
-void ok(const char* prefix, const char* what) {
-  std::printf("%srank %u: %s ok\n", prefix, self.rank, what);
-  std::fflush(stdout);
-}
-
-std::string nspace_of(const pmix_proc_t& proc) {
-  return std::string(proc.nspace, ::strnlen(proc.nspace, PMIX_MAX_NSLEN));
-}
 
 std::string own_program() {
   char path[PATH_MAX] = {};

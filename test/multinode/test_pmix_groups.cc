@@ -57,3 +57,20 @@ TEST_CASE("ranks on two daemons construct and destruct groups, agreeing on each 
   }
   CHECK_THAT(job.out, Catch::Contains("rank 3: group grove.pair destruct ok"));
 }
+
+TEST_CASE("ranks on one daemon construct groups through the host when a context id is asked",
+          "[pmix][groups]") {
+  Dvm dvm(1);
+  REQUIRE(dvm.ready());
+  auto job = dvm.grove({"run", "-n", "4", binary_from_env("GROVE_PMIX_GROUP_CLIENT")});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  const auto all = context_ids(job.out, "grove.all");
+  const auto pair = context_ids(job.out, "grove.pair");
+  REQUIRE(all.size() == 4);
+  REQUIRE(pair.size() == 2);
+  CHECK(all.at(0) == all.at(3));
+  CHECK(pair.at(0) == pair.at(3));
+  CHECK(all.at(0) != pair.at(0));
+  CHECK_THAT(job.out, Catch::Contains("rank 2: group grove.all destruct ok"));
+}
