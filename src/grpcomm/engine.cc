@@ -202,11 +202,12 @@ void Engine::on_op_report(TimeNs now, const FrameHeader& /*header*/, const Bytes
   OpAbort abort{report->topology, report->op_id, found->second.tag, FenceStatus::topology_mismatch,
                 std::nullopt};
   if (found->second.tag == tags::fence_release) {
-    auto plain = (found->second.flags & kFrameCompressed)
-                     ? decompress_payload(*found->second.wire, config_.max_payload)
-                     : Result<Bytes>(*found->second.wire);
+    auto plain =
+        (found->second.flags & kFrameCompressed)
+            ? inflate_payload(config_.inflate_cache.get(), found->second.wire, config_.max_payload)
+            : Result<SharedBytes>(found->second.wire);
     if (plain) {
-      if (auto release = decode_fence_release_header(*plain)) {
+      if (auto release = decode_fence_release_header(**plain)) {
         abort.fence = release->key;
       }
     }

@@ -21,6 +21,7 @@
 
 #include "grpcomm/effects.h"
 #include "grpcomm/fence_table.h"
+#include "grpcomm/inflate_cache.h"
 #include "grpcomm/messages.h"
 #include "grpcomm/repair_rules.h"
 #include "rml/frame.h"
@@ -45,6 +46,9 @@ struct EngineConfig {
   // Shared memo of derivations (the simulator gives every engine the same
   // one); null means the engine keeps its own.
   std::shared_ptr<TreeCache> tree_cache;
+  // Shared memo of inflated payloads (the simulator's; inflate_cache.h);
+  // null: every payload is inflated where it is delivered.
+  std::shared_ptr<InflateCache> inflate_cache;
   // Tests only: repair rules replaced by their naive forms (repair_rules.h).
   RepairRules weakened;
   // The simulator's: remember which ops each input touched, so

@@ -62,12 +62,12 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
 void Engine::deliver(TopologyKind kind, std::uint64_t op_id, const XcastOp& op, Outbox& out) {
   SharedBytes plain = op.wire;
   if (op.flags & kFrameCompressed) {
-    auto inflated = decompress_payload(*op.wire, config_.max_payload);
+    auto inflated = inflate_payload(config_.inflate_cache.get(), op.wire, config_.max_payload);
     if (!inflated) {
       ++stats_.malformed;
       return;
     }
-    plain = share_bytes(std::move(*inflated));
+    plain = std::move(*inflated);
   }
   on_delivered(DeliverBroadcast{op.tag, kind, op_id, std::move(plain)}, out);
 }

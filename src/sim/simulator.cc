@@ -233,6 +233,8 @@ Simulation::Simulation(const SimOptions& options)
       options.release_delay_target == -2 ? std::int64_t{1} << 40 : options.release_delay_target;
   config.weakened = options.weakened_rules;
   config.tree_cache = std::make_shared<TreeCache>();
+  // One inflation of a deflated release for all daemons, not one each.
+  config.inflate_cache = std::make_shared<InflateCache>();
   for (Vpid i = 0; i < options.daemons; ++i) {
     config.self = i;
     engines_.push_back(std::make_unique<Engine>(config, membership));
