@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Sorts a `perf report --stdio --no-children --sort dso,sym` listing into
-the cost buckets of a grove fence (benchmarks/profile_fence.sh):
+"""Sorts the samples of a `perf record` profile (as `perf script` prints
+them) into the cost buckets of a grove fence (benchmarks/profile_fence.sh):
 
   pmix        libpmix and its plugins (the PMIx server's work)
   engine      grove's collective engine and trees (grpcomm, VpidSet, trees)
@@ -8,21 +8,18 @@ the cost buckets of a grove fence (benchmarks/profile_fence.sh):
   transport   grove's transport and routing above the kernel (rml)
   event_loop  libevent
   kernel      the kernel: syscalls, sockets, scheduling
-  libc        malloc, memcpy and the rest of libc/libstdc++
+  libc        samples whose whole stack is libc/libstdc++
   other       everything else (grove's daemon glue, unknown symbols)
 
 Usage: perf_buckets.py FILE -> prints one JSON object: {"buckets": {bucket:
-percent}, "hottest": the 15 costliest symbols}. FILE is either `perf script
--F comm,tid,period,ip,sym,dso` output with call chains (named *.script: a
-sample counts for the first frame outside libc and the C++ runtime, so a
-memcpy libpmix calls is libpmix's), or a `perf report --stdio --no-children
---sort dso,sym` listing (self time only).
+percent}, "hottest": the 15 costliest symbols}. FILE is `perf script
+-F comm,tid,period,ip,sym,dso` output with call chains: a sample counts for
+the first frame outside libc and the C++ runtime, so a memcpy libpmix calls
+is libpmix's.
 """
 import json
 import re
 import sys
-
-LINE = re.compile(r"^\s+([\d.]+)%\s+(\S+)\s+\[([.k])\]\s+(.*)$")
 
 ENGINE = ("grpcomm", "Engine", "Fence", "Xcast", "Rollup", "Release", "Tree", "VpidSet",
           "Membership", "Routing", "Census", "Bench")
@@ -107,24 +104,9 @@ def from_script(path):
     return {k: 100.0 * v / total for k, v in buckets.items()}, hottest
 
 
-def from_report(path):
-    buckets, hottest = {}, []
-    with open(path, encoding="utf-8", errors="replace") as report:
-        for line in report:
-            match = LINE.match(line)
-            if not match:
-                continue
-            percent, dso, kind, symbol = float(match[1]), match[2], match[3], match[4].strip()
-            name = bucket(dso, kind, symbol)
-            buckets[name] = buckets.get(name, 0.0) + percent
-            hottest.append((percent, dso, symbol[:100], name))
-    hottest.sort(reverse=True)
-    return buckets, hottest
-
-
 def main():
     path = sys.argv[1]
-    buckets, hottest = from_script(path) if path.endswith(".script") else from_report(path)
+    buckets, hottest = from_script(path)
     print(json.dumps({"buckets": {k: round(v, 2) for k, v in sorted(buckets.items())},
                       "hottest": [{"percent": round(p, 2), "dso": d, "symbol": s, "bucket": b}
                                   for p, d, s, b in hottest[:15]]}))

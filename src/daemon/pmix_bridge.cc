@@ -462,7 +462,7 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
   std::erase_if(pending_connects_, [&](const auto& entry) {
-    const auto& nspaces = entry.second->nspaces;
+    const auto& nspaces = entry.second.nspaces;
     return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
   });
   auto found = jobs_.find(job);

@@ -72,8 +72,7 @@ class PmixBridge {
   void on_group(PmixGroupCall call);
   void begin_collective(const std::string& kind,
                         const std::map<std::string, std::vector<std::uint32_t>>& procs,
-                        std::unique_ptr<PendingConnect> pending, std::uint32_t timeout_seconds,
-                        Bytes contribution);
+                        PendingConnect pending, std::uint32_t timeout_seconds, Bytes contribution);
   void finish_collective(const PendingConnect& pending, int status,
                          std::optional<std::uint64_t> context_id);
   void on_connect_done(const FenceDone& done);
@@ -107,7 +106,7 @@ class PmixBridge {
     bool wants_context_id = false;
     std::vector<std::string> nspaces;
   };
-  std::multimap<std::string, std::unique_ptr<PendingConnect>> pending_connects_;
+  std::multimap<std::string, PendingConnect> pending_connects_;
   std::uint64_t group_offers_ = 0;  // context ids this daemon has offered
   // Local ranks that connected and have not finalized, by (job, rank).
   std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;

@@ -51,21 +51,21 @@ std::optional<std::uint64_t> agreed_context_id(const FenceDone& done) {
 }  // namespace
 
 void PmixBridge::on_connect(PmixConnectCall call) {
-  auto pending = std::make_unique<PendingConnect>();
-  pending->handle = call.handle;
-  pending->disconnect = call.disconnect;
+  PendingConnect pending;
+  pending.handle = call.handle;
+  pending.disconnect = call.disconnect;
   begin_collective(call.disconnect ? "disconnect" : "connect", call.procs, std::move(pending),
                    call.timeout_seconds, {});
 }
 
 void PmixBridge::on_group(PmixGroupCall call) {
-  auto pending = std::make_unique<PendingConnect>();
-  pending->handle = call.handle;
-  pending->disconnect = call.destruct;
-  pending->group = true;
-  pending->wants_context_id = call.assign_context_id && !call.destruct;
+  PendingConnect pending;
+  pending.handle = call.handle;
+  pending.disconnect = call.destruct;
+  pending.group = true;
+  pending.wants_context_id = call.assign_context_id && !call.destruct;
   Bytes offer;
-  if (pending->wants_context_id) {
+  if (pending.wants_context_id) {
     offer = encode(
         GroupContextOffer{(static_cast<std::uint64_t>(runtime_.self()) << 32) | ++group_offers_});
   }
@@ -76,8 +76,8 @@ void PmixBridge::on_group(PmixGroupCall call) {
 }
 
 void PmixBridge::begin_collective(const std::string& kind, const ProcsByNspace& procs,
-                                  std::unique_ptr<PendingConnect> pending,
-                                  std::uint32_t timeout_seconds, Bytes contribution) {
+                                  PendingConnect pending, std::uint32_t timeout_seconds,
+                                  Bytes contribution) {
   std::vector<Vpid> hosts;
   for (const auto& [nspace, ranks] : procs) {
     const JobSpec* job = job_by_nspace(nspace);
@@ -85,7 +85,7 @@ void PmixBridge::begin_collective(const std::string& kind, const ProcsByNspace& 
     if (job == nullptr || unknown_rank) {
       log_.error("PMIx %s names %s of %s, which is not running", kind.c_str(),
                  job == nullptr ? "the job" : "a rank", nspace.c_str());
-      finish_collective(*pending, kPmixErrorNotFound, std::nullopt);
+      finish_collective(pending, kPmixErrorNotFound, std::nullopt);
       return;
     }
     if (ranks.empty()) {
@@ -95,10 +95,10 @@ void PmixBridge::begin_collective(const std::string& kind, const ProcsByNspace& 
       for (std::uint32_t rank : ranks)
         hosts.push_back(job->ranks[rank].daemon);
     }
-    pending->nspaces.push_back(nspace);
+    pending.nspaces.push_back(nspace);
   }
   const std::string signature = collective_signature(kind, procs);
-  pending->round = runtime_.engine().fence_generation(signature) + 1;  // the round it joins
+  pending.round = runtime_.engine().fence_generation(signature) + 1;  // the round it joins
   if (timeout_seconds > 0) {
     // libpmix 4.2 arms a timer of its own for a connect or group with
     // PMIX_TIMEOUT and never cancels it: when it fires, even after the
@@ -122,17 +122,16 @@ void PmixBridge::finish_collective(const PendingConnect& pending, int status,
 
 void PmixBridge::on_connect_done(const FenceDone& done) {
   auto [first, last] = pending_connects_.equal_range(done.key.signature);
-  std::vector<std::unique_ptr<PendingConnect>> answered;
+  std::vector<PendingConnect> answered;
   for (auto entry = first; entry != last;) {
-    if (entry->second->round > done.key.generation) {
+    if (entry->second.round > done.key.generation) {
       ++entry;
       continue;
     }
     answered.push_back(std::move(entry->second));
     entry = pending_connects_.erase(entry);
   }
-  for (const auto& answering : answered) {
-    const PendingConnect& pending = *answering;
+  for (const PendingConnect& pending : answered) {
     int status = kPmixSuccess;
     if (done.status != FenceStatus::ok) {
       log_.error("PMIx %s ended: %s (daemon %u)", done.key.signature.c_str(),

@@ -26,13 +26,6 @@ std::uint32_t JobSpec::app_of(std::uint32_t rank) const {
   return static_cast<std::uint32_t>(apps.size()) - 1;
 }
 
-std::uint32_t JobSpec::first_rank_of(std::uint32_t app) const {
-  std::uint32_t first = 0;
-  for (std::uint32_t before = 0; before < app && before < apps.size(); ++before)
-    first += apps[before].np;
-  return first;
-}
-
 bool JobSpec::node_oversubscribed(std::uint32_t node_id) const {
   if (node_id >= node_slots.size()) return false;
   std::uint64_t here = 0;

@@ -52,10 +52,8 @@ struct JobSpec {
     return std::tie(m.job, m.nspace, m.env, m.apps, m.ranks, m.hostnames, m.node_slots, m.map_by,
                     m.parent_nspace, m.parent_rank);
   }
-  // The app rank `rank` runs (rank < ranks.size()), and the first rank of app
-  // `app`.
+  // The app rank `rank` runs (rank < ranks.size()).
   std::uint32_t app_of(std::uint32_t rank) const;
-  std::uint32_t first_rank_of(std::uint32_t app) const;
   // Whether node `node_id` holds more of this job's ranks than its slots.
   bool node_oversubscribed(std::uint32_t node_id) const;
   // Programs to run, one rank per app rank, and rank i at index i.

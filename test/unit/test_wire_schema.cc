@@ -94,7 +94,6 @@ TEST_CASE("decoders refuse what the schema does not allow", "[wire]") {
     CHECK(wire_decode<JobSpec>(encode(spec)));
     CHECK(spec.app_of(0) == 0);
     CHECK(spec.app_of(1) == 1);
-    CHECK(spec.first_rank_of(1) == 1);
     spec.apps[1].np = 0;  // an app with no ranks
     spec.apps[0].np = 2;
     CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
