@@ -145,6 +145,10 @@ class Engine {
     // Children this op was forwarded to, with the slot each held then: a child
     // that has since died or moved is sent to again in its new place.
     FlatMap<Vpid, std::uint32_t> sent_to;
+    // sent_to covers every child of this tree version (UINT64_MAX: not known
+    // to). Children change only with the version, so advance() skips the
+    // search for targets until it moves or repair_ops() takes entries out.
+    std::uint64_t sent_all_version = UINT64_MAX;
     // The newest acknowledgement from each child: the epoch and slot it was
     // made in, which name the subtree it vouches for (ack_vouches).
     FlatMap<Vpid, AckStamp> acked;
@@ -216,6 +220,9 @@ class Engine {
   // fence.cc: contributions up the routing tree, the release down.
   void on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker, Outbox& out);
+  // Controller: the lowest participant that can never contribute (dead or
+  // not a daemon) and has not, if any.
+  std::optional<Vpid> lost_participant(const FenceTracker& tracker) const;
   void repair_fences(TimeNs now, Outbox& out);
   // A fence release was delivered here: the fence it names ends.
   void release_delivered(const SharedBytes& release, Outbox& out);
@@ -230,6 +237,7 @@ class Engine {
   EngineStats stats_;
   bool radix_noop_shown_ = false;
   std::vector<std::pair<TopologyKind, std::uint64_t>> touched_;  // track_touched_ops
+  std::vector<std::uint64_t> repair_ids_;  // repair_ops()'s scratch, kept to reuse
   Status check_op(const TopologyState& state, std::uint64_t id, const XcastOp& op) const;
   Status check_tables() const;
 };

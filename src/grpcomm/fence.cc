@@ -50,13 +50,7 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   if (is_controller()) {
     // A participant that died before its contribution arrived can never
     // contribute: end the round everywhere, naming it.
-    std::optional<Vpid> lost;
-    tracker.participants.for_each([&](Vpid participant) {
-      if (!lost && tracker.contributions.count(participant) == 0 &&
-          !membership_.is_alive(participant)) {
-        lost = participant;
-      }
-    });
+    const std::optional<Vpid> lost = lost_participant(tracker);
     if (lost) {
       FenceRelease release{key, FenceStatus::participant_lost, *lost, {}};
       release_bcast(now, tags::fence_release, encode(release), out);
@@ -73,14 +67,19 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   if (tracker.subtree_version != membership_.tree_version()) {
     tracker.subtree_version = membership_.tree_version();
     tracker.subtree_participants.clear();
+    tracker.subtree_heard = 0;
     for (Vpid member : routing.subtree(config_.self)) {
       if (tracker.participants.contains(member)) {
         tracker.subtree_participants.push_back(member);
       }
     }
   }
-  for (Vpid participant : tracker.subtree_participants) {
-    if (tracker.contributions.count(participant) == 0) return;  // still waiting below
+  // A cursor, not a scan: a daemon hears from each child, and rescanning its
+  // whole subtree per frame made the rollup cost radix x subtree per daemon.
+  while (tracker.subtree_heard < tracker.subtree_participants.size()) {
+    const Vpid next = tracker.subtree_participants[tracker.subtree_heard];
+    if (tracker.contributions.count(next) == 0) return;  // still waiting below
+    ++tracker.subtree_heard;
   }
   const std::optional<Vpid> parent = topology(TopologyKind::routing).parent;
   if (!parent) return;
@@ -97,6 +96,39 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   send(*parent, SendPath::routed, header, share_bytes(encode(rollup)), out);
   tracker.sent_parent = parent;
   tracker.sent_keys = std::move(keys);
+}
+
+std::optional<Vpid> Engine::lost_participant(const FenceTracker& tracker) const {
+  auto missing = [&](Vpid vpid) { return tracker.contributions.count(vpid) == 0; };
+  std::optional<Vpid> lost;
+  if (!membership_.dense()) {
+    tracker.participants.for_each([&](Vpid participant) {
+      if (!lost && missing(participant) && !membership_.is_alive(participant)) lost = participant;
+    });
+    return lost;
+  }
+  // With a dense daemon set the dead are the failed set plus any vpid past
+  // its end: look there instead of at every participant (this runs on every
+  // rollup the controller receives).
+  const auto size = static_cast<std::uint64_t>(membership_.size());
+  for (const VpidRange& range : tracker.participants.ranges()) {
+    for (std::uint64_t vpid = std::max<std::uint64_t>(range.first, size); vpid <= range.last;
+         ++vpid) {
+      if (missing(static_cast<Vpid>(vpid))) {
+        lost = static_cast<Vpid>(vpid);
+        break;
+      }
+    }
+    if (lost) break;
+  }
+  for (Vpid vpid : membership_.failed()) {  // ascending
+    if (lost && vpid > *lost) break;
+    if (tracker.participants.contains(vpid) && missing(vpid)) {
+      lost = vpid;
+      break;
+    }
+  }
+  return lost;
 }
 
 void Engine::release_delivered(const SharedBytes& release, Outbox& out) {

@@ -53,7 +53,7 @@ void FenceTable::end_scope(const std::string& scope) {
   retired_set_.insert(scope);
   if (retired_.size() > kRetiredScopes) {
     retired_set_.erase(retired_.front());
-    retired_.pop_front();
+    retired_.erase(retired_.begin());  // at most once per ended scope, over kRetiredScopes
   }
 }
 

@@ -37,12 +37,17 @@ struct RepairRules {
 // and has not been answered, not whoever it now calls its parent. Answering a
 // daemon that holds nothing costs nothing; not answering the asker hangs it.
 // `requesters` and `answered` are any ordered sets of vpids.
+// The engine visits them (no list built per ack); `visit` may change `answered`.
+template <typename Requesters, typename Answered, typename Visit>
+void visit_ack_targets(const Requesters& requesters, const Answered& answered, Visit visit) {
+  for (Vpid requester : requesters) {
+    if (answered.count(requester) == 0) visit(requester);
+  }
+}
 template <typename Requesters = std::set<Vpid>, typename Answered = Requesters>
 std::vector<Vpid> ack_targets(const Requesters& requesters, const Answered& answered) {
   std::vector<Vpid> out;
-  for (Vpid requester : requesters) {
-    if (answered.count(requester) == 0) out.push_back(requester);
-  }
+  visit_ack_targets(requesters, answered, [&](Vpid requester) { out.push_back(requester); });
   return out;
 }
 
@@ -50,12 +55,17 @@ std::vector<Vpid> ack_targets(const Requesters& requesters, const Answered& answ
 // immediately. Nobody defers to its own parent's replay; an op a child lacks
 // is still in flight, so some holder is replaying it in this same pass.
 // `sent_to` is any set or map keyed by vpid.
+// The engine visits them; `visit` may change `sent_to`.
+template <typename SentTo, typename Visit>
+void visit_forward_targets(const std::vector<Vpid>& children, const SentTo& sent_to, Visit visit) {
+  for (Vpid child : children) {
+    if (sent_to.count(child) == 0) visit(child);
+  }
+}
 template <typename SentTo = std::set<Vpid>>
 std::vector<Vpid> forward_targets(const std::vector<Vpid>& children, const SentTo& sent_to) {
   std::vector<Vpid> out;
-  for (Vpid child : children) {
-    if (sent_to.count(child) == 0) out.push_back(child);
-  }
+  visit_forward_targets(children, sent_to, [&](Vpid child) { out.push_back(child); });
   return out;
 }
 

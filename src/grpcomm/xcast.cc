@@ -184,16 +184,26 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
   if (op.parked_until || op.phase == OpPhase::held) return;
   const std::vector<Vpid>& children = state.children;
   const bool first_pass = !op.forwarded();
-  for (Vpid child : forward_targets(children, op.sent_to)) {
-    op.sent_to[child] = *state.slot_of_child(child);
-    if (!first_pass) ++stats_.replays;
-    FrameHeader header = header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
-    header.flags = op.flags;
-    header.origin = kControllerVpid;
-    SendPath path = state.kind == TopologyKind::release ? SendPath::direct : SendPath::routed;
-    send(child, path, header, op.wire, out);
+  if (first_pass) {
+    // One allocation each, not one per doubling up to the radix.
+    op.sent_to.reserve(children.size());
+    op.acked.reserve(children.size());
   }
-  bool pending = false;
+  if (op.sent_all_version != membership_.tree_version()) {
+    visit_forward_targets(children, op.sent_to, [&](Vpid child) {
+      op.sent_to[child] = *state.slot_of_child(child);
+      if (!first_pass) ++stats_.replays;
+      FrameHeader header = header_for(FrameType::xcast_data, op.tag, state.kind, op_id, child);
+      header.flags = op.flags;
+      header.origin = kControllerVpid;
+      SendPath path = state.kind == TopologyKind::release ? SendPath::direct : SendPath::routed;
+      send(child, path, header, op.wire, out);
+    });
+    op.sent_all_version = membership_.tree_version();
+  }
+  // Every child needs an ack of its own: with fewer acks held than children
+  // some child is still pending, and the per-child check can wait for the last.
+  bool pending = op.acked.size() < children.size();
   for (std::size_t i = 0; i < children.size() && !pending; ++i) {
     auto ack = op.acked.find(children[i]);
     pending = ack == op.acked.end() ||
@@ -210,14 +220,14 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
     return;
   }
   const auto& routing_parent = topology(TopologyKind::routing).parent;
-  for (Vpid requester : ack_targets(op.requesters, op.answered)) {
+  visit_ack_targets(op.requesters, op.answered, [&](Vpid requester) {
     op.answered.insert(requester);
     SendPath path = state.kind == TopologyKind::routing && routing_parent == requester
                         ? SendPath::routed
                         : SendPath::direct;
     send(requester, path, header_for(FrameType::xcast_ack, op.tag, state.kind, op_id, requester),
          state.ack, out);
-  }
+  });
 }
 
 void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
@@ -243,7 +253,9 @@ void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outb
 }
 
 void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
-  std::vector<std::uint64_t> ids;
+  // Ids first: advance() may end an op (the originator's last ack).
+  std::vector<std::uint64_t>& ids = repair_ids_;
+  ids.clear();
   for (const auto& [id, op] : state.ops)
     ids.push_back(id);
   for (std::uint64_t id : ids) {
@@ -267,6 +279,7 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
     // the payload (again) in its current place.
     erase_if(op.sent_to,
              [&](const auto& entry) { return state.slot_of_child(entry.first) != entry.second; });
+    op.sent_all_version = UINT64_MAX;
     // Acks from daemons that are no longer children vouch for nothing here.
     erase_if(op.acked, [&](const auto& ack) { return !state.slot_of_child(ack.first); });
     // Weakened: the ones that already forwarded leave the new children to

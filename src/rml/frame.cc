@@ -1,24 +1,29 @@
 #include "rml/frame.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <string>
 
 namespace grove {
 namespace {
 
+// Big-endian fields into the fixed header, in place (a header costs no
+// allocation: every frame has one).
 class Writer {
  public:
-  explicit Writer(std::vector<std::byte>& out) : out_(out) {}
+  explicit Writer(FrameHeaderBytes& out) : out_(out) {}
   template <typename T>
   void put(T value) {
     for (int shift = static_cast<int>(sizeof(T)) * 8 - 8; shift >= 0; shift -= 8) {
-      out_.push_back(static_cast<std::byte>((static_cast<std::uint64_t>(value) >> shift) & 0xFF));
+      out_[offset_++] = static_cast<std::byte>((static_cast<std::uint64_t>(value) >> shift) & 0xFF);
     }
   }
+  std::size_t offset() const { return offset_; }
 
  private:
-  std::vector<std::byte>& out_;
+  FrameHeaderBytes& out_;
+  std::size_t offset_ = 0;
 };
 
 class Reader {
@@ -76,9 +81,8 @@ Bytes WireFrame::flatten() const {
 }
 
 FrameHeaderBytes encode_frame_header(const FrameHeader& header, std::size_t payload_length) {
-  std::vector<std::byte> out;
-  out.reserve(kFrameHeaderSize);
-  Writer writer(out);
+  FrameHeaderBytes bytes{};
+  Writer writer(bytes);
   writer.put<std::uint32_t>(kFrameMagic);
   writer.put<std::uint8_t>(kFrameVersion);
   writer.put<std::uint8_t>(static_cast<std::uint8_t>(header.type));
@@ -96,8 +100,7 @@ FrameHeaderBytes encode_frame_header(const FrameHeader& header, std::size_t payl
   writer.put<std::uint64_t>(header.watermark);
   writer.put<std::uint32_t>(static_cast<std::uint32_t>(payload_length));
   writer.put<std::uint16_t>(0);
-  FrameHeaderBytes bytes;
-  std::copy(out.begin(), out.end(), bytes.begin());
+  assert(writer.offset() == kFrameHeaderSize);
   return bytes;
 }
 

@@ -6,16 +6,7 @@ namespace grove {
 
 Membership::Membership(std::vector<Vpid> daemons)
     : daemons_(std::make_shared<const std::vector<Vpid>>(std::move(daemons))),
-      failed_words_((daemons_->size() + 63) / 64, 0) {}
-
-void Membership::set_failed_index(std::size_t index, bool failed) {
-  const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-  if (failed) {
-    failed_words_[index / 64] |= bit;
-  } else {
-    failed_words_[index / 64] &= ~bit;
-  }
-}
+      dense_(daemons_->back() == daemons_->size() - 1) {}
 
 Result<Membership> Membership::create(std::vector<Vpid> daemons) {
   if (daemons.empty()) return Error{"a DVM needs at least one daemon"};
@@ -30,9 +21,18 @@ Result<Membership> Membership::create(std::vector<Vpid> daemons) {
 }
 
 std::optional<std::size_t> Membership::index_of(Vpid vpid) const {
+  if (dense_) {
+    if (vpid < daemons_->size()) return std::size_t{vpid};
+    return std::nullopt;
+  }
   auto found = std::lower_bound(daemons_->begin(), daemons_->end(), vpid);
   if (found == daemons_->end() || *found != vpid) return std::nullopt;
   return static_cast<std::size_t>(found - daemons_->begin());
+}
+
+bool Membership::is_failed_index(std::size_t index) const {
+  return std::binary_search(failed_indices_.begin(), failed_indices_.end(),
+                            static_cast<std::uint32_t>(index));
 }
 
 bool Membership::is_failed(Vpid vpid) const {
@@ -42,11 +42,9 @@ bool Membership::is_failed(Vpid vpid) const {
 
 std::vector<Vpid> Membership::failed() const {
   std::vector<Vpid> out;
-  for (std::size_t word = 0; word < failed_words_.size(); ++word) {
-    for (std::uint64_t bits = failed_words_[word]; bits != 0; bits &= bits - 1) {
-      out.push_back((*daemons_)[word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))]);
-    }
-  }
+  out.reserve(failed_indices_.size());
+  for (std::uint32_t index : failed_indices_)
+    out.push_back((*daemons_)[index]);
   return out;
 }
 
@@ -56,13 +54,15 @@ bool Membership::apply(const MembershipEvent& event) {
   auto index = index_of(event.vpid);
   // The controller never departs while its DVM lives; a notice naming it is ignored.
   if (!index || event.vpid == kControllerVpid) return false;
-  bool want_failed = event.kind == MembershipEventKind::departure;
-  if (is_failed_index(*index) == want_failed) return false;
-  set_failed_index(*index, want_failed);
+  const bool want_failed = event.kind == MembershipEventKind::departure;
+  const auto position = static_cast<std::uint32_t>(*index);
+  auto at = std::lower_bound(failed_indices_.begin(), failed_indices_.end(), position);
+  const bool failed = at != failed_indices_.end() && *at == position;
+  if (failed == want_failed) return false;
   if (want_failed) {
-    ++failed_count_;
+    failed_indices_.insert(at, position);
   } else {
-    --failed_count_;
+    failed_indices_.erase(at);
   }
   ++tree_version_;
   return true;
@@ -71,20 +71,29 @@ bool Membership::apply(const MembershipEvent& event) {
 bool Membership::adopt(std::uint64_t epoch, std::span<const Vpid> failed) {
   if (epoch <= epoch_) return false;
   epoch_ = epoch;
-  std::vector<std::uint64_t> wanted(failed_words_.size(), 0);
+  std::vector<std::uint32_t> wanted;
+  wanted.reserve(failed.size());
   for (Vpid vpid : failed) {
     auto index = index_of(vpid);
-    if (index && vpid != kControllerVpid) wanted[*index / 64] |= std::uint64_t{1} << (*index % 64);
+    if (index && vpid != kControllerVpid) wanted.push_back(static_cast<std::uint32_t>(*index));
   }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  // The tree version grows by the departures plus the returns: the size of
+  // the symmetric difference between the old and the new failed set.
   std::uint64_t changes = 0;
-  for (std::size_t word = 0; word < wanted.size(); ++word) {
-    changes += static_cast<std::uint64_t>(__builtin_popcountll(wanted[word] ^ failed_words_[word]));
+  auto old_it = failed_indices_.begin();
+  auto new_it = wanted.begin();
+  while (old_it != failed_indices_.end() || new_it != wanted.end()) {
+    if (new_it == wanted.end() || (old_it != failed_indices_.end() && *old_it < *new_it)) {
+      ++changes, ++old_it;  // a return
+    } else if (old_it == failed_indices_.end() || *new_it < *old_it) {
+      ++changes, ++new_it;  // a departure
+    } else {
+      ++old_it, ++new_it;
+    }
   }
-  failed_words_ = std::move(wanted);
-  failed_count_ = 0;
-  for (std::uint64_t word : failed_words_) {
-    failed_count_ += static_cast<std::size_t>(__builtin_popcountll(word));
-  }
+  failed_indices_ = std::move(wanted);
   tree_version_ += changes;
   return changes != 0;
 }

@@ -53,15 +53,15 @@ class Membership {
   // Position of vpid in the sorted daemon set, if it is a member.
   std::optional<std::size_t> index_of(Vpid vpid) const;
   bool contains(Vpid vpid) const { return index_of(vpid).has_value(); }
+  // Whether the daemon set is 0..size-1, every vpid its own index.
+  bool dense() const { return dense_; }
   bool is_failed(Vpid vpid) const;
-  bool is_failed_index(std::size_t index) const {
-    return (failed_words_[index / 64] >> (index % 64)) & 1U;
-  }
-  // The failed set as a bitmap over daemon indices (cheap to compare and key on).
-  const std::vector<std::uint64_t>& failed_bitmap() const { return failed_words_; }
+  bool is_failed_index(std::size_t index) const;
+  // The failed set as sorted daemon indices (cheap to compare and key on).
+  const std::vector<std::uint32_t>& failed_indices() const { return failed_indices_; }
   bool is_alive(Vpid vpid) const { return contains(vpid) && !is_failed(vpid); }
   std::vector<Vpid> failed() const;
-  std::size_t alive_count() const { return daemons_->size() - failed_count_; }
+  std::size_t alive_count() const { return daemons_->size() - failed_indices_.size(); }
 
   std::uint64_t epoch() const { return epoch_; }
   std::uint64_t tree_version() const { return tree_version_; }
@@ -70,10 +70,13 @@ class Membership {
   explicit Membership(std::vector<Vpid> daemons);
 
   std::shared_ptr<const std::vector<Vpid>> daemons_;  // sorted
-  void set_failed_index(std::size_t index, bool failed);
-
-  std::vector<std::uint64_t> failed_words_;  // bit i: daemons_[i] has failed
-  std::size_t failed_count_ = 0;
+  // The daemon set is 0..size-1 (no holes): a vpid is its own index. Every
+  // frame asks for an index; a search of a million vpids costs cache misses.
+  bool dense_ = false;
+  // Sorted indices into daemons_ of the failed daemons. A list, not a bitmap:
+  // failures are few, and a bitmap made every copy (one per engine in the
+  // simulator) and every adopt cost the daemon count, not the failure count.
+  std::vector<std::uint32_t> failed_indices_;
   std::uint64_t epoch_ = 0;
   std::uint64_t tree_version_ = 0;
 };

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "rml/frame.h"
+#include "util/flat_map.h"
 
 namespace grove {
 
@@ -48,7 +48,7 @@ class Accounting {
   void add(const TrafficKey& key, const TrafficCount& count) { by_key_[key] += count; }
   // Counts a whole encoded frame by its header (frames that do not decode are not counted).
   void count_frame(std::span<const std::byte> frame);
-  const std::map<TrafficKey, TrafficCount>& by_key() const { return by_key_; }
+  const FlatMap<TrafficKey, TrafficCount>& by_key() const { return by_key_; }
   TrafficCount total() const;
   // Sum over keys matching a frame type and tag (any topology).
   TrafficCount of(FrameType type, std::uint16_t tag) const;
@@ -58,7 +58,9 @@ class Accounting {
   Accounting& operator+=(const Accounting& other);
 
  private:
-  std::map<TrafficKey, TrafficCount> by_key_;
+  // A handful of keys per engine: one block, not a node each (the simulator
+  // holds a million of these).
+  FlatMap<TrafficKey, TrafficCount> by_key_;
 };
 
 // On the wire: its (key, count) entries, keys strictly ascending.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <numeric>
 #include <utility>
 
 namespace grove {
@@ -30,21 +31,22 @@ Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
   Layout& tree = *layout;
   tree.radix = radix;
   tree.daemons = membership.shared_daemons();
+  tree.dense = membership.dense();
   const auto size = static_cast<std::uint32_t>(tree.daemons->size());
-  tree.slot_of.assign(size, kNone);
-  tree.occupant.assign(size, kNone);
-  for (std::uint32_t i = 0; i < size; ++i) {
-    if (membership.is_failed_index(i)) continue;
-    tree.slot_of[i] = i;
-    tree.occupant[i] = i;
-    ++tree.member_count;
+  tree.slot_of.resize(size);
+  std::iota(tree.slot_of.begin(), tree.slot_of.end(), 0U);
+  tree.occupant = tree.slot_of;
+  const std::vector<std::uint32_t>& failed = membership.failed_indices();
+  for (std::uint32_t i : failed) {
+    tree.slot_of[i] = kNone;
+    tree.occupant[i] = kNone;
   }
+  tree.member_count = size - failed.size();
   // Fill dead slots from the root down. The candidate for slot s is the
   // highest-positioned daemon of s's subtree still in its home slot: any of its
   // descendants would rank higher, so all of them are dead or gone, and
   // vacating its slot strands nobody.
-  for (std::uint32_t slot = 0; slot < size; ++slot) {
-    if (!membership.is_failed_index(slot)) continue;
+  for (std::uint32_t slot : failed) {  // sorted: root first
     auto levels = subtree_levels(slot, radix, size);
     for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
       std::uint32_t chosen = kNone;
@@ -66,11 +68,21 @@ Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
   return out;
 }
 
-std::optional<std::uint32_t> Tree::slot_of_vpid(Vpid vpid) const {
+std::optional<std::uint32_t> Tree::index_of(Vpid vpid) const {
   const auto& daemons = *layout_->daemons;
+  if (layout_->dense) {
+    if (vpid < daemons.size()) return vpid;
+    return std::nullopt;
+  }
   auto found = std::lower_bound(daemons.begin(), daemons.end(), vpid);
   if (found == daemons.end() || *found != vpid) return std::nullopt;
-  std::uint32_t slot = layout_->slot_of[static_cast<std::size_t>(found - daemons.begin())];
+  return static_cast<std::uint32_t>(found - daemons.begin());
+}
+
+std::optional<std::uint32_t> Tree::slot_of_vpid(Vpid vpid) const {
+  auto index = index_of(vpid);
+  if (!index) return std::nullopt;
+  std::uint32_t slot = layout_->slot_of[*index];
   if (slot == kNone) return std::nullopt;
   return slot;
 }
@@ -137,11 +149,9 @@ std::optional<Vpid> Tree::next_hop(Vpid from, Vpid to) const {
 }
 
 bool Tree::promoted(Vpid vpid) const {
-  const auto& daemons = *layout_->daemons;
-  auto found = std::lower_bound(daemons.begin(), daemons.end(), vpid);
-  if (found == daemons.end() || *found != vpid) return false;
-  auto index = static_cast<std::uint32_t>(found - daemons.begin());
-  return layout_->slot_of[index] != kNone && layout_->slot_of[index] != index;
+  auto index = index_of(vpid);
+  if (!index) return false;
+  return layout_->slot_of[*index] != kNone && layout_->slot_of[*index] != *index;
 }
 
 std::vector<Vpid> Tree::members() const {

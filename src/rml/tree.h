@@ -62,7 +62,11 @@ class Tree {
     std::vector<std::uint32_t> slot_of;                // daemon index -> slot it occupies, or kNone
     std::vector<std::uint32_t> occupant;               // slot -> daemon index, or kNone
     std::size_t member_count = 0;
+    bool dense = false;  // daemons are 0..size-1 (Membership::dense)
   };
+
+  // Position of vpid in the daemon set, if it is in it.
+  std::optional<std::uint32_t> index_of(Vpid vpid) const;
 
   std::optional<std::uint32_t> slot_of_vpid(Vpid vpid) const;
   std::uint32_t parent_slot(std::uint32_t slot) const { return (slot - 1) / layout_->radix; }

@@ -1,12 +1,14 @@
 // Memoised tree derivation. A derivation is a pure function of (daemon set,
 // failed set, radix), so daemons that share a view can share its tree: the
 // simulator hands one cache to thousands of engines, a daemon keeps its own.
-// The cache is keyed by the complete failed set; it never changes an answer.
+// The cache is keyed by the complete failed set (its sorted indices); it
+// never changes an answer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
-#include <utility>
+#include <span>
 #include <vector>
 
 #include "rml/membership.h"
@@ -23,7 +25,31 @@ class TreeCache {
   std::uint64_t derivations() const { return derivations_; }
 
  private:
-  std::map<std::pair<std::uint32_t, std::vector<std::uint64_t>>, Tree> trees_;
+  struct Key {
+    std::uint32_t radix = 0;
+    std::vector<std::uint32_t> failed;
+  };
+  // A lookup borrows the membership's failed set: every engine asks after
+  // every notice, and a copied key was an allocation per ask.
+  struct KeyView {
+    std::uint32_t radix = 0;
+    std::span<const std::uint32_t> failed;
+  };
+  struct Less {
+    using is_transparent = void;
+    static KeyView view(const Key& key) { return {key.radix, key.failed}; }
+    static KeyView view(const KeyView& key) { return key; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const KeyView x = view(a);
+      const KeyView y = view(b);
+      if (x.radix != y.radix) return x.radix < y.radix;
+      return std::lexicographical_compare(x.failed.begin(), x.failed.end(), y.failed.begin(),
+                                          y.failed.end());
+    }
+  };
+
+  std::map<Key, Tree, Less> trees_;
   std::uint64_t derivations_ = 0;
 };
 

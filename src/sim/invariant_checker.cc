@@ -66,26 +66,33 @@ Status InvariantChecker::on_fence_done(Vpid daemon, const FenceDone& done) {
     outcome.status = done.status;
     outcome.lost = done.lost;
     outcome.release = done.release;
+    outcome.finished.assign(daemons_, false);
   }
-  std::string name =
-      "fence '" + done.key.signature + "' round " + std::to_string(done.key.generation);
-  if (!outcome.finished.insert(daemon).second) {
-    return Error{"daemon " + std::to_string(daemon) + " finished " + name + " twice"};
+  auto name = [&] {
+    return "fence '" + done.key.signature + "' round " + std::to_string(done.key.generation);
+  };
+  if (daemon >= outcome.finished.size()) {
+    return Error{"daemon " + std::to_string(daemon) + " is not in the simulation"};
   }
+  if (outcome.finished[daemon]) {
+    return Error{"daemon " + std::to_string(daemon) + " finished " + name() + " twice"};
+  }
+  outcome.finished[daemon] = true;
+  ++outcome.finished_count;
   if (outcome.status != done.status || outcome.lost != done.lost) {
-    return Error{"daemon " + std::to_string(daemon) + " ended " + name + " as " +
+    return Error{"daemon " + std::to_string(daemon) + " ended " + name() + " as " +
                  std::string(fence_status_name(done.status)) + ", another as " +
                  std::string(fence_status_name(outcome.status))};
   }
   if (!same_bytes(outcome.release, done.release)) {
-    return Error{"daemon " + std::to_string(daemon) + " got different data from " + name};
+    return Error{"daemon " + std::to_string(daemon) + " got different data from " + name()};
   }
   return ok_status();
 }
 
 std::size_t InvariantChecker::fence_outcomes(const FenceKey& key) const {
   auto found = fences_.find(key);
-  return found == fences_.end() ? 0 : found->second.finished.size();
+  return found == fences_.end() ? 0 : found->second.finished_count;
 }
 
 }  // namespace grove

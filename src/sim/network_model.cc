@@ -79,7 +79,8 @@ std::optional<TimeNs> SharedNic::next_event(const NetworkModel& model) const {
 }
 
 TimeNs LinkClock::arrival(std::uint32_t from, std::uint32_t to, TimeNs earliest) {
-  TimeNs& last = last_arrival_ns_[(std::uint64_t{from} << 32) | to];
+  if (from >= last_arrival_ns_.size()) last_arrival_ns_.resize(std::size_t{from} + 1);
+  TimeNs& last = last_arrival_ns_[from][to];
   last = std::max(last, earliest);
   return last;
 }

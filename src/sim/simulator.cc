@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
-#include <queue>
 #include <random>
 #include <unordered_map>
 #include <variant>
@@ -15,6 +14,7 @@
 #include "grpcomm/radix_cost_model.h"
 #include "grpcomm/tags.h"
 #include "rml/tree_validate.h"
+#include "sim/event_queue.h"
 #include "sim/invariant_checker.h"
 
 namespace grove {
@@ -49,18 +49,6 @@ struct NicEvent {
 using EventBody =
     std::variant<FrameEvent, TimerEvent, KillEvent, DetectEvent, ContributeEvent, NicEvent>;
 
-struct Event {
-  TimeNs at = 0;
-  std::uint64_t seq = 0;  // ties broken by scheduling order: deterministic
-  EventBody body;
-};
-
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    return a.at != b.at ? a.at > b.at : a.seq > b.seq;
-  }
-};
-
 std::string format_time(TimeNs ns) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3fus", static_cast<double>(ns) / 1000.0);
@@ -73,15 +61,21 @@ class Simulation {
   SimResult run();
 
  private:
-  void schedule(TimeNs at, EventBody body) { queue_.push(Event{at, seq_++, std::move(body)}); }
-  void handle(const Event& event);
+  void schedule(TimeNs at, EventBody body) { queue_.push(at, std::move(body)); }
+  void handle(const EventBody& event);
   void drain(Vpid daemon, TimeNs now, Outbox& out);
   // Fair NIC sharing: hand the frames whose last byte left to the links and
   // schedule the NIC's next event.
   void service_nic(Vpid daemon, TimeNs now);
   void kill(Vpid victim, TimeNs now);
   void fail(const std::string& what);
-  void trace(const std::string& line);
+  // The line is built only when tracing is on (`make` returns it): a
+  // million-daemon run with --trace 0 built a string per event otherwise.
+  template <typename MakeLine>
+  void trace(MakeLine make) {
+    if (options_.trace_lines > 0) trace_line(make());
+  }
+  void trace_line(std::string line);
   void plan_faults();
   bool fault_fires(Vpid daemon, const Outbox& out) const;
   void check_liveness();
@@ -105,11 +99,11 @@ class Simulation {
   std::unordered_map<std::uint64_t, InFlight> in_flight_;
   std::uint64_t next_transfer_ = 1;
   LinkClock links_;
-  std::priority_queue<Event, std::vector<Event>, Later> queue_;
-  std::uint64_t seq_ = 0;
+  EventQueue<EventBody> queue_;
   std::map<std::pair<Vpid, TimerId>, std::uint64_t> timers_;
   std::uint64_t next_token_ = 1;
   InvariantChecker checker_;
+  Outbox outbox_;  // handle()'s, reused
   std::deque<std::string> trace_;
   std::vector<FaultSpec> faults_;
   std::vector<bool> fault_done_;
@@ -160,9 +154,11 @@ class Simulation::EffectsOf final : public EffectDriver {
       sim_.fail(status.error().message);
       return;
     }
-    sim_.trace("d" + std::to_string(daemon_) + " fence round " +
-               std::to_string(fence.key.generation) + " " +
-               std::string(fence_status_name(fence.status)));
+    sim_.trace([&] {
+      return "d" + std::to_string(daemon_) + " fence round " +
+             std::to_string(fence.key.generation) + " " +
+             std::string(fence_status_name(fence.status));
+    });
     std::uint64_t round = fence.key.generation;
     if (fence.status != FenceStatus::ok) {
       ++sim_.result_.rounds_failed;
@@ -193,11 +189,13 @@ class Simulation::EffectsOf final : public EffectDriver {
   void cancel_timer(CancelTimer& cancel) override { sim_.timers_.erase({daemon_, cancel.id}); }
 
   void show_help(ShowHelpTopic& help) override {
-    sim_.trace("d" + std::to_string(daemon_) + " help " + help.topic);
+    sim_.trace([&] { return "d" + std::to_string(daemon_) + " help " + help.topic; });
   }
 
   void membership_changed(MembershipChanged& changed) override {
-    sim_.trace("d" + std::to_string(daemon_) + " adopts epoch " + std::to_string(changed.epoch));
+    sim_.trace([&] {
+      return "d" + std::to_string(daemon_) + " adopts epoch " + std::to_string(changed.epoch);
+    });
     if (!sim_.options_.validate_trees) return;
     const Engine& engine = *sim_.engines_[daemon_];
     for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
@@ -235,11 +233,16 @@ Simulation::Simulation(const SimOptions& options)
   config.tree_cache = std::make_shared<TreeCache>();
   // One inflation of a deflated release for all daemons, not one each.
   config.inflate_cache = std::make_shared<InflateCache>();
+  engines_.reserve(options.daemons);
   for (Vpid i = 0; i < options.daemons; ++i) {
     config.self = i;
     engines_.push_back(std::make_unique<Engine>(config, membership));
-    nics_.emplace_back(options.network.threads);
-    shared_nics_.emplace_back(options.network.threads);
+    // Only the NIC model in use is built (each holds a vector of lanes).
+    if (options.network.sharing == NicSharing::fair) {
+      shared_nics_.emplace_back(options.network.threads);
+    } else {
+      nics_.emplace_back(options.network.threads);
+    }
   }
   alive_.assign(options.daemons, true);
   nic_generation_.assign(options.daemons, 0);
@@ -255,8 +258,7 @@ Simulation::Simulation(const SimOptions& options)
   result_.seed = options.seed;
 }
 
-void Simulation::trace(const std::string& line) {
-  if (options_.trace_lines == 0) return;
+void Simulation::trace_line(std::string line) {
   trace_.push_back(format_time(now_) + " " + line);
   if (trace_.size() > options_.trace_lines) trace_.pop_front();
 }
@@ -322,9 +324,8 @@ SimResult Simulation::run() {
   for (Vpid daemon : participants_)
     schedule(jitter(rng_), ContributeEvent{daemon, 1});
   while (!queue_.empty() && result_.ok) {
-    Event event = queue_.top();
-    queue_.pop();
-    now_ = event.at;
+    auto [at, event] = queue_.pop();
+    now_ = at;
     if (now_ > options_.time_limit_ns) {
       fail("no progress within the time limit: a hang");
       break;
@@ -350,39 +351,46 @@ SimResult Simulation::run() {
   return result_;
 }
 
-void Simulation::handle(const Event& event) {
-  Outbox out;
-  if (const auto* frame = std::get_if<FrameEvent>(&event.body)) {
+void Simulation::handle(const EventBody& event) {
+  // One outbox for every event, emptied first: an event's effects are all
+  // applied (drain) before the next event is handled, and its storage is reused.
+  Outbox& out = outbox_;
+  out.clear();
+  if (const auto* frame = std::get_if<FrameEvent>(&event)) {
     if (!alive_[frame->to]) return;
     if (options_.trace_lines > 0) {
       auto header = decode_frame_header(frame->frame.header, UINT32_MAX);
       if (header) {
-        trace("d" + std::to_string(frame->to) + " <- d" + std::to_string(frame->from) + " " +
-              std::string(frame_type_name(header->type)) + " " +
-              std::string(tag_name(header->tag)) + " " +
-              std::string(topology_name(header->topology)) + " op " +
-              std::to_string(header->op_id) + " v" + std::to_string(header->tree_version));
+        trace([&] {
+          return "d" + std::to_string(frame->to) + " <- d" + std::to_string(frame->from) + " " +
+                 std::string(frame_type_name(header->type)) + " " +
+                 std::string(tag_name(header->tag)) + " " +
+                 std::string(topology_name(header->topology)) + " op " +
+                 std::to_string(header->op_id) + " v" + std::to_string(header->tree_version);
+        });
       }
     }
     engines_[frame->to]->on_frame(now_, frame->from, frame->frame, out);
     drain(frame->to, now_, out);
-  } else if (const auto* timer = std::get_if<TimerEvent>(&event.body)) {
+  } else if (const auto* timer = std::get_if<TimerEvent>(&event)) {
     auto found = timers_.find({timer->daemon, timer->id});
     if (!alive_[timer->daemon] || found == timers_.end() || found->second != timer->token) return;
     timers_.erase(found);
-    trace("d" + std::to_string(timer->daemon) + " timer op " + std::to_string(timer->id.op_id));
+    trace([&] {
+      return "d" + std::to_string(timer->daemon) + " timer op " + std::to_string(timer->id.op_id);
+    });
     engines_[timer->daemon]->on_timer(now_, timer->id, out);
     drain(timer->daemon, now_, out);
-  } else if (const auto* killed = std::get_if<KillEvent>(&event.body)) {
+  } else if (const auto* killed = std::get_if<KillEvent>(&event)) {
     kill(killed->victim, now_);
-  } else if (const auto* detect = std::get_if<DetectEvent>(&event.body)) {
-    trace("controller learns d" + std::to_string(detect->victim) + " died");
+  } else if (const auto* detect = std::get_if<DetectEvent>(&event)) {
+    trace([&] { return "controller learns d" + std::to_string(detect->victim) + " died"; });
     engines_[0]->declare_departure(now_, detect->victim, out);
     drain(0, now_, out);
-  } else if (const auto* nic = std::get_if<NicEvent>(&event.body)) {
+  } else if (const auto* nic = std::get_if<NicEvent>(&event)) {
     if (nic->generation == nic_generation_[nic->daemon]) service_nic(nic->daemon, now_);
     return;
-  } else if (const auto* contribute = std::get_if<ContributeEvent>(&event.body)) {
+  } else if (const auto* contribute = std::get_if<ContributeEvent>(&event)) {
     Vpid daemon = contribute->daemon;
     if (!alive_[daemon]) return;
     const std::uint64_t round = contribute->round;
@@ -390,7 +398,9 @@ void Simulation::handle(const Event& event) {
     // is not joined late: like a job after a fence error, this daemon stops.
     if (engines_[daemon]->fence_generation(options_.signature) + 1 != round) return;
     round_start_[round] = std::min(round_start_[round], now_);
-    trace("d" + std::to_string(daemon) + " contributes to round " + std::to_string(round));
+    trace([&] {
+      return "d" + std::to_string(daemon) + " contributes to round " + std::to_string(round);
+    });
     engines_[daemon]->contribute(now_, request_for(daemon), out);
     drain(daemon, now_, out);
   }
@@ -464,7 +474,7 @@ void Simulation::kill(Vpid victim, TimeNs now) {
   if (victim == kControllerVpid || !alive_[victim]) return;
   alive_[victim] = false;
   result_.killed.push_back(victim);
-  trace("d" + std::to_string(victim) + " killed");
+  trace([&] { return "d" + std::to_string(victim) + " killed"; });
   TimeNs delay =
       std::uniform_int_distribution<TimeNs>(options_.detect_min_ns, options_.detect_max_ns)(rng_);
   schedule(now + delay, DetectEvent{victim});

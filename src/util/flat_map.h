@@ -23,6 +23,7 @@ class FlatMap {
   const_iterator end() const { return entries_.end(); }
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
+  void reserve(std::size_t count) { entries_.reserve(count); }
 
   iterator find(const Key& key) {
     auto at = lower(key);
@@ -41,6 +42,8 @@ class FlatMap {
     if (at != entries_.end() && at->first == key) return {at, false};
     return {entries_.insert(at, value_type{key, std::move(value)}), true};
   }
+
+  bool operator==(const FlatMap& other) const { return entries_ == other.entries_; }
 
   template <typename Predicate>
   friend std::size_t erase_if(FlatMap& map, Predicate predicate) {
