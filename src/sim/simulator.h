@@ -54,6 +54,9 @@ struct SimOptions {
   TimeNs time_limit_ns = 600'000'000'000ULL;
   RepairRules weakened_rules;  // tests only: see repair_rules.h
   std::size_t trace_lines = 80;
+  // false: the run's memory is not freed when it ends but left to the
+  // process's exit (grove sim's last run; tests and sweeps keep the default).
+  bool free_memory = true;
 };
 
 struct SimResult {
