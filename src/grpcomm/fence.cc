@@ -83,10 +83,8 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
   }
   const std::optional<Vpid> parent = topology(TopologyKind::routing).parent;
   if (!parent) return;
-  std::vector<Vpid> keys;
-  for (const auto& [vpid, data] : tracker.contributions)
-    keys.push_back(vpid);
-  if (tracker.sent_parent == parent && tracker.sent_keys == keys) return;
+  // Contributions are only ever added, so the same count means the same set.
+  if (tracker.sent_parent == parent && tracker.sent_count == tracker.contributions.size()) return;
   if (tracker.sent_parent) ++stats_.rollup_resends;
   FenceRollup rollup{key, tracker.participants, {}};
   for (const auto& [vpid, data] : tracker.contributions)
@@ -95,7 +93,7 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
                                   TopologyKind::routing, key.generation, *parent);
   send(*parent, SendPath::routed, header, share_bytes(encode(rollup)), out);
   tracker.sent_parent = parent;
-  tracker.sent_keys = std::move(keys);
+  tracker.sent_count = tracker.contributions.size();
 }
 
 std::optional<Vpid> Engine::lost_participant(const FenceTracker& tracker) const {

@@ -29,7 +29,7 @@ struct FenceTracker {
   std::map<Vpid, Bytes> contributions;
   bool local = false;  // this daemon contributed
   std::optional<Vpid> sent_parent;
-  std::vector<Vpid> sent_keys;
+  std::size_t sent_count = 0;  // contributions in the rollup sent to sent_parent
   // Participants in this daemon's routing subtree, cached per tree version.
   std::uint64_t subtree_version = UINT64_MAX;
   std::vector<Vpid> subtree_participants;

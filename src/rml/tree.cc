@@ -126,8 +126,12 @@ std::vector<Vpid> Tree::subtree(Vpid vpid) const {
   auto slot = slot_of_vpid(vpid);
   if (!slot) return out;
   const auto& occupant = layout_->occupant;
-  for (auto [first, last] : subtree_levels(*slot, layout_->radix, occupant.size())) {
-    for (std::uint64_t s = first; s <= last; ++s) {
+  const std::uint64_t size = occupant.size();
+  // Level by level, each a contiguous run of slots (as subtree_levels, without
+  // building the list: every daemon asks after every repair).
+  for (std::uint64_t first = *slot, last = *slot; first < size;
+       first = first * layout_->radix + 1, last = last * layout_->radix + layout_->radix) {
+    for (std::uint64_t s = first; s <= std::min(last, size - 1); ++s) {
       if (occupant[s] != kNone) out.push_back(vpid_at(occupant[s]));
     }
   }

@@ -277,6 +277,33 @@ TEST_CASE("tree version grows with every departure and return, never back", "[me
   CHECK(membership.alive_count() == 4);
 }
 
+TEST_CASE("adopting a whole failed set counts its departures and returns", "[membership]") {
+  // With holes (vpids are not their own index) and without.
+  for (std::vector<Vpid> daemons : {dense(8), std::vector<Vpid>{0, 3, 5, 9, 12, 40}}) {
+    Membership membership = *Membership::create(daemons);
+    const Vpid a = daemons[1], b = daemons[3], c = daemons[4];
+    std::vector<Vpid> failed{b, a};  // any order, duplicates allowed
+    failed.push_back(a);
+    CHECK(membership.adopt(1, failed));
+    CHECK(membership.tree_version() == 2);
+    CHECK(membership.failed() == std::vector<Vpid>{a, b});
+    CHECK(membership.failed_indices() == std::vector<std::uint32_t>{1, 3});
+    CHECK(membership.alive_count() == daemons.size() - 2);
+    // a returns, c departs: two changes; the controller and strangers are ignored.
+    std::vector<Vpid> next{c, b, 0, 1000};
+    CHECK(membership.adopt(2, next));
+    CHECK(membership.tree_version() == 4);
+    CHECK(membership.failed() == std::vector<Vpid>{b, c});
+    CHECK_FALSE(membership.is_failed(a));
+    CHECK(membership.is_failed(c));
+    // The same set again, or a stale epoch: nothing changes.
+    CHECK_FALSE(membership.adopt(3, next));
+    CHECK_FALSE(membership.adopt(1, std::vector<Vpid>{}));
+    CHECK(membership.tree_version() == 4);
+    CHECK(membership.dense() == (daemons.back() == daemons.size() - 1));
+  }
+}
+
 TEST_CASE("membership rejects malformed daemon sets", "[membership]") {
   CHECK_FALSE(Membership::create({}));
   CHECK_FALSE(Membership::create({1, 2, 3}));
