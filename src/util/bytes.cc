@@ -26,8 +26,13 @@ std::string to_string(std::span<const std::byte> bytes) {
 }
 
 ByteWriter& ByteWriter::put(std::uint64_t value, int width) {
-  for (int shift = width * 8 - 8; shift >= 0; shift -= 8) {
-    out_.push_back(static_cast<std::byte>((value >> shift) & 0xFF));
+  // One resize per field, not a push_back per byte: a 4-byte message was
+  // three allocations as the buffer doubled from one byte.
+  const std::size_t at = out_.size();
+  out_.resize(at + static_cast<std::size_t>(width));
+  for (int i = 0; i < width; ++i) {
+    out_[at + static_cast<std::size_t>(i)] =
+        static_cast<std::byte>((value >> ((width - 1 - i) * 8)) & 0xFF);
   }
   return *this;
 }
@@ -39,8 +44,8 @@ ByteWriter& ByteWriter::blob(std::span<const std::byte> bytes) {
 
 ByteWriter& ByteWriter::text(std::string_view text) {
   u32(static_cast<std::uint32_t>(text.size()));
-  for (char c : text)
-    out_.push_back(static_cast<std::byte>(c));
+  const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
+  out_.insert(out_.end(), bytes, bytes + text.size());
   return *this;
 }
 
