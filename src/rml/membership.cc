@@ -5,8 +5,7 @@
 namespace grove {
 
 Membership::Membership(std::vector<Vpid> daemons)
-    : daemons_(std::make_shared<const std::vector<Vpid>>(std::move(daemons))),
-      dense_(daemons_->back() == daemons_->size() - 1) {}
+    : daemons_(std::make_shared<const std::vector<Vpid>>(std::move(daemons))) {}
 
 Result<Membership> Membership::create(std::vector<Vpid> daemons) {
   if (daemons.empty()) return Error{"a DVM needs at least one daemon"};
@@ -20,14 +19,18 @@ Result<Membership> Membership::create(std::vector<Vpid> daemons) {
   return Membership(std::move(daemons));
 }
 
-std::optional<std::size_t> Membership::index_of(Vpid vpid) const {
-  if (dense_) {
-    if (vpid < daemons_->size()) return std::size_t{vpid};
+std::optional<std::size_t> daemon_index(std::span<const Vpid> daemons, Vpid vpid) {
+  if (dense_daemon_set(daemons)) {
+    if (vpid < daemons.size()) return std::size_t{vpid};
     return std::nullopt;
   }
-  auto found = std::lower_bound(daemons_->begin(), daemons_->end(), vpid);
-  if (found == daemons_->end() || *found != vpid) return std::nullopt;
-  return static_cast<std::size_t>(found - daemons_->begin());
+  auto found = std::lower_bound(daemons.begin(), daemons.end(), vpid);
+  if (found == daemons.end() || *found != vpid) return std::nullopt;
+  return static_cast<std::size_t>(found - daemons.begin());
+}
+
+std::optional<std::size_t> Membership::index_of(Vpid vpid) const {
+  return daemon_index(*daemons_, vpid);
 }
 
 bool Membership::is_failed_index(std::size_t index) const {

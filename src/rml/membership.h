@@ -29,6 +29,15 @@ struct MembershipEvent {
   std::uint64_t epoch = 0;  // assigned by the controller, strictly increasing
 };
 
+// Position of vpid in a sorted daemon set, if it is a member. A set without
+// holes (0..size-1, the usual DVM) is indexed directly: every frame asks, and
+// a search of a million vpids costs cache misses.
+std::optional<std::size_t> daemon_index(std::span<const Vpid> daemons, Vpid vpid);
+// Whether a sorted daemon set starting at 0 is 0..size-1.
+inline bool dense_daemon_set(std::span<const Vpid> daemons) {
+  return !daemons.empty() && daemons.back() == daemons.size() - 1;
+}
+
 class Membership {
  public:
   // The daemon set must be non-empty, free of duplicates and contain the
@@ -54,7 +63,7 @@ class Membership {
   std::optional<std::size_t> index_of(Vpid vpid) const;
   bool contains(Vpid vpid) const { return index_of(vpid).has_value(); }
   // Whether the daemon set is 0..size-1, every vpid its own index.
-  bool dense() const { return dense_; }
+  bool dense() const { return dense_daemon_set(*daemons_); }
   bool is_failed(Vpid vpid) const;
   bool is_failed_index(std::size_t index) const;
   // The failed set as sorted daemon indices (cheap to compare and key on).
@@ -70,9 +79,6 @@ class Membership {
   explicit Membership(std::vector<Vpid> daemons);
 
   std::shared_ptr<const std::vector<Vpid>> daemons_;  // sorted
-  // The daemon set is 0..size-1 (no holes): a vpid is its own index. Every
-  // frame asks for an index; a search of a million vpids costs cache misses.
-  bool dense_ = false;
   // Sorted indices into daemons_ of the failed daemons. A list, not a bitmap:
   // failures are few, and a bitmap made every copy (one per engine in the
   // simulator) and every adopt cost the daemon count, not the failure count.

@@ -31,7 +31,6 @@ Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
   Layout& tree = *layout;
   tree.radix = radix;
   tree.daemons = membership.shared_daemons();
-  tree.dense = membership.dense();
   const auto size = static_cast<std::uint32_t>(tree.daemons->size());
   tree.slot_of.resize(size);
   std::iota(tree.slot_of.begin(), tree.slot_of.end(), 0U);
@@ -69,14 +68,9 @@ Tree Tree::derive(const Membership& membership, std::uint32_t radix) {
 }
 
 std::optional<std::uint32_t> Tree::index_of(Vpid vpid) const {
-  const auto& daemons = *layout_->daemons;
-  if (layout_->dense) {
-    if (vpid < daemons.size()) return vpid;
-    return std::nullopt;
-  }
-  auto found = std::lower_bound(daemons.begin(), daemons.end(), vpid);
-  if (found == daemons.end() || *found != vpid) return std::nullopt;
-  return static_cast<std::uint32_t>(found - daemons.begin());
+  auto index = daemon_index(*layout_->daemons, vpid);
+  if (!index) return std::nullopt;
+  return static_cast<std::uint32_t>(*index);
 }
 
 std::optional<std::uint32_t> Tree::slot_of_vpid(Vpid vpid) const {

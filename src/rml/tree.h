@@ -62,7 +62,6 @@ class Tree {
     std::vector<std::uint32_t> slot_of;                // daemon index -> slot it occupies, or kNone
     std::vector<std::uint32_t> occupant;               // slot -> daemon index, or kNone
     std::size_t member_count = 0;
-    bool dense = false;  // daemons are 0..size-1 (Membership::dense)
   };
 
   // Position of vpid in the daemon set, if it is in it.

@@ -34,7 +34,6 @@ class EventQueue {
 
   bool empty() const { return keys_.empty(); }
   std::size_t size() const { return keys_.size(); }
-  TimeNs next_at() const { return keys_.front().at; }
 
   // Removes the earliest event; returns its time and body.
   std::pair<TimeNs, Body> pop() {
