@@ -4,7 +4,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -191,18 +194,25 @@ struct ClientGate::Snapshot {
     int fd = -1;
     std::uint64_t server_inode = 0;
     std::optional<SocketEnd> client;  // nothing: no live client end
+    // libpmix has answered its handshake: it is the connection being
+    // admitted now, already one of libpmix's clients.
+    bool answered = false;
   };
   std::vector<Waiting> waiting;
 };
 
 namespace {
 
-// Puts a closed socket in place of descriptor `fd` if it still holds
-// `inode`: libpmix then reads end-of-file and drops the peer as lost
-// without reading anything it sent.
-void cut_connection(int fd, std::uint64_t inode) {
+bool still_holds(int fd, std::uint64_t inode) {
   struct stat held {};
-  if (fstat(fd, &held) != 0 || held.st_ino != inode) return;  // closed meanwhile
+  return fstat(fd, &held) == 0 && held.st_ino == inode;
+}
+
+// Puts a closed socket in place of descriptor `fd` if it still holds
+// `inode`: libpmix, which has not read the handshake yet, then reads
+// end-of-file and drops the connection before looking up the rank it claims.
+void cut_connection(int fd, std::uint64_t inode) {
+  if (!still_holds(fd, inode)) return;  // closed meanwhile
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
     shutdown(fd, SHUT_RDWR);
@@ -213,7 +223,48 @@ void cut_connection(int fd, std::uint64_t inode) {
   close(pair[0]);
 }
 
+// Whether this process has written on the connection (bytes acknowledged
+// plus bytes still queued): libpmix writes nothing before its handshake
+// reply.
+bool server_has_written(int fd) {
+  tcp_info info{};
+  socklen_t size = sizeof info;
+  int queued = 0;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return false;
+  if (size >= offsetof(tcp_info, tcpi_bytes_acked) + sizeof info.tcpi_bytes_acked &&
+      info.tcpi_bytes_acked > 0)
+    return true;
+  return ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0;
+}
+
 }  // namespace
+
+ClientGate::~ClientGate() {
+  for (int end : sink_)
+    if (end >= 0) close(end);
+}
+
+void ClientGate::remove_connection(int fd, std::uint64_t server_inode, bool answered) {
+  if (!answered) {
+    cut_connection(fd, server_inode);
+    return;
+  }
+  // libpmix 4.2 has made this connection a client of the rank it claims
+  // (the host's refusal is only logged). Were it to see it close, it would
+  // count the rank as gone: one local process fewer in every later fence of
+  // the job (the real rank's fence then completes without its peers) and a
+  // finalize reported for a rank still running. So it never closes: its
+  // descriptor becomes one end of a silent socket this gate holds open,
+  // which neither delivers a request nor ends. Its client is cut off all the
+  // same (the server end it was talking to is closed by the swap).
+  if (!still_holds(fd, server_inode)) return;
+  if (sink_[0] < 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sink_) != 0) {
+    sink_[0] = sink_[1] = -1;
+    shutdown(fd, SHUT_RDWR);
+    return;
+  }
+  if (dup3(sink_[0], fd, O_CLOEXEC) < 0) shutdown(fd, SHUT_RDWR);
+}
 
 void ClientGate::add_listen_port(std::uint16_t port) {
   std::lock_guard lock(mutex_);
@@ -256,7 +307,7 @@ ClientGate::Snapshot ClientGate::take_snapshot(const std::set<std::uint16_t>& po
     int accepting = 0;
     socklen_t size = sizeof accepting;
     if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0 && accepting) continue;
-    Snapshot::Waiting waiting{fd, held.st_ino, std::nullopt};
+    Snapshot::Waiting waiting{fd, held.st_ino, std::nullopt, server_has_written(fd)};
     length = sizeof peer;
     // A stranger may have half-closed its end; one whose end is gone has no
     // peer at all: both stay candidates, to be cut.
@@ -301,7 +352,7 @@ void ClientGate::cut_foreign(Snapshot& snapshot) {
   const uid_t ours = geteuid();
   std::erase_if(snapshot.waiting, [&](const Snapshot::Waiting& waiting) {
     if (waiting.client && waiting.client->uid == ours) return false;
-    cut_connection(waiting.fd, waiting.server_inode);
+    remove_connection(waiting.fd, waiting.server_inode, waiting.answered);
     return true;
   });
 }
@@ -312,7 +363,7 @@ void ClientGate::cut_strangers(Snapshot& snapshot, const Expected& expected) {
     ours_started.merge(tree_socket_inodes(pid));
   for (const Snapshot::Waiting& waiting : snapshot.waiting) {
     if (!waiting.client || ours_started.count(waiting.client->inode) == 0)
-      cut_connection(waiting.fd, waiting.server_inode);
+      remove_connection(waiting.fd, waiting.server_inode, waiting.answered);
   }
 }
 

@@ -5,9 +5,11 @@
 // connection claiming rank R is admitted only if its client end is a socket
 // held by the process this daemon started as rank R, or by a descendant of
 // it, and that connection has not been admitted before. libpmix 4.2 ignores
-// a refusal from the host, so a refused connection is also cut: its
-// descriptor is swapped for a closed socket before libpmix reads a request
-// from it. docs/pmix.md has the rationale and the limits.
+// a refusal from the host, so a refused connection is also taken from
+// libpmix before it reads a request: its descriptor is swapped for a closed
+// socket while its handshake is unread, or for a silent one held open once
+// libpmix has answered it (seeing that one close would make libpmix forget
+// the real rank). docs/pmix.md has the rationale and the limits.
 #pragma once
 
 #include <sys/types.h>
@@ -60,6 +62,12 @@ std::vector<pid_t> children_of(pid_t pid);
 
 class ClientGate {
  public:
+  ClientGate() = default;
+  ClientGate(const ClientGate&) = delete;
+  ClientGate& operator=(const ClientGate&) = delete;
+  // Closes the silent socket: only after libpmix has been finalized.
+  ~ClientGate();
+
   // A TCP port the PMIx server listens on (from its URIs); until one is
   // known nothing is admitted.
   void add_listen_port(std::uint16_t port);
@@ -90,6 +98,9 @@ class ClientGate {
   // Cuts every waiting connection whose client end no process started here
   // (nor a descendant) holds.
   void cut_strangers(Snapshot& snapshot, const Expected& expected);
+  // Takes one waiting connection from libpmix: closed if its handshake is
+  // unread, silenced if libpmix has answered it. On PMIx's progress thread.
+  void remove_connection(int fd, std::uint64_t server_inode, bool answered);
 
   // expect/forget run on the daemon's loop, admit on PMIx's progress thread:
   // the lock guards only these two, never a scan of /proc.
@@ -100,6 +111,9 @@ class ClientGate {
   // closed ones at each admission. admit writes it, handshake_pending reads.
   std::mutex admitted_mutex_;
   std::set<std::uint64_t> admitted_;
+  // The silent socket (both ends held, never read) that refused, answered
+  // connections become; touched on PMIx's progress thread only.
+  int sink_[2] = {-1, -1};
 };
 
 }  // namespace grove

@@ -63,8 +63,12 @@ TEST_CASE("another user cannot act as a rank: only processes the daemon started 
     std::filesystem::create_directory(dir);
     Dvm dvm(1, {"--mca", "pmix_verify_clients", verify});
     REQUIRE(dvm.ready());
-    const std::string script =
-        "env > " + dir + "/env.$PMIX_RANK; exec " + client + " --wait-for " + dir + "/go 1";
+    // Rank 1 reaches the fence a second after rank 0: libpmix then completes
+    // the fence only if it still counts both ranks as local (a refused
+    // connection that libpmix later sees closed made it count one fewer, and
+    // the ranks' fence split in two and hung).
+    const std::string script = "env > " + dir + "/env.$PMIX_RANK; exec " + client +
+                               " --late 1:1 --wait-for " + dir + "/go 1";
     BackgroundProcess job({grove_binary(), "run", "--dvm", std::to_string(dvm.controller().pid()),
                            "-n", "2", "sh", "-c", script},
                           {"TMPDIR=" + dvm.tmpdir()});

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <cstdio>
 
 #include "pmix/client_gate.h"
@@ -177,6 +178,58 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
   CHECK(WIFEXITED(status));
   for (int fd : {listener, rank_server_end, stranger, stranger_server_end, ready[0], ready[1],
                  leave[0], leave[1]})
+    close(fd);
+}
+
+TEST_CASE("a refused connection the server has answered is silenced, not closed", "[client_gate]") {
+  // libpmix 4.2 has made an answered connection one of its clients; seeing
+  // it close would make it forget the real rank. It must instead never
+  // deliver a byte nor end, while its client is cut off; a connection whose
+  // handshake is unread still reads end-of-file.
+  std::uint16_t port = 0;
+  int listener = listen_loopback(port);
+  ClientGate gate;
+  gate.add_listen_port(port);
+  int answered = connect_loopback(port);
+  int unread = connect_loopback(port);
+  REQUIRE(answered >= 0);
+  REQUIRE(unread >= 0);
+  int answered_server_end = accept(listener, nullptr, nullptr);
+  int unread_server_end = accept(listener, nullptr, nullptr);
+  REQUIRE(answered_server_end >= 0);
+  REQUIRE(unread_server_end >= 0);
+  REQUIRE(write(answered, "hello", 5) == 5);
+  REQUIRE(write(unread, "hello", 5) == 5);
+  char buffer[16];
+  REQUIRE(read(answered_server_end, buffer, 5) == 5);
+  REQUIRE(write(answered_server_end, "answer!!", 8) == 8);  // the handshake's reply
+
+  CHECK(gate.admit("job", 0).has_value());  // no process was started as rank 0
+
+  sockaddr_storage local{};
+  socklen_t length = sizeof local;
+  REQUIRE(getsockname(answered_server_end, reinterpret_cast<sockaddr*>(&local), &length) == 0);
+  CHECK(local.ss_family == AF_UNIX);
+  CHECK(recv(answered_server_end, buffer, sizeof buffer, MSG_DONTWAIT) == -1);
+  CHECK(errno == EAGAIN);
+  // Writes go nowhere, without an error.
+  CHECK(send(answered_server_end, "event", 5, MSG_DONTWAIT | MSG_NOSIGNAL) == 5);
+  // Its client read the reply, then the end.
+  CHECK(read(answered, buffer, sizeof buffer) == 8);
+  CHECK(read(answered, buffer, sizeof buffer) == 0);
+  CHECK(read(unread_server_end, buffer, sizeof buffer) == 0);
+
+  // A second one joins the same silent socket.
+  int again = connect_loopback(port);
+  REQUIRE(again >= 0);
+  int again_server_end = accept(listener, nullptr, nullptr);
+  REQUIRE(again_server_end >= 0);
+  REQUIRE(write(again_server_end, "answer!!", 8) == 8);
+  CHECK(gate.admit("job", 0).has_value());
+  CHECK(recv(again_server_end, buffer, sizeof buffer, MSG_DONTWAIT) == -1);
+  CHECK(errno == EAGAIN);
+  for (int fd : {listener, answered, unread, answered_server_end, unread_server_end, again,
+                 again_server_end})
     close(fd);
 }
 
