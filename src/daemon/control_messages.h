@@ -30,10 +30,13 @@ struct DaemonReport {
   std::string hostname;
   std::uint32_t cores = 0;
   std::uint32_t pid = 0;
+  // Its hwloc topology came from the controller's export (a daemon on the
+  // controller's host), not from discovering the host itself.
+  bool topology_imported = false;
 
   static constexpr const char* wire_name = "report";
   static auto wire_fields(auto& m) {
-    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid);
+    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid, m.topology_imported);
   }
 };
 

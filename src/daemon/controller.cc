@@ -356,6 +356,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   record.hostname = report.hostname;
   record.host_pid = static_cast<int>(report.pid);
   record.cores = report.cores;
+  record.topology_imported = report.topology_imported;
   // The welcome tells a daemon started over ssh that it may start its own
   // children (tree spawn) and free its launcher's slot.
   runtime_->send_control(from, daemon_tags::welcome, {});
@@ -370,8 +371,8 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   EndpointTable table;
   for (const auto& daemon : daemons_) {
     table.daemons.push_back(DaemonReport{daemon.vpid, daemon.endpoint, daemon.hostname,
-                                         daemon.cores,
-                                         static_cast<std::uint32_t>(daemon.host_pid)});
+                                         daemon.cores, static_cast<std::uint32_t>(daemon.host_pid),
+                                         daemon.topology_imported});
   }
   endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(table));
 }

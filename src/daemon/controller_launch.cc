@@ -51,12 +51,15 @@ Status Controller::launch_daemons() {
     self.slots = planned.host.slots;
     self.holds_ranks = planned.holds_ranks;
     launched = launch_remote_daemons();
+    // After the launch: discovering the host takes tens of milliseconds the
+    // remote daemons (each discovering its own) need not wait for.
+    topology_ = HostTopology::load();
   } else {
+    // Before the launch: the daemons here import it instead of each
+    // discovering the same host again (docs/dvm.md, "Start-up").
+    topology_ = HostTopology::load();
     launched = launch_local_daemons();
   }
-  // After the launch: loading the host's topology takes tens of
-  // milliseconds the daemons need not wait for.
-  topology_ = HostTopology::load();
   daemons_[kControllerVpid].cores = topology_->core_count();
   return launched;
 }
@@ -64,11 +67,17 @@ Status Controller::launch_daemons() {
 Status Controller::launch_local_daemons() {
   const std::vector<std::string> param_arguments = params_.child_arguments();
   const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
+  std::string topology_xml = dvm_.directory + "/topology.xml";
+  if (auto exported = topology_->export_xml(topology_xml); !exported) {
+    log_.verbose("daemon", 1, "daemons discover the host themselves: %s",
+                 exported.error().message.c_str());
+    topology_xml.clear();
+  }
   for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
     auto directory = create_daemon_directory(dvm_.directory, vpid);
     if (!directory) return directory.error();
-    LaunchRequest request{groved,          vpid,   options_.daemons, endpoint_, *directory,
-                          param_arguments, secret_};
+    LaunchRequest request{groved,          vpid,    options_.daemons, endpoint_, *directory,
+                          param_arguments, secret_, topology_xml};
     auto pid = launch_local_daemon(request);
     if (!pid) return pid.error();
     daemons_[vpid].vpid = vpid;

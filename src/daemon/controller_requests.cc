@@ -95,6 +95,7 @@ nlohmann::json Controller::status_json() const {
          {"pid", daemon.host_pid != 0 ? daemon.host_pid : std::abs(daemon.pid)},
          {"state", std::string(daemon_state_name(daemon.state))},
          {"cores", daemon.cores},
+         {"topology", daemon.topology_imported ? "imported" : "discovered"},
          {"endpoint", daemon.endpoint},
          {"silent_ms",
           daemon.state == DaemonStateKind::up && daemon.vpid != 0

@@ -59,9 +59,16 @@ int DaemonNode::run() {
     log_.error("bad controller address: %s", status.error().message.c_str());
     return 1;
   }
-  topology_ = HostTopology::load();
-  DaemonReport report{options_.vpid, endpoint->to_string(), local_hostname(),
-                      topology_->core_count(), static_cast<std::uint32_t>(getpid())};
+  topology_ = HostTopology::load(options_.topology_xml);
+  if (!options_.topology_xml.empty() && !topology_->imported())
+    log_.verbose("daemon", 1, "could not import the topology from %s; discovered it",
+                 options_.topology_xml.c_str());
+  DaemonReport report{options_.vpid,
+                      endpoint->to_string(),
+                      local_hostname(),
+                      topology_->core_count(),
+                      static_cast<std::uint32_t>(getpid()),
+                      topology_->imported()};
   runtime_->send_control(kControllerVpid, daemon_tags::report, encode(report));
   log_.verbose("daemon", 1, "listening on %s, reported to %s", endpoint->to_string().c_str(),
                options_.controller.to_string().c_str());

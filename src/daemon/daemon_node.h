@@ -27,6 +27,7 @@ struct NodeOptions {
   Endpoint controller;
   std::vector<std::byte> secret;
   std::string session_dir;
+  std::string topology_xml;  // import this host's topology from here (local daemons)
   std::string bind_host = "127.0.0.1";
   // Set for daemons started over ssh: whom to start once welcomed.
   std::optional<SpawnPlan> plan;

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--session-dir", options.session_dir,
                  "This daemon's session directory (default: one of its own, removed at exit)");
+  app.add_option("--topology-xml", options.topology_xml,
+                 "This host's hwloc topology, exported by a process on the same host "
+                 "(default: discover it)");
   options.bind_host = "auto";
   app.add_option("--bind", options.bind_host,
                  "Address to listen on; 'auto' is the one that routes to the controller")

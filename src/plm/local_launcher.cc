@@ -46,6 +46,10 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
                                    std::to_string(kBootstrapFd),
                                    "--session-dir",
                                    request.session_dir};
+  if (!request.topology_xml.empty()) {
+    args.push_back("--topology-xml");
+    args.push_back(request.topology_xml);
+  }
   args.insert(args.end(), request.param_arguments.begin(), request.param_arguments.end());
   std::vector<char*> argv;
   for (auto& arg : args)

@@ -18,6 +18,7 @@ struct LaunchRequest {
   std::string session_dir;
   std::vector<std::string> param_arguments;  // --mca name value ...
   std::vector<std::byte> secret;
+  std::string topology_xml;  // this host's topology, exported by the controller; may be empty
 };
 
 // Returns the child's pid. The child dies with SIGTERM if the controller dies.

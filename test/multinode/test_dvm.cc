@@ -60,6 +60,13 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
     for (const auto& daemon : status["daemons"])
       CHECK(daemon["state"] == "up");
     CHECK(status["answered"] == 8);
+    // The controller discovered the host once; the daemons it started here
+    // imported its export, and see the same cores.
+    CHECK(status["daemons"][0]["topology"] == "discovered");
+    for (std::size_t vpid = 1; vpid < 8; ++vpid) {
+      CHECK(status["daemons"][vpid]["topology"] == "imported");
+      CHECK(status["daemons"][vpid]["cores"] == status["daemons"][0]["cores"]);
+    }
     const std::string release_topology = std::string(low) == "true" ? "release" : "routing";
 
     for (const char* size : {"33", "10KB", "1M"}) {

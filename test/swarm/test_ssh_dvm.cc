@@ -72,6 +72,8 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
     unsigned vpid = daemon["vpid"].get<unsigned>();
     CHECK(daemon["host"] == "node" + std::to_string(vpid));
     CHECK(daemon["state"] == "up");
+    // Each host is its own: every daemon discovers its own topology.
+    CHECK(daemon["topology"] == "discovered");
   }
 
   auto job = dvm.grove({"run", "-n", "18", fence_client(), "--rounds", "3", "--max-bytes", "4096"});

@@ -220,8 +220,9 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(SpawnReply{10, true, "grove.2", ""}).nspace == "grove.2");
   CHECK(round_trip(SpawnReply{11, false, "", "no slots"}).error == "no slots");
 
-  DaemonReport report{4, "10.0.0.1:5000", "node4", 8, 1234};
+  DaemonReport report{4, "10.0.0.1:5000", "node4", 8, 1234, true};
   CHECK(round_trip(report).endpoint == report.endpoint);
+  CHECK(round_trip(report).topology_imported);
   CHECK(round_trip(EndpointTable{{report, report}}).daemons.size() == 2);
   CHECK(round_trip(LaunchFailure{3, "ssh refused"}).reason == "ssh refused");
   CHECK(round_trip(LinkLost{6}).peer == 6);
