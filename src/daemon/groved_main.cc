@@ -16,6 +16,7 @@
 #include "control/session_dir.h"
 #include "daemon/daemon_node.h"
 #include "daemon/host_info.h"
+#include "daemon/versions.h"
 #include "plm/bootstrap.h"
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   grove::ParamRegistry params;
   grove::register_standard_params(params);
   CLI::App app{"groved: a grove daemon. It is started by 'grove start', not by hand.", "groved"};
+  app.set_version_flag(
+      "--version", [] { return grove::version_text("groved"); },
+      "Print groved's version, git revision and library versions, and exit");
   grove::NodeOptions options;
   std::string controller;
   int bootstrap_fd = -1;

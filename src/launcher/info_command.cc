@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "daemon/versions.h"
 #include "launcher/commands.h"
 
 namespace grove {
@@ -56,6 +57,7 @@ int run_info(const CliContext& context, const InfoOptions& options) {
     std::cout << list.dump(2) << "\n";
     return 0;
   }
+  if (options.param == "all") std::printf("%s\n\n", version_text("grove").c_str());
   for (const ParamEntry* entry : selected)
     print_entry_text(*entry);
   return 0;

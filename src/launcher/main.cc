@@ -1,13 +1,10 @@
 // grove: the command-line front end of a grove DVM.
 #include <cstdio>
 
+#include "daemon/versions.h"
 #include "launcher/cli_context.h"
 #include "launcher/commands.h"
 #include "util/standard_params.h"
-
-#ifndef GROVE_VERSION
-#define GROVE_VERSION "unknown"
-#endif
 
 int main(int argc, char** argv) {
   grove::CliContext context;
@@ -17,7 +14,9 @@ int main(int argc, char** argv) {
       "grove: a distributed virtual machine that launches parallel jobs and runs\n"
       "their collectives over a high-radix rollup tree and a low-radix release tree.",
       "grove"};
-  app.set_version_flag("--version", std::string("grove ") + GROVE_VERSION);
+  app.set_version_flag(
+      "--version", [] { return grove::version_text("grove"); },
+      "Print grove's version, git revision and library versions, and exit");
   app.require_subcommand(1);
   grove::add_param_options(app, context);
   grove::add_info_command(app, context);

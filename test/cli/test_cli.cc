@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <regex>
+
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -32,9 +34,20 @@ TEST_CASE("grove --help and --version", "[cli]") {
   CHECK_THAT(help.out, Catch::Contains("model"));
   CHECK_THAT(help.out, Catch::Contains("--mca"));
 
+  // The version, the git revision built, and the libraries as loaded.
+  const std::regex version_lines(
+      R"(^grove \d+\.\d+\.\d+ \(git [0-9a-z-]+\)\n  libpmix: OpenPMIx 4\.\d+[^\n]*\n)"
+      R"(  libevent: 2\.[^\n]+\n  hwloc: 2\.\d+\.\d+ \(run-time API 2\.\d+\.\d+\)\n$)");
   auto version = run_grove({"--version"});
   CHECK(version.exit_code == 0);
-  CHECK_THAT(version.out, Catch::StartsWith("grove "));
+  CHECK(std::regex_match(version.out, version_lines));
+  auto groved = run_program({binary_from_env("GROVE_GROVED"), "--version"});
+  CHECK(groved.exit_code == 0);
+  CHECK(groved.out == "groved" + version.out.substr(std::string("grove").size()));
+  // grove info opens with the same lines.
+  auto info = run_grove({"info"});
+  CHECK(info.exit_code == 0);
+  CHECK(info.out.rfind(version.out + "\n", 0) == 0);
 
   auto info_help = run_grove({"info", "--help"});
   CHECK(info_help.exit_code == 0);
