@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "daemon/controller.h"
@@ -214,6 +215,13 @@ void Controller::finish_bench() {
   double sum = 0;
   for (double span : sorted)
     sum += span;
+  // Nearest rank: the smallest span with at least q of them at or below it
+  // (p50 of an even count is the lower middle one; p99 of fewer than 100
+  // spans is the largest).
+  auto percentile = [&sorted](double q) {
+    std::size_t rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+  };
   nlohmann::json out{{"ok", true},
                      {"kind", run.kind},
                      {"size", run.size},
@@ -226,6 +234,9 @@ void Controller::finish_bench() {
                      {"spans_us", run.spans_us},
                      {"min_us", sorted.front()},
                      {"median_us", sorted[sorted.size() / 2]},
+                     {"p50_us", percentile(0.50)},
+                     {"p99_us", percentile(0.99)},
+                     {"max_us", sorted.back()},
                      {"mean_us", sum / static_cast<double>(sorted.size())}};
   run.reply(out);
 }

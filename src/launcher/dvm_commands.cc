@@ -136,7 +136,8 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
       (void)ignored;
       close(ready_fd);
     } else if (error.empty()) {
-      std::printf("grove: DVM ready: %u daemons, controller pid %d\n", daemons, getpid());
+      std::printf("grove: DVM ready: %u daemon%s, controller pid %d\n", daemons,
+                  daemons == 1 ? "" : "s", getpid());
       std::fflush(stdout);
     }
   };
@@ -201,7 +202,8 @@ int start_dvm(CliContext& context, const StartOptions& options) {
     print_cli_error(pid.error().message);
     return 1;
   }
-  std::printf("grove: DVM ready: %u daemons, controller pid %d\n", daemons, *pid);
+  std::printf("grove: DVM ready: %u daemon%s, controller pid %d\n", daemons,
+              daemons == 1 ? "" : "s", *pid);
   return 0;
 }
 
@@ -316,9 +318,10 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
               (*reply)["low_radix_release"].get<bool>() ? "on" : "off");
   std::printf(
       "started-to-completed on the controller's clock: min %.1f us, median %.1f us, "
-      "mean %.1f us\n",
+      "mean %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us\n",
       (*reply)["min_us"].get<double>(), (*reply)["median_us"].get<double>(),
-      (*reply)["mean_us"].get<double>());
+      (*reply)["mean_us"].get<double>(), (*reply)["p50_us"].get<double>(),
+      (*reply)["p99_us"].get<double>(), (*reply)["max_us"].get<double>());
   return 0;
 }
 

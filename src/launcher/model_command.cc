@@ -147,6 +147,19 @@ int run_model(const ModelOptions& options) {
     }
     std::printf("%.2f - %.2fx\n", low, high);
   }
+  // What to do with it: one N and one payload name one radix to set.
+  if (rows.size() == 1 && columns.size() == 1) {
+    const Cell& cell = table[0][0];
+    std::printf(
+        "\nfor %llu daemons and %s releases: set rml_base_radix2=%llu "
+        "(grove start --mca rml_base_radix2 %llu), with grpcomm_low_radix_release true (the "
+        "default)\n",
+        static_cast<unsigned long long>(cell.daemons), rows[0].label.c_str(),
+        static_cast<unsigned long long>(cell.best.radix),
+        static_cast<unsigned long long>(cell.best.radix));
+  } else {
+    std::printf("\ngive one -N and one -M to be told the rml_base_radix2 to set\n");
+  }
   return 0;
 }
 

@@ -8,6 +8,20 @@ extern char** environ;
 
 namespace grove {
 
+namespace {
+
+std::string_view strip_trailing_comment(std::string_view value) {
+  // A '#' begins a comment at the value's start or after a blank; inside a
+  // word ("host#2") it is part of the value.
+  for (std::size_t at = 0; at < value.size(); ++at) {
+    if (value[at] == '#' && (at == 0 || value[at - 1] == ' ' || value[at - 1] == '\t'))
+      return value.substr(0, at);
+  }
+  return value;
+}
+
+}  // namespace
+
 Status apply_param_file(ParamRegistry& registry, const std::string& path, ParamSourceKind kind,
                         bool required) {
   std::ifstream file(path);
@@ -28,7 +42,7 @@ Status apply_param_file(ParamRegistry& registry, const std::string& path, ParamS
                    ": expected 'name = value', got '" + std::string(content) + "'"};
     }
     std::string_view name = trim(content.substr(0, equals));
-    std::string_view value = trim(content.substr(equals + 1));
+    std::string_view value = trim(strip_trailing_comment(content.substr(equals + 1)));
     if (name.empty()) {
       return Error{"malformed line in parameter file " + where + ": missing parameter name"};
     }

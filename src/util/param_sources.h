@@ -27,8 +27,9 @@ struct ParamInputs {
 // returns its Error (naming parameter, value, source and expectation).
 Status load_params(ParamRegistry& registry, const ParamInputs& inputs);
 
-// Reads a conf file ("name = value" lines, '#' comments) into the registry.
-// A missing file is an error only when `required`.
+// Reads a conf file ("name = value" lines, '#' comments, a trailing
+// "# comment" after a value too) into the registry. A missing file is an
+// error only when `required`.
 Status apply_param_file(ParamRegistry& registry, const std::string& path, ParamSourceKind kind,
                         bool required);
 

@@ -132,6 +132,19 @@ TEST_CASE("grove model prints the seed's table and the crossover", "[cli]") {
   CHECK(out["cells"][0]["optimal_radix"] == 32);
   CHECK(out["cells"][0]["compare_over_optimal"].template get<double>() == Approx(1.5));
 
+  // One N and one payload: the table ends with the parameter to set, the
+  // same radix the JSON names optimal.
+  auto advice = run_grove({"model", "-N", "1000", "-M", "10KB"});
+  REQUIRE(advice.exit_code == 0);
+  auto cell = nlohmann::json::parse(run_grove({"model", "-N", "1000", "-M", "10KB", "--json"}).out);
+  const std::string radix = std::to_string(cell["cells"][0]["optimal_radix"].get<int>());
+  CHECK_THAT(advice.out,
+             Catch::EndsWith("for 1000 daemons and 10 KB releases: set rml_base_radix2=" + radix +
+                             " (grove start --mca rml_base_radix2 " + radix +
+                             "), with grpcomm_low_radix_release true (the default)\n"));
+  CHECK_THAT(table.out,
+             Catch::EndsWith("give one -N and one -M to be told the rml_base_radix2 to set\n"));
+
   auto bad = run_grove({"model", "--threads", "0"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--threads"));

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <filesystem>
@@ -112,6 +114,32 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
       CHECK(bytes == simulated.bytes);
     }
   }
+}
+
+TEST_CASE("grove bench reports nearest-rank percentiles of the spans it timed", "[dvm]") {
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  for (int count : {1, 3, 200}) {
+    INFO("count " << count);
+    auto bench = dvm.bench("barrier", "0", count);
+    std::vector<double> spans = bench["spans_us"].get<std::vector<double>>();
+    REQUIRE(spans.size() == static_cast<std::size_t>(count));
+    std::sort(spans.begin(), spans.end());
+    auto nearest_rank = [&](double q) {
+      std::size_t rank = static_cast<std::size_t>(std::ceil(q * count));
+      return spans[std::max<std::size_t>(rank, 1) - 1];
+    };
+    CHECK(bench["min_us"].get<double>() == spans.front());
+    CHECK(bench["max_us"].get<double>() == spans.back());
+    CHECK(bench["p50_us"].get<double>() == nearest_rank(0.50));
+    CHECK(bench["p99_us"].get<double>() == nearest_rank(0.99));
+    if (count == 200) CHECK(bench["p99_us"].get<double>() == spans[197]);  // 198th of 200
+  }
+  auto text = dvm.grove({"bench", "barrier", "--count", "5"});
+  CHECK(text.exit_code == 0);
+  CHECK(
+      std::regex_search(text.out, std::regex(R"(min [\d.]+ us, median [\d.]+ us, mean [\d.]+ us, )"
+                                             R"(p50 [\d.]+ us, p99 [\d.]+ us, max [\d.]+ us)")));
 }
 
 TEST_CASE("encrypted and unprotected frames carry releases and barriers alike", "[dvm][seal]") {

@@ -67,6 +67,31 @@ TEST_CASE("every source overrides the one before it", "[params]") {
   CHECK(registry.find("rml_base_verbose")->origin.kind == ParamSourceKind::default_value);
 }
 
+TEST_CASE("a value in a parameter file may carry a trailing comment", "[params]") {
+  TempDir dir;
+  std::string file = dir.write("job.conf",
+                               "rml_base_radix = 8   # a wide routing tree\n"
+                               "rml_base_radix2 = 3#not a comment, so not a number\n"
+                               "plm_ssh_agent = ssh -p 2222 # the swarm's port\n");
+  ParamRegistry registry = standard();
+  ParamInputs inputs;
+  inputs.param_files = {file};
+  auto status = load_params(registry, inputs);
+  // '#' inside a word is part of the value: "3#not..." is no number.
+  REQUIRE_FALSE(status);
+  CHECK_THAT(status.error().message, Catch::Contains(file + ":2"));
+
+  std::string fixed = dir.write("fixed.conf",
+                                "rml_base_radix = 8   # a wide routing tree\n"
+                                "rml_base_radix2 = 3\t# the release radix\n"
+                                "plm_ssh_agent = ssh -p 2222 # the swarm's port\n");
+  inputs.param_files = {fixed};
+  REQUIRE(load_params(registry, inputs));
+  CHECK(registry.get_int("rml_base_radix") == 8);
+  CHECK(registry.get_int("rml_base_radix2") == 3);
+  CHECK(registry.get_string("plm_ssh_agent") == "ssh -p 2222");
+}
+
 TEST_CASE("a later command-line value wins over an earlier one", "[params]") {
   ParamRegistry registry = standard();
   ParamInputs inputs;
