@@ -61,23 +61,47 @@ void print_text(const Tree& tree, const Membership& membership, TopologyKind kin
   }
 }
 
-void print_dot(const Tree& tree, const Membership& membership, TopologyKind kind) {
-  std::string name(topology_name(kind));
-  std::printf("digraph %s_tree {\n", name.c_str());
-  std::printf("  label=\"%s tree, radix %u\";\n  node [shape=circle];\n", name.c_str(),
-              tree.radix());
+// One tree's nodes and edges; `id` prefixes node names so that two trees
+// can share one graph.
+void print_dot_body(const Tree& tree, const Membership& membership, const std::string& id,
+                    const char* indent) {
   for (Vpid vpid : membership.daemons()) {
     if (membership.is_failed(vpid)) {
-      std::printf("  d%u [label=\"%u\", style=dashed, color=gray, fontcolor=gray];\n", vpid, vpid);
+      std::printf("%s%s%u [label=\"%u\", style=dashed, color=gray, fontcolor=gray];\n", indent,
+                  id.c_str(), vpid, vpid);
     } else if (tree.promoted(vpid)) {
-      std::printf("  d%u [label=\"%u\", style=bold, color=blue];\n", vpid, vpid);
+      std::printf("%s%s%u [label=\"%u\", style=bold, color=blue];\n", indent, id.c_str(), vpid,
+                  vpid);
     } else {
-      std::printf("  d%u [label=\"%u\"];\n", vpid, vpid);
+      std::printf("%s%s%u [label=\"%u\"];\n", indent, id.c_str(), vpid, vpid);
     }
   }
   for (Vpid vpid : tree.members()) {
     for (Vpid child : tree.children(vpid))
-      std::printf("  d%u -> d%u;\n", vpid, child);
+      std::printf("%s%s%u -> %s%u;\n", indent, id.c_str(), vpid, id.c_str(), child);
+  }
+}
+
+// One graph per invocation, so that `| dot -Tpng` draws everything asked
+// for: a single tree as its own digraph, both as two clusters of one.
+void print_dot(const std::vector<Tree>& trees, const Membership& membership,
+               const std::vector<TopologyKind>& kinds) {
+  if (trees.size() == 1) {
+    std::string name(topology_name(kinds[0]));
+    std::printf("digraph %s_tree {\n", name.c_str());
+    std::printf("  label=\"%s tree, radix %u\";\n  node [shape=circle];\n", name.c_str(),
+                trees[0].radix());
+    print_dot_body(trees[0], membership, "d", "  ");
+    std::printf("}\n");
+    return;
+  }
+  std::printf("digraph trees {\n  node [shape=circle];\n");
+  for (std::size_t i = 0; i < trees.size(); ++i) {
+    std::string name(topology_name(kinds[i]));
+    std::printf("  subgraph cluster_%s {\n    label=\"%s tree, radix %u\";\n", name.c_str(),
+                name.c_str(), trees[i].radix());
+    print_dot_body(trees[i], membership, name + "_d", "    ");
+    std::printf("  }\n");
   }
   std::printf("}\n");
 }
@@ -126,14 +150,16 @@ int run_topo(const CliContext& context, const TopoOptions& options) {
   std::vector<TopologyKind> kinds;
   if (options.tree != "release") kinds.push_back(TopologyKind::routing);
   if (options.tree != "routing") kinds.push_back(TopologyKind::release);
+  std::vector<Tree> trees;
+  for (TopologyKind kind : kinds)
+    trees.push_back(derive_topology(*membership, kind, radices));
+  if (options.format == "dot") {
+    print_dot(trees, *membership, kinds);
+    return 0;
+  }
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    Tree tree = derive_topology(*membership, kinds[i], radices);
     if (i > 0) std::printf("\n");
-    if (options.format == "dot") {
-      print_dot(tree, *membership, kinds[i]);
-    } else {
-      print_text(tree, *membership, kinds[i]);
-    }
+    print_text(trees[i], *membership, kinds[i]);
   }
   return 0;
 }

@@ -167,6 +167,30 @@ TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
   CHECK_THAT(dot.out, Catch::Contains("d2 -> d9;"));
   CHECK_THAT(dot.out, !Catch::Contains("routing_tree"));
 
+  // Both trees: one graph (dot draws only the first of several), a cluster
+  // per tree, node names that do not collide.
+  auto both = run_grove(
+      {"topo", "-n", "6", "--format", "dot", "--radix", "2", "--radix2", "3", "--failed", "2"});
+  REQUIRE(both.exit_code == 0);
+  auto occurrences = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = both.out.find(needle); at != std::string::npos;
+         at = both.out.find(needle, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK_THAT(both.out, Catch::StartsWith("digraph trees {"));
+  CHECK(occurrences("digraph") == 1);
+  CHECK(occurrences("{") == occurrences("}"));
+  CHECK_THAT(both.out, Catch::Contains("subgraph cluster_routing {"));
+  CHECK_THAT(both.out, Catch::Contains("subgraph cluster_release {"));
+  CHECK_THAT(both.out, Catch::Contains("label=\"routing tree, radix 2\""));
+  CHECK_THAT(both.out, Catch::Contains("label=\"release tree, radix 3\""));
+  CHECK_THAT(both.out, Catch::Contains("routing_d0 -> routing_d1;"));
+  CHECK_THAT(both.out, Catch::Contains("release_d0 -> release_d1;"));
+  CHECK_THAT(both.out, Catch::Contains("routing_d2 [label=\"2\", style=dashed"));
+  CHECK(occurrences(" d0 ") == 0);  // no unprefixed node
+
   auto holes = run_grove({"topo", "--vpids", "0,2-4,9", "--tree", "routing", "--radix", "2"});
   REQUIRE(holes.exit_code == 0);
   CHECK_THAT(holes.out, Catch::Contains("0\n  2\n    4\n    9\n  3\n"));
