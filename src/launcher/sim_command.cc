@@ -10,6 +10,7 @@
 
 #include "grpcomm/tags.h"
 #include "launcher/commands.h"
+#include "launcher/sim_progress.h"
 #include "sim/replay_line.h"
 #include "sim/simulator.h"
 #include "util/text.h"
@@ -39,6 +40,7 @@ struct SimCliOptions {
   bool validate_trees = false;
   std::size_t trace_lines = 80;
   std::string compress_threshold;
+  std::string progress = "auto";
   bool json = false;
 };
 
@@ -114,11 +116,24 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   std::vector<double> frames_per_daemon, bytes_per_daemon;
   std::uint64_t events = 0, killed = 0, parked = 0, replays = 0, resends = 0, failed_rounds = 0;
   nlohmann::json failures = nlohmann::json::array();
+  auto progress_mode = parse_progress_mode(cli.progress);
+  if (!progress_mode) {
+    print_cli_error("--progress '" + cli.progress + "': expected auto, always or never");
+    return 1;
+  }
+  SimProgress progress(*progress_mode, cli.runs);
+  std::uint32_t runs_completed = 0;
   for (std::uint32_t run = 0; run < cli.runs; ++run) {
+    if (!progress.update(run, 0)) break;
     options.seed = cli.seed + run;
     // The last run's memory goes with the process (a tenth of a large run).
     options.free_memory = run + 1 < cli.runs;
+    options.progress = [&progress, run](std::uint64_t events) {
+      return progress.update(run, events);
+    };
     SimResult result = run_simulation(options);
+    if (result.interrupted) break;  // Ctrl-C: the run under way does not count
+    ++runs_completed;
     events += result.events;
     killed += result.killed.size();
     parked += result.parked;
@@ -162,6 +177,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
                       {"rounds", cli.rounds},
                       {"seed", cli.seed},
                       {"runs", cli.runs}};
+    out["runs_completed"] = runs_completed;
+    out["interrupted"] = progress.interrupted();
     out["runs_failed"] = failures.size();
     out["failures"] = failures;
     out["events"] = events;
@@ -184,7 +201,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
     }
     out["traffic"] = table;
     std::cout << out.dump(2) << "\n";
-    return failures.empty() ? 0 : 2;
+    if (!failures.empty()) return 2;
+    return progress.interrupted() ? 130 : 0;
   }
 
   std::printf(
@@ -192,8 +210,12 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
       "(low-radix release %s)\n",
       options.daemons, format_bytes(static_cast<double>(options.payload_bytes)).c_str(),
       options.radices.routing, options.radices.release, options.low_radix_release ? "on" : "off");
+  if (progress.interrupted()) {
+    std::printf("interrupted by Ctrl-C after %u of %u runs; the figures below are theirs\n",
+                runs_completed, cli.runs);
+  }
   std::printf("%u run(s) from seed %llu, %u round(s) each, %u fault(s) per run, %llu events\n",
-              cli.runs, static_cast<unsigned long long>(cli.seed), cli.rounds, cli.faults,
+              runs_completed, static_cast<unsigned long long>(cli.seed), cli.rounds, cli.faults,
               static_cast<unsigned long long>(events));
   std::printf(
       "fence (first contribution to last release, virtual): p50 %.1f us  p90 %.1f us  "
@@ -223,8 +245,8 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
                 static_cast<unsigned long long>(count.bytes));
   }
   if (failures.empty()) {
-    std::printf("all invariants held in %u run(s)\n", cli.runs);
-    return 0;
+    std::printf("all invariants held in %u run(s)\n", runs_completed);
+    return progress.interrupted() ? 130 : 0;
   }
   for (const auto& failure : failures) {
     std::printf("\nVIOLATION (seed %llu): %s\n",
@@ -308,6 +330,12 @@ void add_sim_command(CLI::App& app, CliContext& context) {
   command
       ->add_option("--trace", options->trace_lines,
                    "Events shown before a violation (0: none, and a faster run)")
+      ->capture_default_str();
+  command
+      ->add_option("--progress", options->progress,
+                   "auto (a bar on a terminal after a second), always (a line on stderr every "
+                   "half second), never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
   context.actions[command] = [&context, options] { return run_sim(context, *options); };

@@ -332,9 +332,13 @@ SimResult Simulation::run() {
     }
     ++result_.events;
     handle(event);
+    if ((result_.events & 0xFFFF) == 0 && options_.progress && !options_.progress(result_.events)) {
+      result_.interrupted = true;
+      break;
+    }
   }
   result_.end_ns = now_;
-  if (result_.ok) check_liveness();
+  if (result_.ok && !result_.interrupted) check_liveness();
   if (!result_.ok) result_.trace.assign(trace_.begin(), trace_.end());
   for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
     if (round_end_[round] >= round_start_[round] && round_start_[round] != UINT64_MAX) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct SimOptions {
   // false: the run's memory is not freed when it ends but left to the
   // process's exit (grove sim's last run; tests and sweeps keep the default).
   bool free_memory = true;
+  // Called every 65,536 events with the run's count so far; returning false
+  // ends the run at once, marked interrupted (grove sim's Ctrl-C).
+  std::function<bool(std::uint64_t events)> progress;
 };
 
 struct SimResult {
@@ -74,6 +78,7 @@ struct SimResult {
   Accounting traffic;                   // every frame every daemon sent
   std::vector<TrafficCount> per_daemon;
   std::uint64_t parked = 0, replays = 0, rollup_resends = 0;
+  bool interrupted = false;  // stopped by options.progress; nothing else holds
 };
 
 SimResult run_simulation(const SimOptions& options);

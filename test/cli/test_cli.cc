@@ -1,10 +1,13 @@
 // Runs the built `grove` binary the way a user does.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <regex>
 
+#include "support/background_process.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -216,6 +219,50 @@ TEST_CASE("grove run refuses an unknown option instead of running it as the prog
   CHECK(after.exit_code != 0);
   CHECK_THAT(after.err, Catch::Contains("--np"));
   CHECK_THAT(after.err, !Catch::Contains("unknown option"));
+}
+
+TEST_CASE("grove sim shows progress only where asked, and Ctrl-C reports the runs done", "[cli]") {
+  // Piped (as here), the default draws nothing.
+  auto quiet = run_grove({"sim", "-n", "300", "--runs", "3"});
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.err.empty());
+
+  for (bool json : {false, true}) {
+    INFO("json " << json);
+    std::vector<std::string> args = {binary_from_env("GROVE_BIN"),
+                                     "sim",
+                                     "-n",
+                                     "2000",
+                                     "--runs",
+                                     "1000000",
+                                     "--progress",
+                                     "always",
+                                     "--trace",
+                                     "0"};
+    if (json) args.push_back("--json");
+    BackgroundProcess sim(args, {});
+    // The first progress line is written once the handler is in place.
+    REQUIRE(sim.wait_for("grove sim: run 1/1000000, 0 events", std::chrono::seconds(30)));
+    REQUIRE(kill(sim.pid(), SIGINT) == 0);
+    CHECK(sim.wait_exit(std::chrono::seconds(60)) == 130);
+    if (json) {
+      auto out = nlohmann::json::parse(sim.out());
+      CHECK(out["interrupted"] == true);
+      CHECK(out["options"]["runs"] == 1000000);
+      CHECK(out["runs_completed"].get<unsigned>() < 1000000u);
+      CHECK(out["fence"]["count"] == out["runs_completed"]);  // one fence per completed run
+    } else {
+      std::smatch done;
+      const std::string out = sim.out();
+      REQUIRE(std::regex_search(
+          out, done, std::regex(R"(interrupted by Ctrl-C after (\d+) of 1000000 runs)")));
+      CHECK_THAT(out, Catch::Contains(done[1].str() + " run(s) from seed 1"));
+      CHECK_THAT(out, Catch::Contains("all invariants held in " + done[1].str() + " run(s)"));
+    }
+  }
+  auto bad = run_grove({"sim", "--progress", "sometimes"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--progress"));
 }
 
 TEST_CASE("grove sim replays a run from every option it prints", "[cli]") {
