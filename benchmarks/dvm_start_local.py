@@ -37,8 +37,9 @@ def cpu_ms(pid):
 def start_stop(build, daemons):
     """(seconds to ready, controller CPU ms, daemons' CPU ms) of one start."""
     grove = os.path.join(build, "src", "grove")
-    env = dict(os.environ, GROVE_GROVED=os.path.join(build, "src", "groved"))
     with tempfile.TemporaryDirectory(prefix="grove-start-") as work:
+        # Its own session root: a DVM the user runs is neither met nor touched.
+        env = dict(os.environ, GROVE_GROVED=os.path.join(build, "src", "groved"), TMPDIR=work)
         uri = os.path.join(work, "uri")
         began = time.monotonic()
         started = subprocess.run([grove, "start", "--local", str(daemons), "--daemonize",

@@ -34,6 +34,7 @@ struct StartOptions {
   std::string hostfile;  // --hostfile FILE
   std::string launcher = "auto";
   std::string prefix;
+  bool another = false;  // start even if one is running
 };
 
 // The DVM's hosts, who starts whom and how; no plan means daemons on this
@@ -188,6 +189,21 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
 }
 
 int start_dvm(CliContext& context, const StartOptions& options) {
+  // A second DVM is rarely meant: every later command would have to pick
+  // one. (A check, not a lock: two starts at the same instant both pass.)
+  if (!options.another) {
+    auto running = running_dvms();
+    if (!running.empty()) {
+      std::string which;
+      for (const DvmInfo& info : running)
+        which += (which.empty() ? "" : ", ") + std::string("controller pid ") +
+                 std::to_string(info.pid) + " (" + info.directory + ")";
+      print_cli_error(
+          std::string(running.size() == 1 ? "a DVM is" : "DVMs are") + " already running: " +
+          which + "; stop it with 'grove stop', or start one more with 'grove start --another'");
+      return 1;
+    }
+  }
   // Bad host lists fail here, before anything forks.
   auto layout = layout_from_options(context, options);
   if (!layout) {
@@ -213,6 +229,7 @@ Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::st
   StartOptions options;
   options.local = daemons;
   options.daemonize = true;
+  options.another = true;  // the caller found none running
   options.report_uri = uri_file;
   Result<pid_t> pid = daemonize_controller(context, options);
   if (!pid) return pid.error();
@@ -353,6 +370,9 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
                           "Return once the DVM is ready; it keeps running in the background");
   start_command->add_option("--report-uri", start->report_uri,
                             "Write the DVM's URI (unix:SOCKET) to FILE once ready");
+  start_command->add_flag("--another", start->another,
+                          "Start even though a DVM of yours already runs here (later commands "
+                          "then pick one with --dvm)");
   context.actions[start_command] = [&context, start] { return start_dvm(context, *start); };
 
   auto stop_selector = std::make_shared<std::string>();

@@ -311,11 +311,17 @@ TEST_CASE("a one-daemon DVM completes collectives and stops without waiting", "[
 TEST_CASE("two DVMs on one host do not interfere; commands ask which one", "[dvm]") {
   TempDir shared;
   Dvm first(2, {}, {}, &shared);
-  Dvm second(3, {}, {}, &shared);
   REQUIRE(first.ready());
-  REQUIRE(second.ready());
+  // A second start is refused, naming the one running, unless asked for.
   RunOptions options;
   options.extra_env = {shared.env()};
+  auto refused = run_program({grove_binary(), "start", "--local", "2", "--daemonize"}, options);
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("a DVM is already running: controller pid " +
+                                          std::to_string(first.controller().pid())));
+  CHECK_THAT(refused.err, Catch::Contains("--another"));
+  Dvm second(3, {"--another"}, {}, &shared);
+  REQUIRE(second.ready());
   auto ambiguous = run_program({grove_binary(), "status"}, options);
   CHECK(ambiguous.exit_code != 0);
   CHECK_THAT(ambiguous.err, Catch::Contains("2 DVMs are running"));
