@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -146,19 +148,40 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
   return controller.run();
 }
 
+volatile std::sig_atomic_t start_interrupted = 0;
+void on_start_interrupted(int) {
+  start_interrupted = 1;
+}
+
 // Forks the controller into the background (its own session, its output to
 // a log beside its socket) and waits until it is ready: its pid, or why it
 // did not start.
 Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& options) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Error{"pipe failed"};
+  // The controller runs in a session of its own, out of reach of the
+  // terminal's Ctrl-C: until it is ready, a Ctrl-C (or SIGTERM, SIGHUP) of
+  // this process stops it too, rather than leaving a DVM nobody asked for.
+  struct sigaction interrupt {
+  }, before[3];
+  interrupt.sa_handler = on_start_interrupted;  // no SA_RESTART: the read below returns
+  sigemptyset(&interrupt.sa_mask);
+  const int caught[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i)
+    sigaction(caught[i], &interrupt, &before[i]);
+  auto restore = [&] {
+    for (int i = 0; i < 3; ++i)
+      sigaction(caught[i], &before[i], nullptr);
+  };
   pid_t pid = fork();
   if (pid < 0) {
+    restore();
     close(fds[0]);
     close(fds[1]);
     return Error{"fork failed"};
   }
   if (pid == 0) {
+    restore();
     close(fds[0]);
     setsid();
     int null = open("/dev/null", O_RDWR);
@@ -178,10 +201,31 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
   close(fds[1]);
   std::string line;
   char buffer[4096];
-  ssize_t got = 0;
-  while ((got = read(fds[0], buffer, sizeof buffer)) > 0)
-    line.append(buffer, got);
+  for (;;) {
+    if (start_interrupted) break;
+    ssize_t got = read(fds[0], buffer, sizeof buffer);
+    if (got > 0) {
+      line.append(buffer, static_cast<std::size_t>(got));
+    } else if (got == 0 || errno != EINTR) {
+      break;
+    }
+  }
   close(fds[0]);
+  restore();
+  if (start_interrupted && line.rfind("ready", 0) != 0) {
+    // The controller stops its daemons on SIGTERM; it is waited for, and
+    // killed if it has not gone within 10 s.
+    kill(pid, SIGTERM);
+    for (int waited_ms = 0; waitpid(pid, nullptr, WNOHANG) == 0; waited_ms += 20) {
+      if (waited_ms >= 10'000) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        break;
+      }
+      usleep(20'000);
+    }
+    return Error{"interrupted: the DVM being started was stopped"};
+  }
   if (line.rfind("ready", 0) == 0) return pid;
   waitpid(pid, nullptr, 0);
   if (line.rfind("error ", 0) == 0) return Error{std::string(trim(line.substr(6)))};
@@ -216,7 +260,7 @@ int start_dvm(CliContext& context, const StartOptions& options) {
   Result<pid_t> pid = daemonize_controller(context, options);
   if (!pid) {
     print_cli_error(pid.error().message);
-    return 1;
+    return start_interrupted ? 130 : 1;
   }
   std::printf("grove: DVM ready: %u daemon%s, controller pid %d\n", daemons,
               daemons == 1 ? "" : "s", *pid);

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -397,6 +398,49 @@ TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm
   for (int pid : pids)
     CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(10)));
   CHECK_FALSE(std::filesystem::exists(session));
+}
+
+TEST_CASE("Ctrl-C during grove start --daemonize leaves no DVM behind", "[dvm]") {
+  // Daemons that never report (a stand-in groved that marks its start and
+  // sleeps) hold the start in its wait; the mark says the wait has begun.
+  TempDir tmpdir;
+  const std::string fake = tmpdir.path() + "/groved";
+  {
+    std::ofstream script(fake);
+    script << "#!/bin/sh\ntouch \"" << tmpdir.path() << "/started.$$\"\nexec sleep 600\n";
+  }
+  chmod(fake.c_str(), 0755);
+  BackgroundProcess start({grove_binary(), "start", "--local", "3", "--daemonize"},
+                          {tmpdir.env(), "GROVE_GROVED=" + fake});
+  auto marks = [&] {
+    std::vector<int> pids;
+    for (const auto& entry : std::filesystem::directory_iterator(tmpdir.path())) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("started.", 0) == 0) pids.push_back(std::stoi(name.substr(8)));
+    }
+    return pids;
+  };
+  REQUIRE(wait_until([&] { return marks().size() == 2; }, std::chrono::seconds(30)));
+  std::vector<int> controllers;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(tmpdir.path() + "/grove-" + std::to_string(getuid()))) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.rfind("dvm-", 0) == 0)
+      controllers.push_back(std::stoi(name.substr(4)));
+  }
+  REQUIRE(controllers.size() == 1);
+
+  REQUIRE(kill(start.pid(), SIGINT) == 0);
+  CHECK(start.wait_exit(std::chrono::seconds(30)) == 130);
+  CHECK_THAT(start.err(), Catch::Contains("interrupted: the DVM being started was stopped"));
+  CHECK(wait_until([&] { return process_gone(controllers[0]); }, std::chrono::seconds(10)));
+  for (int pid : marks())
+    CHECK(wait_until([&] { return process_gone(pid); }, std::chrono::seconds(10)));
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  auto status = run_program({grove_binary(), "status"}, options);
+  CHECK(status.exit_code != 0);
+  CHECK_THAT(status.err, Catch::Contains("no running DVM"));
 }
 
 TEST_CASE("grpcomm_enable_timing prints the census of every broadcast", "[dvm]") {
