@@ -43,6 +43,13 @@ Result<std::string> string_field(const nlohmann::json& request, const std::strin
   return found->get<std::string>();
 }
 
+Result<bool> bool_field(const nlohmann::json& request, const std::string& name, bool fallback) {
+  auto found = request.find(name);
+  if (found == request.end()) return fallback;
+  if (!found->is_boolean()) return bad_field(name, "true or false");
+  return found->get<bool>();
+}
+
 Result<std::vector<std::string>> strings_field(const nlohmann::json& request,
                                                const std::string& name, bool required) {
   auto found = request.find(name);
@@ -93,6 +100,9 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
     }
   }
   run.env = std::move(*env);
+  auto replaces = bool_field(request, "env_replaces", false);
+  if (!replaces) return replaces.error();
+  run.env_replaces = *replaces;
   auto cwd = string_field(request, "cwd", std::string());
   if (!cwd) return cwd.error();
   app.cwd = std::move(*cwd);

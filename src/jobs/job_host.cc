@@ -197,8 +197,10 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     return nullptr;
   };
   std::vector<std::string> env;
-  for (char** entry = environ; *entry != nullptr; ++entry)
-    env.emplace_back(*entry);
+  if (!spec.env_replaces) {
+    for (char** entry = environ; *entry != nullptr; ++entry)
+      env.emplace_back(*entry);
+  }
   auto add_env = [&env](const std::string& entry) {
     std::string name = entry.substr(0, entry.find('='));
     std::erase_if(env, [&](const std::string& existing) {
@@ -211,6 +213,9 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     add_env(entry);
   for (const auto& entry : app.env)
     add_env(entry);
+  // The shell's idea of the directory follows the directory it runs in
+  // (never the daemon's, nor the caller's when --wdir moved it).
+  if (!app.cwd.empty()) add_env("PWD=" + app.cwd);
   if (hooks_.rank_env) {
     auto extra = hooks_.rank_env(spec, placement.rank);
     if (!extra) return fail(extra.error().message);
@@ -268,7 +273,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     if (got_go != 1) _exit(127);
     int code = 0;
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
-      code = errno;
+      code = -errno;  // negative: the directory, not the program
     } else {
       execvpe(argv[0], argv.data(), envp.data());
       code = errno;
@@ -315,9 +320,9 @@ void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
   r.pipes[1] = std::move(forked.err_pipe.read);
   if (got == static_cast<ssize_t>(sizeof code)) {
     const JobApp& app = spec.apps[spec.app_of(r.rank)];
-    r.start_error = (app.cwd.empty() || code == ENOENT || code == EACCES)
+    r.start_error = code >= 0
                         ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
-                        : "cannot start in '" + app.cwd + "': " + std::strerror(code);
+                        : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
   }
   for (int which = 0; which < 2; ++which) {
     evutil_make_socket_nonblocking(r.pipes[which].get());

@@ -55,6 +55,7 @@ Result<std::string> JobManager::spawn(const JobRequest& request, const std::stri
   // The spawning job's environment and directory, unless the spawn says.
   JobRequest inherited = request;
   inherited.env = parent->spec.env;
+  inherited.env_replaces = parent->spec.env_replaces;
   inherited.env.insert(inherited.env.end(), request.env.begin(), request.env.end());
   for (JobApp& app : inherited.apps) {
     if (app.cwd.empty()) app.cwd = parent->spec.apps.front().cwd;
@@ -74,6 +75,7 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
   spec.job = job->id;
   spec.nspace = nspace_prefix_ + "." + std::to_string(job->id);
   spec.env = request.env;
+  spec.env_replaces = request.env_replaces;
   spec.apps = request.apps;
   spec.ranks = map.ranks;
   for (Vpid vpid : map.daemons)

@@ -35,6 +35,7 @@ struct JobSpec {
   std::uint32_t job = 0;
   std::string nspace;
   std::vector<std::string> env;  // NAME=value added for every rank
+  bool env_replaces = false;     // env is the whole environment, not added to the daemon's
   std::vector<JobApp> apps;      // at least one; their np add up to ranks.size()
   std::vector<RankPlacement> ranks;
   std::vector<std::string> hostnames;  // by node id
@@ -49,8 +50,8 @@ struct JobSpec {
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
-    return std::tie(m.job, m.nspace, m.env, m.apps, m.ranks, m.hostnames, m.node_slots, m.map_by,
-                    m.parent_nspace, m.parent_rank);
+    return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
+                    m.node_slots, m.map_by, m.parent_nspace, m.parent_rank);
   }
   // The app rank `rank` runs (rank < ranks.size()).
   std::uint32_t app_of(std::uint32_t rank) const;

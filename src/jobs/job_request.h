@@ -16,6 +16,9 @@ namespace grove {
 struct JobRequest {
   std::vector<JobApp> apps;      // at least one
   std::vector<std::string> env;  // NAME=value, for every app's ranks
+  // `env` is the ranks' whole environment (grove run forwards its caller's),
+  // not additions to the daemon's.
+  bool env_replaces = false;
   MapSpec policy;
   std::uint32_t timeout_s = 0;  // 0: none
 

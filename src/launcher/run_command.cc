@@ -33,14 +33,39 @@ struct RunOptions {
   std::string map_by = "slot";
   bool tag_output = false;
   std::uint32_t timeout_s = 0;
-  std::vector<std::string> exports;
+  std::vector<std::string> exports;   // -x VAR or VAR=value
+  std::vector<std::string> settings;  // --env VAR=value
+  bool no_forward_env = false;
+  std::string wdir;
   std::string dvm;
   std::uint32_t daemons = 1;
   std::vector<std::string> command;
 };
 
-Result<std::vector<std::string>> exported_environment(const std::vector<std::string>& exports) {
+// What the ranks get of this process's environment: all of it, as srun and
+// flux do, but what names this process's own PMIx server and client (a
+// `grove run` inside a rank must not hand its ranks its own identity) and
+// the shell's idea of the directory (each rank gets its own PWD).
+std::vector<std::string> forwarded_environment() {
   std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view item(*entry);
+    const std::string_view name = item.substr(0, item.find('='));
+    if (name.rfind("PMIX_", 0) == 0 || name.rfind("PMI_", 0) == 0 || name == "PWD" ||
+        name == "OLDPWD")
+      continue;
+    env.emplace_back(item);
+  }
+  return env;
+}
+
+Result<std::vector<std::string>> exported_environment(const std::vector<std::string>& exports,
+                                                      const std::vector<std::string>& settings) {
+  std::vector<std::string> env;
+  for (const auto& item : settings) {
+    if (item.find('=') == std::string::npos || item.front() == '=')
+      return Error{"--env " + item + ": expected VAR=value"};
+  }
   for (const auto& item : exports) {
     if (item.find('=') != std::string::npos) {
       env.push_back(item);
@@ -50,6 +75,7 @@ Result<std::vector<std::string>> exported_environment(const std::vector<std::str
     if (value == nullptr) return Error{"-x " + item + ": no such variable in this environment"};
     env.push_back(item + "=" + value);
   }
+  env.insert(env.end(), settings.begin(), settings.end());
   return env;
 }
 
@@ -82,11 +108,24 @@ int run_job(CliContext& context, const RunOptions& options) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
     return 1;
   }
-  auto env = exported_environment(options.exports);
-  if (!env) {
-    print_cli_error(env.error().message);
+  auto exported = exported_environment(options.exports, options.settings);
+  if (!exported) {
+    print_cli_error(exported.error().message);
     return 1;
   }
+  // Later entries win: -x and --env over the forwarded environment.
+  std::vector<std::string> env;
+  if (!options.no_forward_env) env = forwarded_environment();
+  env.insert(env.end(), exported->begin(), exported->end());
+  std::error_code error;
+  std::filesystem::path cwd = std::filesystem::current_path(error);
+  if (!options.wdir.empty()) cwd = std::filesystem::absolute(options.wdir, error);
+  if (error) {
+    print_cli_error("cannot tell the working directory: " + error.message());
+    return 1;
+  }
+  cwd = cwd.lexically_normal();  // "/a/b/.." is "/a/", which a shell's PWD never is
+  if (!cwd.has_filename() && cwd != cwd.root_path()) cwd = cwd.parent_path();
   // Use the DVM asked for, or the one running, or start one for this job.
   std::string selector = options.dvm;
   std::string started_uri;
@@ -125,11 +164,11 @@ int run_job(CliContext& context, const RunOptions& options) {
     }
     socket_path = dvm->socket_path;
   }
-  std::error_code error;
   nlohmann::json request{{"cmd", "run"},
                          {"argv", options.command},
-                         {"env", *env},
-                         {"cwd", std::filesystem::current_path(error).string()},
+                         {"env", env},
+                         {"env_replaces", !options.no_forward_env},
+                         {"cwd", cwd.string()},
                          {"np", options.np},
                          {"map_by", options.map_by},
                          {"timeout", options.timeout_s}};
@@ -244,9 +283,21 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->add_option("--timeout", options->timeout_s, "Kill the job after S seconds")
       ->type_name("S");
   command
-      ->add_option("-x", options->exports, "Export VAR (or VAR=value) to every rank (repeatable)")
+      ->add_option("-x", options->exports,
+                   "Export VAR (or VAR=value) to every rank (repeatable; with --no-forward-env "
+                   "the way to pass this environment's variables)")
       ->type_name("VAR")
       ->allow_extra_args(false);
+  command->add_option("--env", options->settings, "Set VAR=value for every rank (repeatable)")
+      ->type_name("VAR=value")
+      ->allow_extra_args(false);
+  command->add_flag("--no-forward-env", options->no_forward_env,
+                    "Ranks get the daemons' environment (as grove start had it) plus -x and "
+                    "--env, not this one");
+  command
+      ->add_option("--wdir,--cwd", options->wdir,
+                   "Directory the ranks run in (default: this one; relative to this one)")
+      ->type_name("DIR");
   add_dvm_option(*command, options->dvm);
   command
       ->add_option("--daemons", options->daemons,

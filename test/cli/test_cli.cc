@@ -207,7 +207,7 @@ TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
 }
 
 TEST_CASE("grove run refuses an unknown option instead of running it as the program", "[cli]") {
-  for (const std::string option : {"--wdir", "--host", "-l"}) {
+  for (const std::string option : {"--bind-to", "--host", "-l"}) {
     auto result = run_grove({"run", option, "x", "-n", "1", "pwd"});
     INFO(option);
     CHECK(result.exit_code == 1);
@@ -215,7 +215,7 @@ TEST_CASE("grove run refuses an unknown option instead of running it as the prog
     CHECK_THAT(result.err, Catch::Contains("grove run --help"));
   }
   // After the program, options are the program's own.
-  auto after = run_grove({"run", "--np", "0", "sh", "--wdir"});
+  auto after = run_grove({"run", "--np", "0", "sh", "--bind-to"});
   CHECK(after.exit_code != 0);
   CHECK_THAT(after.err, Catch::Contains("--np"));
   CHECK_THAT(after.err, !Catch::Contains("unknown option"));

@@ -120,6 +120,61 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
   CHECK(next.exit_code == 0);
 }
 
+TEST_CASE("ranks get the caller's environment and directory, not the DVM's", "[run]") {
+  // The DVM was started elsewhere, with an environment of its own.
+  TempDir started_in("grove-started-in");
+  Dvm dvm(2, {}, {"GROVE_TEST_DAEMON_ONLY=daemon", "GROVE_TEST_BOTH=daemon"});
+  REQUIRE(dvm.ready());
+  TempDir work("grove-wdir");
+  std::filesystem::create_directory(work.path() + "/sub");
+  auto run = [&](std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.insert(args.begin(),
+                {grove_binary(), "run", "--dvm", std::to_string(dvm.controller().pid())});
+    RunOptions options;
+    options.extra_env = {"TMPDIR=" + dvm.tmpdir(), "GROVE_TEST_CALLER=caller",
+                         "GROVE_TEST_BOTH=caller", "PMIX_NAMESPACE=not-yours"};
+    options.extra_env.insert(options.extra_env.end(), env.begin(), env.end());
+    options.timeout = std::chrono::seconds(60);
+    return run_program(args, options);
+  };
+  const std::string show =
+      "echo caller=$GROVE_TEST_CALLER both=$GROVE_TEST_BOTH daemon=$GROVE_TEST_DAEMON_ONLY "
+      "set=$GROVE_TEST_SET ns=$PMIX_NAMESPACE pwd=$PWD real=$(pwd -P)";
+  const std::string real_work = std::filesystem::canonical(work.path()).string();
+
+  // By default: the caller's variables (over the daemon's), the caller's
+  // directory, PWD that matches it, and PMIx variables from the job's own
+  // server, never the caller's.
+  auto forwarded = run({"-n", "2", "--map-by", "node", "--wdir", work.path(), "sh", "-c", show});
+  INFO(forwarded.out << forwarded.err);
+  REQUIRE(forwarded.exit_code == 0);
+  const std::string expected_dir = "pwd=" + work.path() + " real=" + real_work;
+  CHECK(count(forwarded.out, "caller=caller both=caller daemon= set= ns=grove.") == 2);
+  CHECK(count(forwarded.out, expected_dir) == 2);
+
+  // --env and -x add to it; --wdir is made absolute and normal.
+  auto relative = run({"-n", "1", "--env", "GROVE_TEST_SET=one", "-x", "GROVE_TEST_BOTH=x",
+                       "--wdir", work.path() + "/sub/..", "sh", "-c", show});
+  REQUIRE(relative.exit_code == 0);
+  CHECK(count(relative.out, "caller=caller both=x daemon= set=one") == 1);
+  CHECK(count(relative.out, expected_dir) == 1);
+
+  // --no-forward-env: the daemons' environment plus -x and --env only.
+  auto clean = run({"-n", "2", "--map-by", "node", "--no-forward-env", "-x", "GROVE_TEST_CALLER",
+                    "--env", "GROVE_TEST_SET=two", "--wdir", work.path(), "sh", "-c", show});
+  REQUIRE(clean.exit_code == 0);
+  CHECK(count(clean.out, "caller=caller both=daemon daemon=daemon set=two ns=grove.") == 2);
+  CHECK(count(clean.out, expected_dir) == 2);
+
+  // A directory that is not there: the job fails at once, naming it.
+  auto missing = run({"-n", "1", "--wdir", work.path() + "/nowhere", "true"});
+  CHECK(missing.exit_code != 0);
+  CHECK_THAT(missing.err, Catch::Contains(work.path() + "/nowhere"));
+  auto bad = run({"-n", "1", "--env", "NOEQUALS", "true"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--env NOEQUALS: expected VAR=value"));
+}
+
 TEST_CASE("ranks are placed by slot or by node", "[run]") {
   Dvm dvm(3);
   REQUIRE(dvm.ready());

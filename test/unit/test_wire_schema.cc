@@ -161,6 +161,7 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   JobSpec spec{3,
                "grove.3",
                {"A=1"},
+               true,
                {JobApp{{"a.out", "-x"}, {"B=2"}, "/tmp", 2}},
                {RankPlacement{0, 1, 0, 0, 0}, RankPlacement{1, 2, 0, 0, 1}},
                {"n0", "n1"},
@@ -169,6 +170,7 @@ TEST_CASE("every message survives a round trip", "[wire]") {
                "grove.1",
                5};
   auto spec_back = round_trip(spec);
+  CHECK(spec_back.env_replaces);
   CHECK(spec_back.map_by == "ppr:1:node");
   CHECK(spec_back.parent_nspace == "grove.1");
   CHECK(spec_back.parent_rank == 5);
