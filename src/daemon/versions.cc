@@ -14,10 +14,9 @@ std::vector<std::pair<std::string, std::string>> library_versions() {
   // hwloc tells its release only at compile time; at run time, the version
   // of its API (0xMMmmrr), which changes less often.
   const unsigned api = hwloc_get_api_version();
-  const std::string hwloc_text = std::string(HWLOC_VERSION) + " (run-time API " +
-                                 std::to_string(api >> 16) + "." +
-                                 std::to_string((api >> 8) & 0xff) + "." +
-                                 std::to_string(api & 0xff) + ")";
+  const std::string hwloc_text =
+      std::string(HWLOC_VERSION) + " (run-time API " + std::to_string(api >> 16) + "." +
+      std::to_string((api >> 8) & 0xff) + "." + std::to_string(api & 0xff) + ")";
   const char* pmix = PMIx_Get_version();
   const char* libevent = event_get_version();
   return {{"libpmix", pmix != nullptr ? pmix : "unknown"},

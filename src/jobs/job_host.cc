@@ -320,9 +320,8 @@ void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
   r.pipes[1] = std::move(forked.err_pipe.read);
   if (got == static_cast<ssize_t>(sizeof code)) {
     const JobApp& app = spec.apps[spec.app_of(r.rank)];
-    r.start_error = code >= 0
-                        ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
-                        : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
+    r.start_error = code >= 0 ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
+                              : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
   }
   for (int which = 0; which < 2; ++which) {
     evutil_make_socket_nonblocking(r.pipes[which].get());
