@@ -44,16 +44,16 @@ struct RunOptions {
 
 // What the ranks get of this process's environment: all of it, as srun and
 // flux do, but what names this process's own PMIx server and client (a
-// `grove run` inside a rank must not hand its ranks its own identity) and
-// the shell's idea of the directory (each rank gets its own PWD).
+// `grove run` inside a rank must not hand its ranks its own identity; PMIx
+// MCA settings, PMIX_MCA_*, are the user's and go along) and the shell's
+// idea of the directory (each rank gets its own PWD).
 std::vector<std::string> forwarded_environment() {
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     std::string_view item(*entry);
     const std::string_view name = item.substr(0, item.find('='));
-    if (name.rfind("PMIX_", 0) == 0 || name.rfind("PMI_", 0) == 0 || name == "PWD" ||
-        name == "OLDPWD")
-      continue;
+    const bool pmix_identity = name.rfind("PMIX_", 0) == 0 && name.rfind("PMIX_MCA_", 0) != 0;
+    if (pmix_identity || name.rfind("PMI_", 0) == 0 || name == "PWD" || name == "OLDPWD") continue;
     env.emplace_back(item);
   }
   return env;

@@ -132,14 +132,15 @@ TEST_CASE("ranks get the caller's environment and directory, not the DVM's", "[r
                 {grove_binary(), "run", "--dvm", std::to_string(dvm.controller().pid())});
     RunOptions options;
     options.extra_env = {"TMPDIR=" + dvm.tmpdir(), "GROVE_TEST_CALLER=caller",
-                         "GROVE_TEST_BOTH=caller", "PMIX_NAMESPACE=not-yours"};
+                         "GROVE_TEST_BOTH=caller", "PMIX_NAMESPACE=not-yours",
+                         "PMIX_MCA_grove_test=tuned"};
     options.extra_env.insert(options.extra_env.end(), env.begin(), env.end());
     options.timeout = std::chrono::seconds(60);
     return run_program(args, options);
   };
   const std::string show =
       "echo caller=$GROVE_TEST_CALLER both=$GROVE_TEST_BOTH daemon=$GROVE_TEST_DAEMON_ONLY "
-      "set=$GROVE_TEST_SET ns=$PMIX_NAMESPACE pwd=$PWD real=$(pwd -P)";
+      "set=$GROVE_TEST_SET ns=$PMIX_NAMESPACE mca=$PMIX_MCA_grove_test pwd=$PWD real=$(pwd -P)";
   const std::string real_work = std::filesystem::canonical(work.path()).string();
 
   // By default: the caller's variables (over the daemon's), the caller's
@@ -150,6 +151,7 @@ TEST_CASE("ranks get the caller's environment and directory, not the DVM's", "[r
   REQUIRE(forwarded.exit_code == 0);
   const std::string expected_dir = "pwd=" + work.path() + " real=" + real_work;
   CHECK(count(forwarded.out, "caller=caller both=caller daemon= set= ns=grove.") == 2);
+  CHECK(count(forwarded.out, " mca=tuned pwd=") == 2);  // PMIx tuning is the user's: it goes along
   CHECK(count(forwarded.out, expected_dir) == 2);
 
   // --env and -x add to it; --wdir is made absolute and normal.
