@@ -43,35 +43,19 @@ class PluginBlacklist {
   bool set_ = false;
 };
 
-// A topology of this host, ready to load: what the ranks need from it
+// This host's topology, imported from `xml_file` or, when it is empty,
+// discovered; null if hwloc cannot load it. What the ranks need from it
 // (libpmix shares this copy with them) is the PCI devices that matter for
-// locality (NICs, GPUs), as PRRTE keeps them.
-hwloc_topology_t new_topology() {
+// locality (NICs, GPUs), as PRRTE keeps them. IS_THISSYSTEM: binding
+// through an imported topology acts on this host, which the exporter shares.
+hwloc_topology_t load_topology(const std::string& xml_file) {
   hwloc_topology_t topology;
   if (hwloc_topology_init(&topology) != 0) return nullptr;
   hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   hwloc_topology_set_components(topology, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
   hwloc_topology_set_flags(topology, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
-  return topology;
-}
-
-hwloc_topology_t import_topology(const std::string& xml_file) {
-  hwloc_topology_t topology = new_topology();
-  if (topology == nullptr) return nullptr;
-  // IS_THISSYSTEM (set above): binding through this topology acts on this
-  // host, which the exporter shares.
-  if (hwloc_topology_set_xml(topology, xml_file.c_str()) != 0 ||
+  if ((!xml_file.empty() && hwloc_topology_set_xml(topology, xml_file.c_str()) != 0) ||
       hwloc_topology_load(topology) != 0) {
-    hwloc_topology_destroy(topology);
-    return nullptr;
-  }
-  return topology;
-}
-
-hwloc_topology_t discover_topology() {
-  hwloc_topology_t topology = new_topology();
-  if (topology == nullptr) return nullptr;
-  if (hwloc_topology_load(topology) != 0) {
     hwloc_topology_destroy(topology);
     return nullptr;
   }
@@ -85,14 +69,14 @@ std::unique_ptr<HostTopology> HostTopology::load(const std::string& xml_file) {
   hwloc_topology_t topology = nullptr;
   if (!xml_file.empty()) {
     PluginBlacklist blacklist(true);
-    topology = import_topology(xml_file);
+    topology = load_topology(xml_file);
     host->imported_ = topology != nullptr;
   }
   // A failed import destroyed its topology, and with the last one hwloc
   // unloads its plugins: discovery opens them again, with its own list.
   if (topology == nullptr) {
     PluginBlacklist blacklist(false);
-    topology = discover_topology();
+    topology = load_topology({});
   }
   if (topology == nullptr) return host;
   host->topology_ = topology;

@@ -36,13 +36,6 @@ std::vector<std::string> pmix_env_of(const std::string& file) {
   return env;
 }
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
-    ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("another user cannot act as a rank: only processes the daemon started connect as ranks",
@@ -103,7 +96,7 @@ TEST_CASE("another user cannot act as a rank: only processes the daemon started 
     INFO("controller: " << dvm.controller().err());
     if (std::string(verify) == "true") {
       CHECK(status == 0);
-      CHECK(count(job.out(), " rounds ok") == 2);
+      CHECK(count_occurrences(job.out(), " rounds ok") == 2);
       CHECK_THAT(dvm.controller().err(),
                  Catch::Contains("refused a PMIx connection claiming to be rank 0"));
       // The DVM goes on serving jobs.

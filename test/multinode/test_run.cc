@@ -47,13 +47,6 @@ int processes_started_as(const std::string& prefix) {
   return count_processes([&](const std::string& cmdline) { return cmdline.rfind(prefix, 0) == 0; });
 }
 
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
-    ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("grove run forwards every rank's output and exits with the job's status", "[run]") {
@@ -69,13 +62,13 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
       CHECK_THAT(result.out, Catch::Contains(tag + "<stdout>: second\n"));
       CHECK_THAT(result.err, Catch::Contains(tag + "<stderr>: err-line\n"));
     }
-    CHECK(count(result.out, "out-line") == 8);
+    CHECK(count_occurrences(result.out, "out-line") == 8);
   }
   SECTION("untagged output, a partial last line, exported variables") {
     auto result = dvm.grove({"run", "-n", "2", "-x", "GROVE_TEST_VALUE=forty-two", "sh", "-c",
                              "printf \"value=$GROVE_TEST_VALUE\""});
     CHECK(result.exit_code == 0);
-    CHECK(count(result.out, "value=forty-two\n") == 2);
+    CHECK(count_occurrences(result.out, "value=forty-two\n") == 2);
   }
   SECTION("the first non-zero exit is the job's status") {
     auto result = run_on(dvm, {"-n", "4", "sh", "-c", "exit 7"});
@@ -101,7 +94,7 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
     auto started = std::chrono::steady_clock::now();
     auto result = run_on(dvm, {"-n", "2", "sh", "-c", "sleep 97.25 & echo started"});
     CHECK(result.exit_code == 0);
-    CHECK(count(result.out, "started\n") == 2);
+    CHECK(count_occurrences(result.out, "started\n") == 2);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     CHECK(processes_running(std::string("sleep\0"
@@ -150,23 +143,25 @@ TEST_CASE("ranks get the caller's environment and directory, not the DVM's", "[r
   INFO(forwarded.out << forwarded.err);
   REQUIRE(forwarded.exit_code == 0);
   const std::string expected_dir = "pwd=" + work.path() + " real=" + real_work;
-  CHECK(count(forwarded.out, "caller=caller both=caller daemon= set= ns=grove.") == 2);
-  CHECK(count(forwarded.out, " mca=tuned pwd=") == 2);  // PMIx tuning is the user's: it goes along
-  CHECK(count(forwarded.out, expected_dir) == 2);
+  CHECK(count_occurrences(forwarded.out, "caller=caller both=caller daemon= set= ns=grove.") == 2);
+  CHECK(count_occurrences(forwarded.out, " mca=tuned pwd=") ==
+        2);  // PMIx tuning is the user's: it goes along
+  CHECK(count_occurrences(forwarded.out, expected_dir) == 2);
 
   // --env and -x add to it; --wdir is made absolute and normal.
   auto relative = run({"-n", "1", "--env", "GROVE_TEST_SET=one", "-x", "GROVE_TEST_BOTH=x",
                        "--wdir", work.path() + "/sub/..", "sh", "-c", show});
   REQUIRE(relative.exit_code == 0);
-  CHECK(count(relative.out, "caller=caller both=x daemon= set=one") == 1);
-  CHECK(count(relative.out, expected_dir) == 1);
+  CHECK(count_occurrences(relative.out, "caller=caller both=x daemon= set=one") == 1);
+  CHECK(count_occurrences(relative.out, expected_dir) == 1);
 
   // --no-forward-env: the daemons' environment plus -x and --env only.
   auto clean = run({"-n", "2", "--map-by", "node", "--no-forward-env", "-x", "GROVE_TEST_CALLER",
                     "--env", "GROVE_TEST_SET=two", "--wdir", work.path(), "sh", "-c", show});
   REQUIRE(clean.exit_code == 0);
-  CHECK(count(clean.out, "caller=caller both=daemon daemon=daemon set=two ns=grove.") == 2);
-  CHECK(count(clean.out, expected_dir) == 2);
+  CHECK(count_occurrences(clean.out, "caller=caller both=daemon daemon=daemon set=two ns=grove.") ==
+        2);
+  CHECK(count_occurrences(clean.out, expected_dir) == 2);
 
   // A directory that is not there: the job fails at once, naming it.
   auto missing = run({"-n", "1", "--wdir", work.path() + "/nowhere", "true"});
@@ -203,7 +198,7 @@ TEST_CASE("without a running DVM grove run starts one for the job and stops it",
       {grove_binary(), "run", "-n", "3", "--daemons", "2", "--tag-output", "echo", "standalone"},
       options);
   CHECK(result.exit_code == 0);
-  CHECK(count(result.out, "<stdout>: standalone\n") == 3);
+  CHECK(count_occurrences(result.out, "<stdout>: standalone\n") == 3);
   CHECK_THAT(result.out, !Catch::Contains("DVM ready"));
   auto after = run_program({grove_binary(), "status"}, options);
   CHECK(after.exit_code != 0);
@@ -226,7 +221,7 @@ TEST_CASE("daemons raise their open-file limit; ranks get the one they were star
                             options);
   INFO(result.out << result.err);
   REQUIRE(result.exit_code == 0);
-  CHECK(count(result.out, "rank-limit 256\n") == 2);
+  CHECK(count_occurrences(result.out, "rank-limit 256\n") == 2);
   std::regex daemon_limit(R"(Max open files\s+(\d+)\s+(\d+))");
   int daemons = 0;
   for (auto it = std::sregex_iterator(result.out.begin(), result.out.end(), daemon_limit);
@@ -306,7 +301,7 @@ TEST_CASE("a job loses a daemon: it ends naming the daemon; the DVM runs the nex
   CHECK_THAT(result.err, Catch::Contains("was lost"));
   auto next = run_on(dvm, {"-n", "3", "--map-by", "node", "--tag-output", "echo", "after"});
   CHECK(next.exit_code == 0);
-  CHECK(count(next.out, "<stdout>: after") == 3);
+  CHECK(count_occurrences(next.out, "<stdout>: after") == 3);
 }
 
 // A rank that fails to exec lingers a moment after reporting; the job kill

@@ -121,4 +121,11 @@ std::string binary_from_env(const char* variable) {
   return path;
 }
 
+std::size_t count_occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
 }  // namespace grove::test

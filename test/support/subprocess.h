@@ -28,4 +28,7 @@ RunResult run_program(const std::vector<std::string>& argv, const RunOptions& op
 // The path of a built binary handed to the test by meson (an environment variable).
 std::string binary_from_env(const char* variable);
 
+// How many times `needle` occurs in `text` (overlapping occurrences too).
+std::size_t count_occurrences(const std::string& text, const std::string& needle);
+
 }  // namespace grove::test
