@@ -26,16 +26,31 @@ void Engine::rederive_trees() {
     state.own_slot_moved = state.ack != nullptr && slot != state.own_slot;
     if (state.ack == nullptr || state.own_slot_moved) {
       state.own_slot = slot;
-      state.ack = share_bytes(encode(XcastAck{slot}));
+      // Usually the same slot in both trees: one buffer for both then.
+      const TopologyState& routing = topology(TopologyKind::routing);
+      state.ack = kind == TopologyKind::release && routing.own_slot == slot && routing.ack
+                      ? routing.ack
+                      : share_bytes(encode(XcastAck{slot}));
     }
     state.parent = state.tree.parent(config_.self);
-    std::vector<Vpid> children = state.tree.children(config_.self);
-    std::vector<std::uint32_t> child_slots;
-    for (Vpid child : children)
-      child_slots.push_back(*state.tree.slot(child));
-    state.children_moved = children != state.children || child_slots != state.child_slots;
-    state.children = std::move(children);
-    state.child_slots = std::move(child_slots);
+    // Compared in place, rebuilt only if they changed: after a repair most
+    // daemons keep their children, and a million of them re-derive.
+    std::size_t seen = 0;
+    bool same = true;
+    state.tree.for_each_child(config_.self, [&](Vpid child, std::uint32_t slot) {
+      same = same && seen < state.children.size() && state.children[seen] == child &&
+             state.child_slots[seen] == slot;
+      ++seen;
+    });
+    state.children_moved = !same || seen != state.children.size();
+    if (state.children_moved) {
+      state.children.clear();
+      state.child_slots.clear();
+      state.tree.for_each_child(config_.self, [&](Vpid child, std::uint32_t slot) {
+        state.children.push_back(child);
+        state.child_slots.push_back(slot);
+      });
+    }
   }
 }
 
@@ -244,7 +259,7 @@ Status Engine::check_tables() const {
     if (const std::uint64_t lowest = state.ops.begin()->first; lowest < state.watermark) {
       return Error{"op " + std::to_string(lowest) + " held below the watermark"};
     }
-    if (const std::uint64_t highest = state.ops.rbegin()->first;
+    if (const std::uint64_t highest = state.ops.back().first;
         is_controller() && highest >= state.next_id) {
       return Error{"op " + std::to_string(highest) + " beyond the originator's counter"};
     }
@@ -266,14 +281,17 @@ Status Engine::check_invariants() const {
 }
 
 Status Engine::check_invariants_after_input() {
-  std::vector<std::pair<TopologyKind, std::uint64_t>> touched;
-  touched.swap(touched_);
-  for (const auto& [kind, id] : touched) {
+  // Cleared, not swapped away: its buffer serves every input.
+  for (const auto& [kind, id] : touched_) {
     const TopologyState& state = topology(kind);
     auto found = state.ops.find(id);
     if (found == state.ops.end()) continue;  // finished or dropped since: nothing to hold
-    if (auto status = check_op(state, id, found->second); !status) return status;
+    if (auto status = check_op(state, id, found->second); !status) {
+      touched_.clear();
+      return status;
+    }
   }
+  touched_.clear();
   return check_tables();
 }
 

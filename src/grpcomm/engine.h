@@ -173,7 +173,11 @@ class Engine {
     std::vector<std::uint32_t> child_slots;
     bool children_moved = false;  // the last re-derivation changed them
     std::optional<std::uint32_t> slot_of_child(Vpid vpid) const;
-    std::map<std::uint64_t, XcastOp> ops;
+    // By id. A flat map: a daemon holds a few ops at a time, and a node per
+    // op was an allocation per op per daemon. Inserting or erasing an op moves
+    // the others: no XcastOp& is held across a call that can do either
+    // (deliver() can, through an abort).
+    FlatMap<std::uint64_t, XcastOp> ops;
     std::uint64_t next_id = 1;    // originator's counter (ids start at 1)
     std::uint64_t watermark = 1;  // ops below this id are complete on every daemon
     std::set<std::uint64_t> aborted;

@@ -68,10 +68,14 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
     tracker.subtree_version = membership_.tree_version();
     tracker.subtree_participants.clear();
     tracker.subtree_heard = 0;
-    for (Vpid member : routing.subtree(config_.self)) {
-      if (tracker.participants.contains(member)) {
-        tracker.subtree_participants.push_back(member);
-      }
+    const auto count_in = [&](Vpid member) {
+      if (tracker.participants.contains(member)) tracker.subtree_participants.push_back(member);
+    };
+    if (topology(TopologyKind::routing).children.empty()) {
+      count_in(config_.self);  // a leaf (most daemons): its subtree is itself
+    } else {
+      for (Vpid member : routing.subtree(config_.self))
+        count_in(member);
     }
   }
   // A cursor, not a scan: a daemon hears from each child, and rescanning its

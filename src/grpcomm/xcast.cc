@@ -124,19 +124,27 @@ void Engine::on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBy
          state.ack, out);
   } else if (rule_on(RepairRule::accept_any_sender) || state.parent == header.sender) {
     auto [where, inserted] = state.ops.try_emplace(id);
-    XcastOp& op = where->second;
     if (config_.track_touched_ops) touched_.emplace_back(header.topology, id);
     if (inserted) {
-      op.tag = header.tag;
-      op.flags = header.flags;
-      op.wire = payload;
+      where->second.tag = header.tag;
+      where->second.flags = header.flags;
+      where->second.wire = payload;
     } else {
       ++stats_.duplicates;
     }
     // Ack whoever asked, every time they ask (no sender screen).
-    op.requesters.insert(header.sender);
-    op.answered.erase(header.sender);
-    if (inserted) deliver(header.topology, id, op, out);
+    where->second.requesters.insert(header.sender);
+    where->second.answered.erase(header.sender);
+    if (inserted) {
+      deliver(header.topology, id, where->second, out);
+      // Delivery can erase ops (an abort), which moves the rest: look again.
+      where = state.ops.find(id);
+    }
+    if (where == state.ops.end()) {
+      if (view_changed) repair_all(now, out);
+      return;
+    }
+    XcastOp& op = where->second;
     if (rule_on(RepairRule::park_when_behind) &&
         must_park(header.tree_version, membership_.tree_version(), header.sender, state.parent)) {
       // The sender has seen a repair this daemon has not. Deriving children
@@ -243,12 +251,13 @@ void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op
 void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out) {
   if (is_controller() || watermark <= state.watermark) return;
   state.watermark = watermark;
-  for (auto op = state.ops.begin(); op != state.ops.end() && op->first < watermark;) {
-    if (op->second.phase == OpPhase::held) {
-      out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op->first}});
+  for (const auto& [id, op] : state.ops) {
+    if (id >= watermark) break;
+    if (op.phase == OpPhase::held) {
+      out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, id}});
     }
-    op = state.ops.erase(op);
   }
+  erase_if(state.ops, [&](const auto& entry) { return entry.first < watermark; });
   state.aborted.erase(state.aborted.begin(), state.aborted.lower_bound(watermark));
 }
 

@@ -95,14 +95,7 @@ std::optional<Vpid> Tree::parent(Vpid vpid) const {
 
 std::vector<Vpid> Tree::children(Vpid vpid) const {
   std::vector<Vpid> out;
-  auto slot = slot_of_vpid(vpid);
-  if (!slot) return out;
-  const auto& occupant = layout_->occupant;
-  const std::uint64_t first = std::uint64_t{*slot} * layout_->radix + 1;
-  const std::uint64_t end = std::min<std::uint64_t>(first + layout_->radix, occupant.size());
-  for (std::uint64_t child = first; child < end; ++child) {
-    if (occupant[child] != kNone) out.push_back(vpid_at(occupant[child]));
-  }
+  for_each_child(vpid, [&](Vpid child, std::uint32_t) { out.push_back(child); });
   return out;
 }
 

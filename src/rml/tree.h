@@ -14,6 +14,7 @@
 // cannot disagree (the seed's first repair bug was two promotion rules).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,6 +37,20 @@ class Tree {
   std::optional<Vpid> parent(Vpid vpid) const;
   // In slot order (deterministic). Empty for a leaf or a non-member.
   std::vector<Vpid> children(Vpid vpid) const;
+  // Calls visit(child, child's slot) for each child of vpid, in slot order
+  // (children() without building a list).
+  template <typename Visit>
+  void for_each_child(Vpid vpid, Visit visit) const {
+    const auto slot = slot_of_vpid(vpid);
+    if (!slot) return;
+    const auto& occupant = layout_->occupant;
+    const std::uint64_t first = std::uint64_t{*slot} * layout_->radix + 1;
+    const std::uint64_t end = std::min<std::uint64_t>(first + layout_->radix, occupant.size());
+    for (std::uint64_t child = first; child < end; ++child) {
+      if (occupant[child] != kNone)
+        visit(vpid_at(occupant[child]), static_cast<std::uint32_t>(child));
+    }
+  }
   // Hops from the root; nullopt for a non-member.
   std::optional<std::uint32_t> depth(Vpid vpid) const;
   // Every member of vpid's subtree, vpid first, then in breadth-first slot order.

@@ -84,7 +84,7 @@ class Simulation {
 
   const SimOptions& options_;
   std::mt19937_64 rng_;
-  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<Engine> engines_;  // one block: a million heap blocks cost seconds
   std::vector<bool> alive_;
   std::vector<bool> participant_;
   std::vector<Vpid> participants_;
@@ -197,7 +197,7 @@ class Simulation::EffectsOf final : public EffectDriver {
       return "d" + std::to_string(daemon_) + " adopts epoch " + std::to_string(changed.epoch);
     });
     if (!sim_.options_.validate_trees) return;
-    const Engine& engine = *sim_.engines_[daemon_];
+    const Engine& engine = sim_.engines_[daemon_];
     for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
       if (auto status = validate_tree(engine.tree(kind), engine.membership()); !status) {
         sim_.fail("d" + std::to_string(daemon_) + " derived an invalid " +
@@ -234,9 +234,14 @@ Simulation::Simulation(const SimOptions& options)
   // One inflation of a deflated release for all daemons, not one each.
   config.inflate_cache = std::make_shared<InflateCache>();
   engines_.reserve(options.daemons);
+  if (options.network.sharing == NicSharing::fair) {
+    shared_nics_.reserve(options.daemons);
+  } else {
+    nics_.reserve(options.daemons);
+  }
   for (Vpid i = 0; i < options.daemons; ++i) {
     config.self = i;
-    engines_.push_back(std::make_unique<Engine>(config, membership));
+    engines_.emplace_back(config, membership);
     // Only the NIC model in use is built (each holds a vector of lanes).
     if (options.network.sharing == NicSharing::fair) {
       shared_nics_.emplace_back(options.network.threads);
@@ -299,7 +304,7 @@ void Simulation::plan_faults() {
   }
   if (options_.release_delay_target == -2 && !faults_.empty()) {
     for (auto& engine : engines_)
-      engine->set_release_delay_target(faults_.front().victim);
+      engine.set_release_delay_target(faults_.front().victim);
   }
   fault_done_.assign(faults_.size(), false);
   for (std::size_t i = 0; i < faults_.size(); ++i) {
@@ -346,11 +351,11 @@ SimResult Simulation::run() {
     }
   }
   for (const auto& engine : engines_) {
-    result_.traffic += engine->accounting();
-    result_.per_daemon.push_back(engine->accounting().total());
-    result_.parked += engine->stats().parked;
-    result_.replays += engine->stats().replays;
-    result_.rollup_resends += engine->stats().rollup_resends;
+    result_.traffic += engine.accounting();
+    result_.per_daemon.push_back(engine.accounting().total());
+    result_.parked += engine.stats().parked;
+    result_.replays += engine.stats().replays;
+    result_.rollup_resends += engine.stats().rollup_resends;
   }
   return result_;
 }
@@ -374,7 +379,7 @@ void Simulation::handle(const EventBody& event) {
         });
       }
     }
-    engines_[frame->to]->on_frame(now_, frame->from, frame->frame, out);
+    engines_[frame->to].on_frame(now_, frame->from, frame->frame, out);
     drain(frame->to, now_, out);
   } else if (const auto* timer = std::get_if<TimerEvent>(&event)) {
     auto found = timers_.find({timer->daemon, timer->id});
@@ -383,13 +388,13 @@ void Simulation::handle(const EventBody& event) {
     trace([&] {
       return "d" + std::to_string(timer->daemon) + " timer op " + std::to_string(timer->id.op_id);
     });
-    engines_[timer->daemon]->on_timer(now_, timer->id, out);
+    engines_[timer->daemon].on_timer(now_, timer->id, out);
     drain(timer->daemon, now_, out);
   } else if (const auto* killed = std::get_if<KillEvent>(&event)) {
     kill(killed->victim, now_);
   } else if (const auto* detect = std::get_if<DetectEvent>(&event)) {
     trace([&] { return "controller learns d" + std::to_string(detect->victim) + " died"; });
-    engines_[0]->declare_departure(now_, detect->victim, out);
+    engines_[0].declare_departure(now_, detect->victim, out);
     drain(0, now_, out);
   } else if (const auto* nic = std::get_if<NicEvent>(&event)) {
     if (nic->generation == nic_generation_[nic->daemon]) service_nic(nic->daemon, now_);
@@ -400,12 +405,12 @@ void Simulation::handle(const EventBody& event) {
     const std::uint64_t round = contribute->round;
     // A round that already ended without us (aborted for a lost participant)
     // is not joined late: like a job after a fence error, this daemon stops.
-    if (engines_[daemon]->fence_generation(options_.signature) + 1 != round) return;
+    if (engines_[daemon].fence_generation(options_.signature) + 1 != round) return;
     round_start_[round] = std::min(round_start_[round], now_);
     trace([&] {
       return "d" + std::to_string(daemon) + " contributes to round " + std::to_string(round);
     });
-    engines_[daemon]->contribute(now_, request_for(daemon), out);
+    engines_[daemon].contribute(now_, request_for(daemon), out);
     drain(daemon, now_, out);
   }
 }
@@ -430,7 +435,7 @@ bool Simulation::fault_fires(Vpid daemon, const Outbox& out) const {
 }
 
 void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
-  Engine& engine = *engines_[daemon];
+  Engine& engine = engines_[daemon];
   // A triggered fault kills the daemon mid-forward: only a random prefix of
   // this step's sends leaves it (while holding, nothing was being sent).
   std::size_t sends_allowed = SIZE_MAX;
@@ -485,7 +490,7 @@ void Simulation::kill(Vpid victim, TimeNs now) {
 }
 
 void Simulation::check_liveness() {
-  const Engine& controller = *engines_[0];
+  const Engine& controller = engines_[0];
   for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
     if (controller.open_ops(kind) != 0) {
       fail("hang: the controller still holds " + std::to_string(controller.open_ops(kind)) + " " +
@@ -499,16 +504,16 @@ void Simulation::check_liveness() {
   for (Vpid daemon = 0; daemon < options_.daemons; ++daemon) {
     if (!alive_[daemon]) continue;
     // Every contribution a living daemon made has ended, one way or another.
-    if (engines_[daemon]->open_fences() != 0) {
+    if (engines_[daemon].open_fences() != 0) {
       fail("hang: daemon " + std::to_string(daemon) + " still has an open fence round " +
-           std::to_string(engines_[daemon]->fence_generation(options_.signature) + 1));
+           std::to_string(engines_[daemon].fence_generation(options_.signature) + 1));
       return;
     }
     // With every participant alive, every round completes everywhere.
     if (!participant_lost &&
-        engines_[daemon]->fence_generation(options_.signature) != options_.rounds) {
+        engines_[daemon].fence_generation(options_.signature) != options_.rounds) {
       fail("hang: daemon " + std::to_string(daemon) + " saw " +
-           std::to_string(engines_[daemon]->fence_generation(options_.signature)) + " of " +
+           std::to_string(engines_[daemon].fence_generation(options_.signature)) + " of " +
            std::to_string(options_.rounds) + " fence rounds released");
       return;
     }

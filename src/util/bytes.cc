@@ -28,6 +28,10 @@ std::string to_string(std::span<const std::byte> bytes) {
 ByteWriter& ByteWriter::put(std::uint64_t value, int width) {
   // One resize per field, not a push_back per byte: a 4-byte message was
   // three allocations as the buffer doubled from one byte.
+  if (counting_) {
+    counted_ += static_cast<std::size_t>(width);
+    return *this;
+  }
   const std::size_t at = out_.size();
   out_.resize(at + static_cast<std::size_t>(width));
   for (int i = 0; i < width; ++i) {
@@ -44,12 +48,20 @@ ByteWriter& ByteWriter::blob(std::span<const std::byte> bytes) {
 
 ByteWriter& ByteWriter::text(std::string_view text) {
   u32(static_cast<std::uint32_t>(text.size()));
+  if (counting_) {
+    counted_ += text.size();
+    return *this;
+  }
   const auto* bytes = reinterpret_cast<const std::byte*>(text.data());
   out_.insert(out_.end(), bytes, bytes + text.size());
   return *this;
 }
 
 ByteWriter& ByteWriter::raw(std::span<const std::byte> bytes) {
+  if (counting_) {
+    counted_ += bytes.size();
+    return *this;
+  }
   out_.insert(out_.end(), bytes.begin(), bytes.end());
   return *this;
 }

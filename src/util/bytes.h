@@ -24,6 +24,12 @@ std::string to_string(std::span<const std::byte> bytes);
 
 class ByteWriter {
  public:
+  // A writer that only counts what it is given: encode() measures a message
+  // first, so its buffer is allocated once instead of doubling field by field.
+  struct CountOnly {};
+  ByteWriter() = default;
+  explicit ByteWriter(CountOnly) : counting_(true) {}
+
   ByteWriter& u8(std::uint8_t value) { return put(value, 1); }
   ByteWriter& u16(std::uint16_t value) { return put(value, 2); }
   ByteWriter& u32(std::uint32_t value) { return put(value, 4); }
@@ -34,11 +40,14 @@ class ByteWriter {
   ByteWriter& raw(std::span<const std::byte> bytes);
 
   Bytes take() { return std::move(out_); }
-  std::size_t size() const { return out_.size(); }
+  std::size_t size() const { return counting_ ? counted_ : out_.size(); }
+  void reserve(std::size_t bytes) { out_.reserve(bytes); }
 
  private:
   ByteWriter& put(std::uint64_t value, int width);
   Bytes out_;
+  bool counting_ = false;
+  std::size_t counted_ = 0;
 };
 
 class ByteReader {

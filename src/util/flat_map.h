@@ -1,12 +1,14 @@
 // Small ordered maps and sets as sorted vectors. An xcast op keeps a handful
 // of entries per child (at most the radix), touched on every frame: one
 // contiguous block instead of a heap node per entry, same iteration order as
-// std::map / std::set.
+// std::map / std::set. A set's first two keys need no heap block at all.
 #pragma once
 
 #include <algorithm>
 #include <utility>
 #include <vector>
+
+#include "util/small_vector.h"
 
 namespace grove {
 
@@ -21,6 +23,7 @@ class FlatMap {
   iterator end() { return entries_.end(); }
   const_iterator begin() const { return entries_.begin(); }
   const_iterator end() const { return entries_.end(); }
+  const value_type& back() const { return entries_.back(); }
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
   void reserve(std::size_t count) { entries_.reserve(count); }
@@ -41,6 +44,15 @@ class FlatMap {
     auto at = lower(key);
     if (at != entries_.end() && at->first == key) return {at, false};
     return {entries_.insert(at, value_type{key, std::move(value)}), true};
+  }
+
+  // Invalidates every iterator and reference into the map at or after `at`.
+  iterator erase(const_iterator at) { return entries_.erase(at); }
+  std::size_t erase(const Key& key) {
+    auto at = find(key);
+    if (at == entries_.end()) return 0;
+    entries_.erase(at);
+    return 1;
   }
 
   bool operator==(const FlatMap& other) const { return entries_ == other.entries_; }
@@ -66,7 +78,7 @@ class FlatMap {
 template <typename Key>
 class FlatSet {
  public:
-  using const_iterator = typename std::vector<Key>::const_iterator;
+  using const_iterator = const Key*;
 
   const_iterator begin() const { return keys_.begin(); }
   const_iterator end() const { return keys_.end(); }
@@ -91,7 +103,7 @@ class FlatSet {
   }
 
  private:
-  std::vector<Key> keys_;
+  SmallVector<Key, 2> keys_;
 };
 
 }  // namespace grove

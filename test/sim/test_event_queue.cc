@@ -12,9 +12,12 @@
 
 using namespace grove;
 
-TEST_CASE("events pop by time, ties in the order they were scheduled", "[event-queue]") {
-  // Against a reference heap of (time, sequence), with many equal times and
-  // pushes between pops, as the simulator does.
+namespace {
+
+// Against a reference heap of (time, sequence), with pushes between pops as
+// the simulator does: each push at the last popped time plus up to `spread`
+// (a spread of 8 makes many ties; a wide one fills the high buckets).
+void check_pop_order(TimeNs (*spread)(std::mt19937_64&)) {
   EventQueue<std::uint64_t> queue;
   using Entry = std::tuple<TimeNs, std::uint64_t, std::uint64_t>;  // time, sequence, body
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> reference;
@@ -25,7 +28,7 @@ TEST_CASE("events pop by time, ties in the order they were scheduled", "[event-q
   for (int step = 0; step < 20000; ++step) {
     const int pushes = static_cast<int>(rng() % 4);
     for (int i = 0; i < pushes; ++i) {
-      const TimeNs at = now + rng() % 8;  // few distinct times: many ties
+      const TimeNs at = now + spread(rng);
       const std::uint64_t body = rng();
       queue.push(at, body);
       reference.emplace(at, sequence++, body);
@@ -49,6 +52,19 @@ TEST_CASE("events pop by time, ties in the order they were scheduled", "[event-q
   }
   CHECK(queue.empty());
   CHECK(popped > 10000);
+}
+
+}  // namespace
+
+TEST_CASE("events pop by time, ties in the order they were scheduled", "[event-queue]") {
+  SECTION("few distinct times") {
+    check_pop_order([](std::mt19937_64& rng) -> TimeNs { return rng() % 8; });
+  }
+  SECTION("times from nanoseconds to years apart") {
+    check_pop_order([](std::mt19937_64& rng) -> TimeNs {
+      return rng() % 4 == 0 ? 0 : rng() % (TimeNs{1} << (rng() % 58));
+    });
+  }
 }
 
 TEST_CASE("a popped event's body is handed over, and its slot is reused", "[event-queue]") {

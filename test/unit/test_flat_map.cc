@@ -48,3 +48,41 @@ TEST_CASE("flat maps and sets agree with std::map and std::set", "[flat_map]") {
     CHECK(flat_set.count(key) == reference_set.count(key));
   }
 }
+
+TEST_CASE("a small vector copies and moves in place and on the heap alike", "[flat_map]") {
+  for (unsigned count : {0u, 1u, 2u, 3u, 9u}) {
+    SmallVector<unsigned, 2> values;
+    for (unsigned i = 0; i < count; ++i)
+      values.insert(values.end(), i * 10);
+    const std::vector<unsigned> expected(values.begin(), values.end());
+    REQUIRE(expected.size() == count);
+
+    SmallVector<unsigned, 2> copy(values);
+    CHECK(std::vector<unsigned>(copy.begin(), copy.end()) == expected);
+    CHECK(copy == values);
+    SmallVector<unsigned, 2> moved(std::move(copy));
+    CHECK(std::vector<unsigned>(moved.begin(), moved.end()) == expected);
+    CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from one is empty
+
+    SmallVector<unsigned, 2> assigned;
+    assigned.insert(assigned.end(), 99);
+    assigned.insert(assigned.end(), 98);
+    assigned.insert(assigned.end(), 97);  // on the heap before the assignment
+    assigned = values;
+    CHECK(assigned == values);
+    assigned = std::move(moved);
+    CHECK(std::vector<unsigned>(assigned.begin(), assigned.end()) == expected);
+    auto& self = assigned;
+    assigned = self;
+    CHECK(std::vector<unsigned>(assigned.begin(), assigned.end()) == expected);
+
+    // Inserting a value that lives in the vector itself, at the front.
+    if (count > 0) {
+      assigned.insert(assigned.begin(), *(assigned.end() - 1));
+      CHECK(*assigned.begin() == expected.back());
+      CHECK(assigned.size() == count + 1);
+      assigned.erase(assigned.begin());
+      CHECK(std::vector<unsigned>(assigned.begin(), assigned.end()) == expected);
+    }
+  }
+}

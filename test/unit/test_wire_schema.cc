@@ -59,6 +59,20 @@ TEST_CASE("the byte layout is big-endian fields in declaration order", "[wire]")
         hex({0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4}));
 }
 
+TEST_CASE("an encoded message is allocated once, at its exact size", "[wire]") {
+  // encode() measures first; a buffer that doubled field by field would end
+  // with spare capacity (and took an allocation per doubling).
+  FenceRollup rollup{FenceKey{"job-7/fence", 3}, VpidSet::from_list({1, 2, 5}), {}};
+  for (Vpid vpid : {1u, 2u, 5u})
+    rollup.contributions.emplace_back(vpid, Bytes(33 + vpid, std::byte{7}));
+  const Bytes bytes = encode(rollup);
+  CHECK(bytes.capacity() == bytes.size());
+  CHECK(wire_decode<FenceRollup>(bytes));
+  const Bytes ack = encode(XcastAck{12});
+  CHECK(ack.size() == 4);
+  CHECK(ack.capacity() == 4);
+}
+
 TEST_CASE("decoders refuse what the schema does not allow", "[wire]") {
   SECTION("an enum outside its bounds") {
     CHECK_FALSE(wire_decode<JobOutput>(hex({0, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0})));
