@@ -10,6 +10,7 @@
 
 #include "grpcomm/tags.h"
 #include "launcher/commands.h"
+#include "launcher/sim_huge_pages.h"
 #include "launcher/sim_progress.h"
 #include "sim/replay_line.h"
 #include "sim/simulator.h"
@@ -41,6 +42,7 @@ struct SimCliOptions {
   std::size_t trace_lines = 80;
   std::string compress_threshold;
   std::string progress = "auto";
+  std::string huge_pages = "auto";
   bool json = false;
 };
 
@@ -60,6 +62,13 @@ nlohmann::json percentiles_json(const std::vector<TimeNs>& values) {
 }
 
 int run_sim(const CliContext& context, const SimCliOptions& cli) {
+  if (sim_wants_huge_pages(cli.huge_pages, cli.daemons)) {
+    // Returns only if it did not re-execute (the tunable is set, or cannot be).
+    const std::string why_not = reexec_with_huge_pages();
+    if (!why_not.empty() && cli.huge_pages == "on") {
+      std::fprintf(stderr, "grove sim: huge pages not used: %s\n", why_not.c_str());
+    }
+  }
   SimOptions options;
   options.daemons = cli.daemons;
   auto payload = parse_size(cli.payload);
@@ -179,6 +188,7 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
                       {"runs", cli.runs}};
     out["runs_completed"] = runs_completed;
     out["interrupted"] = progress.interrupted();
+    out["huge_pages"] = huge_pages_in_effect();
     out["runs_failed"] = failures.size();
     out["failures"] = failures;
     out["events"] = events;
@@ -336,6 +346,13 @@ void add_sim_command(CLI::App& app, CliContext& context) {
                    "auto (a bar on a terminal after a second), always (a line on stderr every "
                    "half second), never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  command
+      ->add_option("--huge-pages", options->huge_pages,
+                   "Back the simulation's memory with transparent huge pages: auto (from " +
+                       std::to_string(kHugePagesFrom) +
+                       " daemons), on, off. Re-executes grove once with GLIBC_TUNABLES set")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
   context.actions[command] = [&context, options] { return run_sim(context, *options); };

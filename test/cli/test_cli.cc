@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <regex>
 
 #include "support/background_process.h"
@@ -256,6 +257,37 @@ TEST_CASE("grove sim shows progress only where asked, and Ctrl-C reports the run
   auto bad = run_grove({"sim", "--progress", "sometimes"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--progress"));
+}
+
+TEST_CASE("grove sim re-executes itself once with huge pages, with the same results", "[cli]") {
+  std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(mode_file, mode);
+  const bool kernel_gives = !mode.empty() && mode.find("[never]") == std::string::npos;
+  auto sim = [](const std::string& huge_pages, RunOptions options = {}) {
+    auto run =
+        run_grove({"sim", "-n", "500", "--faults", "2", "--json", "--huge-pages", huge_pages},
+                  std::move(options));
+    REQUIRE(run.exit_code == 0);
+    return nlohmann::json::parse(run.out);
+  };
+  auto off = sim("off");
+  auto on = sim("on");
+  CHECK(off["huge_pages"] == false);
+  CHECK(on["huge_pages"] == kernel_gives);
+  // auto: off below 100,000 daemons.
+  CHECK(sim("auto")["huge_pages"] == false);
+  // A user's own tunables are kept beside it; one that names hugetlb wins.
+  CHECK(sim("on", with_env({"GLIBC_TUNABLES=glibc.malloc.check=0"}))["huge_pages"] == kernel_gives);
+  CHECK(sim("on", with_env({"GLIBC_TUNABLES=glibc.malloc.hugetlb=0"}))["huge_pages"] == false);
+  // Memory layout is not a result: everything else is the same.
+  off.erase("huge_pages");
+  on.erase("huge_pages");
+  CHECK(on == off);
+
+  auto bad = run_grove({"sim", "--huge-pages", "always"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--huge-pages"));
 }
 
 TEST_CASE("grove sim replays a run from every option it prints", "[cli]") {
