@@ -64,7 +64,7 @@ nlohmann::json percentiles_json(const std::vector<TimeNs>& values) {
 int run_sim(const CliContext& context, const SimCliOptions& cli) {
   if (sim_wants_huge_pages(cli.huge_pages, cli.daemons)) {
     // Returns only if it did not re-execute (the tunable is set, or cannot be).
-    const std::string why_not = reexec_with_huge_pages();
+    const std::string why_not = reexec_with_huge_pages(context.param_files);
     if (!why_not.empty() && cli.huge_pages == "on") {
       std::fprintf(stderr, "grove sim: huge pages not used: %s\n", why_not.c_str());
     }

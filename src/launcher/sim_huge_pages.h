@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace grove {
 
@@ -15,10 +16,11 @@ namespace grove {
 bool sim_wants_huge_pages(const std::string& mode, std::uint64_t daemons);
 inline constexpr std::uint64_t kHugePagesFrom = 100'000;
 
-// Re-executes this process with the tunable set, unless it is set already,
-// the kernel never gives huge pages, or exec fails; returns only then, with
-// the reason ("" when the tunable is already in effect).
-std::string reexec_with_huge_pages();
+// Re-executes this process with the tunable set, unless it is set already
+// (or this process is the re-executed one), the kernel never gives huge
+// pages, one of `param_files` could not be read again (a pipe), or exec
+// fails; returns only then, with the reason ("" when already re-executed).
+std::string reexec_with_huge_pages(const std::vector<std::string>& param_files);
 
 // Whether this process started with glibc told to use huge pages.
 bool huge_pages_in_effect();

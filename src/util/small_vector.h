@@ -1,8 +1,8 @@
 // A vector of trivially copyable values that keeps its first few in place.
 // An xcast op's requester set nearly always holds one daemon (its parent);
 // with a million engines in the simulator a heap block for that one value was
-// an allocation per op per daemon. Same size as std::vector for N = 2 of a
-// 4-byte value; only what FlatSet and the simulated NICs need.
+// an allocation per op per daemon. No bigger than a std::vector for N = 2 of
+// a 4-byte value; only what FlatSet and the simulated NICs need.
 #pragma once
 
 #include <cstdint>

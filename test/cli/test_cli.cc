@@ -265,6 +265,9 @@ TEST_CASE("grove sim re-executes itself once with huge pages, with the same resu
   std::getline(mode_file, mode);
   const bool kernel_gives = !mode.empty() && mode.find("[never]") == std::string::npos;
   auto sim = [](const std::string& huge_pages, RunOptions options = {}) {
+    // Whatever this test's own environment holds, unless a case sets it.
+    if (options.extra_env.empty()) options.unset_env.push_back("GLIBC_TUNABLES");
+    options.unset_env.push_back("GROVE_SIM_REEXECUTED");
     auto run =
         run_grove({"sim", "-n", "500", "--faults", "2", "--json", "--huge-pages", huge_pages},
                   std::move(options));
@@ -280,6 +283,25 @@ TEST_CASE("grove sim re-executes itself once with huge pages, with the same resu
   // A user's own tunables are kept beside it; one that names hugetlb wins.
   CHECK(sim("on", with_env({"GLIBC_TUNABLES=glibc.malloc.check=0"}))["huge_pages"] == kernel_gives);
   CHECK(sim("on", with_env({"GLIBC_TUNABLES=glibc.malloc.hugetlb=0"}))["huge_pages"] == false);
+  // A parameter file that cannot be read twice (not a regular file) keeps
+  // this process: the re-executed one would have lost its settings.
+  RunOptions clean;
+  clean.unset_env = {"GLIBC_TUNABLES", "GROVE_SIM_REEXECUTED"};
+  TempDir dir;
+  const std::string params = dir.path() + "/params.conf";
+  std::ofstream(params) << "rml_base_radix2 = 8\n";
+  auto once = run_grove({"sim", "-n", "500", "--json", "--huge-pages", "on", "--param-file",
+                         "/dev/null", "--param-file", params},
+                        clean);
+  REQUIRE(once.exit_code == 0);
+  CHECK(nlohmann::json::parse(once.out)["huge_pages"] == false);
+  if (kernel_gives) CHECK_THAT(once.err, Catch::Contains("'/dev/null' is not a regular file"));
+  auto twice = run_grove(
+      {"sim", "-n", "500", "--json", "--huge-pages", "on", "--param-file", params}, clean);
+  REQUIRE(twice.exit_code == 0);
+  CHECK(nlohmann::json::parse(twice.out)["huge_pages"] == kernel_gives);
+  CHECK(nlohmann::json::parse(twice.out)["options"]["radix2"] == 8);  // read after the exec too
+
   // Memory layout is not a result: everything else is the same.
   off.erase("huge_pages");
   on.erase("huge_pages");
