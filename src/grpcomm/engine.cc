@@ -37,18 +37,18 @@ void Engine::rederive_trees() {
     // daemons keep their children, and a million of them re-derive.
     std::size_t seen = 0;
     bool same = true;
-    state.tree.for_each_child(config_.self, [&](Vpid child, std::uint32_t slot) {
+    state.tree.for_each_child(config_.self, [&](Vpid child, std::uint32_t child_slot) {
       same = same && seen < state.children.size() && state.children[seen] == child &&
-             state.child_slots[seen] == slot;
+             state.child_slots[seen] == child_slot;
       ++seen;
     });
     state.children_moved = !same || seen != state.children.size();
     if (state.children_moved) {
       state.children.clear();
       state.child_slots.clear();
-      state.tree.for_each_child(config_.self, [&](Vpid child, std::uint32_t slot) {
+      state.tree.for_each_child(config_.self, [&](Vpid child, std::uint32_t child_slot) {
         state.children.push_back(child);
-        state.child_slots.push_back(slot);
+        state.child_slots.push_back(child_slot);
       });
     }
   }
@@ -281,18 +281,16 @@ Status Engine::check_invariants() const {
 }
 
 Status Engine::check_invariants_after_input() {
-  // Cleared, not swapped away: its buffer serves every input.
+  Status status = ok_status();
   for (const auto& [kind, id] : touched_) {
     const TopologyState& state = topology(kind);
     auto found = state.ops.find(id);
     if (found == state.ops.end()) continue;  // finished or dropped since: nothing to hold
-    if (auto status = check_op(state, id, found->second); !status) {
-      touched_.clear();
-      return status;
-    }
+    status = check_op(state, id, found->second);
+    if (!status) break;
   }
-  touched_.clear();
-  return check_tables();
+  touched_.clear();  // cleared, not swapped away: its buffer serves every input
+  return status ? check_tables() : status;
 }
 
 }  // namespace grove

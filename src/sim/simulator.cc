@@ -242,7 +242,7 @@ Simulation::Simulation(const SimOptions& options)
   for (Vpid i = 0; i < options.daemons; ++i) {
     config.self = i;
     engines_.emplace_back(config, membership);
-    // Only the NIC model in use is built (each holds a vector of lanes).
+    // Only the NIC model in use is built.
     if (options.network.sharing == NicSharing::fair) {
       shared_nics_.emplace_back(options.network.threads);
     } else {
