@@ -2,7 +2,7 @@
 // comparing PMIx servers (grove's daemons, PRRTE's prted) with one binary.
 // It links only libpmix.
 //
-//   pmix_fence_bench [--bytes N] [--rounds K] [--warmup W]
+//   pmix_fence_bench [--bytes N] [--rounds K] [--warmup W] [--barrier]
 //
 // Every round each rank puts N bytes (content derived from rank and round)
 // under one key, "bench.fence", commits and calls PMIx_Fence over the job
@@ -21,10 +21,17 @@
 // PMIx 7 server) a plain get returns the copy cached in an earlier round,
 // and a refreshing get may already see the peer's next round.
 //
+// With --barrier nothing is put and the fence does not collect data: a plain
+// barrier, and nothing is checked afterwards.
+//
 // Rank 0 prints one line:
-//   fence_bench bytes=64 ranks=8 local_size=1 rounds=30 median_us=812.3 mean_us=...
-//   min_us=... max_us=... pmix="OpenPMIx 4.2.2rc2, ..." samples_us=1.0,2.0,...
+//   fence_bench bytes=64 barrier=0 ranks=8 local_size=1 rounds=30 median_us=812.3
+//   mean_us=... min_us=... max_us=... loop_us=... pmix="OpenPMIx 4.2.2rc2, ..."
+//   samples_us=1.0,2.0,...
 // local_size is the number of ranks on rank 0's node (1: one rank per host).
+// loop_us is rank 0's wall time from the first timed round to the end of the
+// last: with --barrier, K back-to-back barriers, so loop_us / K is the cost of
+// one in a sequence (seed 004's measure), puts and clock reads included.
 // Exit status: 0 ok, 1 a value did not match, 2 bad usage, 3 a PMIx call failed.
 #include <pmix.h>
 
@@ -51,6 +58,7 @@ struct Options {
   std::size_t bytes = 64;
   int rounds = 30;
   int warmup = 1;
+  bool barrier = false;
 };
 
 [[noreturn]] void fail(int code, const char* format, ...) __attribute__((format(printf, 2, 3)));
@@ -78,6 +86,10 @@ Options parse_options(int argc, char** argv) {
     std::string arg = argv[i];
     long value = 0;
     bool ok = i + 1 < argc;
+    if (arg == "--barrier") {
+      options.barrier = true;
+      continue;
+    }
     if (arg == "--bytes" && ok && parse_count(argv[i + 1], 0, 64L * 1024 * 1024, value)) {
       options.bytes = static_cast<std::size_t>(value);
     } else if (arg == "--rounds" && ok && parse_count(argv[i + 1], 1, 1000000, value)) {
@@ -86,7 +98,8 @@ Options parse_options(int argc, char** argv) {
       options.warmup = static_cast<int>(value);
     } else {
       fail(kExitUsage,
-           "bad argument '%s'; usage: pmix_fence_bench [--bytes N] [--rounds K] [--warmup W]",
+           "bad argument '%s'; usage: pmix_fence_bench [--bytes N] [--rounds K] [--warmup W] "
+           "[--barrier]",
            argv[i]);
     }
     ++i;
@@ -138,7 +151,7 @@ void put(const pmix_proc_t& self, int round, std::size_t bytes) {
   check(PMIx_Commit(), self, "PMIx_Commit");
 }
 
-double timed_fence(const pmix_proc_t& self) {
+double timed_fence(const pmix_proc_t& self, bool collect) {
   pmix_proc_t all;
   PMIX_LOAD_PROCID(&all, self.nspace, PMIX_RANK_WILDCARD);
   pmix_info_t info;
@@ -146,7 +159,7 @@ double timed_fence(const pmix_proc_t& self) {
   bool yes = true;
   PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
   auto start = std::chrono::steady_clock::now();
-  pmix_status_t status = PMIx_Fence(&all, 1, &info, 1);
+  pmix_status_t status = PMIx_Fence(&all, 1, collect ? &info : nullptr, collect ? 1 : 0);
   auto end = std::chrono::steady_clock::now();
   PMIX_INFO_DESTRUCT(&info);
   check(status, self, "PMIx_Fence");
@@ -196,7 +209,7 @@ void verify(const pmix_proc_t& self, std::uint32_t size, int round, std::size_t 
 }
 
 void report(const Options& options, std::uint32_t size, std::uint32_t local_size,
-            const std::vector<double>& samples) {
+            const std::vector<double>& samples, double loop_us) {
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());
   std::size_t n = sorted.size();
@@ -209,10 +222,11 @@ void report(const Options& options, std::uint32_t size, std::uint32_t local_size
     list += cell;
   }
   std::printf(
-      "fence_bench bytes=%zu ranks=%u local_size=%u rounds=%d median_us=%.1f mean_us=%.1f "
-      "min_us=%.1f max_us=%.1f pmix=\"%s\" samples_us=%s\n",
-      options.bytes, size, local_size, options.rounds, median, mean, sorted.front(), sorted.back(),
-      PMIx_Get_version(), list.c_str());
+      "fence_bench bytes=%zu barrier=%d ranks=%u local_size=%u rounds=%d median_us=%.1f "
+      "mean_us=%.1f min_us=%.1f max_us=%.1f loop_us=%.1f pmix=\"%s\" samples_us=%s\n",
+      options.barrier ? 0 : options.bytes, options.barrier ? 1 : 0, size, local_size,
+      options.rounds, median, mean, sorted.front(), sorted.back(), loop_us, PMIx_Get_version(),
+      list.c_str());
   std::fflush(stdout);
 }
 
@@ -229,18 +243,24 @@ int main(int argc, char** argv) {
   std::uint32_t local_size = get_uint32(job, PMIX_LOCAL_SIZE);
 
   std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(options.rounds));
   int last = options.warmup + options.rounds - 1;
+  std::chrono::steady_clock::time_point loop_start;
   for (int round = 0; round <= last; ++round) {
-    put(self, round, options.bytes);
-    double us = timed_fence(self);
+    if (round == options.warmup) loop_start = std::chrono::steady_clock::now();
+    if (!options.barrier) put(self, round, options.bytes);
+    double us = timed_fence(self, !options.barrier);
     if (round >= options.warmup) samples.push_back(us);
   }
+  double loop_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - loop_start)
+          .count();
   check(PMIx_Fence(&job, 1, nullptr, 0), self, "PMIx_Fence (barrier)");
-  verify(self, size, last, options.bytes);
+  if (!options.barrier) verify(self, size, last, options.bytes);
   // No rank leaves while another may still read its value: under PRRTE a
   // refreshing get of a rank that has already finalized fails.
   check(PMIx_Fence(&job, 1, nullptr, 0), self, "PMIx_Fence (barrier)");
-  if (self.rank == 0) report(options, size, local_size, samples);
+  if (self.rank == 0) report(options, size, local_size, samples, loop_us);
   check(PMIx_Finalize(nullptr, 0), self, "PMIx_Finalize");
   return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""grove against PRRTE, side by side on one namespace swarm (issue 12).
+"""grove against PRRTE, side by side on one namespace swarm (issues 12, 14).
 
 Brings up one swarm (test/swarm/swarm.py, one sshd per host), runs every
 controller on node0 with a hostfile of node1..nodeN (`slots=1` each; both
@@ -15,12 +15,19 @@ PRRTE on the same hosts, alternating which goes first:
              time to the last output line and to exit (prun can stall).
   fence      one job of benchmarks/pmix_fence_bench per put size, one rank
              per host: collecting PMIx_Fence with a fixed-size put, timed in
-             the client, median over the rounds (rank 0 reports it). The
+             the client, median over the rounds (rank 0 reports it); then a
+             barrier job (PMIx_Fence without data, median of --barrier-rounds)
+             and a sequence job (--sequential barriers back to back, the
+             loop's wall time divided by their count). The
              same binary and the same libpmix (Debian's 4.2) under both: the
              job runs `env -u LD_LIBRARY_PATH CLIENT`, as PRRTE's daemons
              export PREFIX/lib, whose openpmix 7 has the same soname. One
              more PRRTE job per size keeps that LD_LIBRARY_PATH (the client
              then runs on PRRTE's own libpmix); --no-native-client skips it.
+
+A job that fails is recorded and run again (three tries); if the DVM's
+controller is gone with it, the death is counted (`dvm_deaths`), what is left
+of that DVM is killed, and a new DVM is started on the same hosts.
 
 Every DVM is stopped after its measurements (`grove stop`, `pterm`); then
 every runtime process left in the swarm is waited for and, after --grace
@@ -29,7 +36,8 @@ Ctrl-C and SIGTERM included. Needs root, openssh-server, a grove build with
 -Dbenchmarks=true and a PRRTE install (../shared/anchors/build-prrte.sh).
 
 Usage: benchmarks/prrte_compare.py [--build DIR] [--prrte-prefix DIR]
-           [--hosts 4,8,16] [--rounds 30] [--starts 5] [--out RESULT.json]
+           [--hosts 4,8,16,32] [--rounds 30] [--starts 5] [--out RESULT.json]
+benchmarks/vs_prrte.sh builds both runtimes first and runs this.
 """
 import argparse
 import json
@@ -53,9 +61,11 @@ PY = "/usr/bin/python3"
 # Processes a measurement may leave in the swarm (comm is cut at 15 chars).
 RUNTIME_COMMS = {"grove", "groved", "prte", "prted", "prun", "pterm", "prterun", "ssh",
                  "hostname", "pmix_fence_benc", "env"}
-FENCE_LINE = re.compile(r"fence_bench bytes=(\d+) ranks=(\d+) local_size=(\d+) rounds=(\d+) "
-                        r"median_us=([\d.]+) mean_us=([\d.]+) min_us=([\d.]+) max_us=([\d.]+) "
-                        r'pmix="([^"]*)" samples_us=([\d.,]+)')
+FENCE_LINE = re.compile(r"fence_bench bytes=(\d+) barrier=(\d) ranks=(\d+) local_size=(\d+) "
+                        r"rounds=(\d+) median_us=([\d.]+) mean_us=([\d.]+) min_us=([\d.]+) "
+                        r'max_us=([\d.]+) loop_us=([\d.]+) pmix="([^"]*)" samples_us=([\d.,]+)')
+# The controller's process name: while none is left in the swarm, the DVM is dead.
+CONTROLLER_COMM = {"grove": "grove", "prrte": "prte"}
 
 
 class BenchError(Exception):
@@ -193,6 +203,10 @@ class Runtime:
                              f"{result.stdout[-2000:]}{result.stderr[-2000:]}")
         return took
 
+    def alive(self):
+        """Whether the DVM's controller is still running (checked between jobs)."""
+        return any(comm == CONTROLLER_COMM[self.name] for _, comm, _ in self.swarm.runtime_procs())
+
     def job(self, ranks, cmd, timeout):
         argv = self.swarm.argv("node0", self.run_argv(ranks, cmd))
         return timed_job(argv, self.env, timeout, self.swarm.work)
@@ -267,27 +281,64 @@ def hostname_run(runtime, hosts):
     return last, done
 
 
-def fence_run(runtime, hosts, args, size, native, failures):
-    """One fence job; a job that fails is recorded and run again (twice at most)."""
-    cmd = [args.client, "--bytes", str(size), "--rounds", str(args.rounds)]
+def make_loads(args):
+    """The fence jobs of one DVM: a collecting fence per put size, a barrier
+    (each timed alone, median) and a sequence of back-to-back barriers (the
+    loop's wall time over the count: seed 004's per-barrier cost)."""
+    loads = [{"name": f"fence_{size}B", "label": f"fence {size} B",
+              "argv": ["--bytes", str(size), "--rounds", str(args.rounds)], "figure": "median"}
+             for size in args.sizes]
+    if args.barrier_rounds:
+        loads.append({"name": "barrier", "label": "barrier",
+                      "argv": ["--barrier", "--rounds", str(args.barrier_rounds)],
+                      "figure": "median"})
+    if args.sequential:
+        loads.append({"name": "barriers_seq", "label": f"{args.sequential} barriers in a row, each",
+                      "argv": ["--barrier", "--rounds", str(args.sequential)], "figure": "loop"})
+    return loads
+
+
+def fence_job(runtime, hosts, args, load, native):
+    """One fence job; its figure is the median round or, for a sequence, the
+    loop's wall time per barrier (microseconds)."""
+    cmd = [args.client, *load["argv"]]
     if not native:
         cmd = ["/usr/bin/env", "-u", "LD_LIBRARY_PATH", *cmd]
-    for attempt in range(3):
+    lines, _, done, _ = runtime.job(hosts, cmd, 600)
+    match = next((m for m in map(FENCE_LINE.search, lines) if m), None)
+    if not match:
+        raise BenchError(f"no fence_bench line in {lines[-5:]}")
+    if int(match[3]) != hosts or int(match[4]) != 1:
+        raise BenchError(f"fence job not one rank per host: {match[0]}")
+    rounds, loop_us = int(match[5]), float(match[10])
+    figure = float(match[6]) if load["figure"] == "median" else loop_us / rounds
+    return {"figure_us": figure, "median_us": float(match[6]), "mean_us": float(match[7]),
+            "min_us": float(match[8]), "max_us": float(match[9]), "loop_us": loop_us,
+            "rounds": rounds, "pmix": match[11],
+            "samples_us": [float(v) for v in match[12].split(",")][:200], "job_s": done}
+
+
+def with_restarts(rt, what, hostfile, data, failures, step, tries=3):
+    """Runs step(); a failure is recorded and the step tried again (at most
+    `tries` times in all). If the DVM died with it, the death is counted and
+    a new DVM started on the same hosts first."""
+    for attempt in range(tries):
         try:
-            lines, _, done, _ = runtime.job(hosts, cmd, 600)
-            match = next((m for m in map(FENCE_LINE.search, lines) if m), None)
-            if not match:
-                raise BenchError(f"no fence_bench line in {lines[-5:]}")
-            if int(match[2]) != hosts or int(match[3]) != 1:
-                raise BenchError(f"fence job not one rank per host: {match[0]}")
-            return {"median_us": float(match[5]), "mean_us": float(match[6]),
-                    "min_us": float(match[7]), "max_us": float(match[8]), "pmix": match[9],
-                    "samples_us": [float(v) for v in match[10].split(",")], "job_s": done}
+            return step()
         except BenchError as error:
-            failures.append({"runtime": runtime.name, "hosts": hosts, "bytes": size,
-                             "native_client": native, "error": str(error)[-1500:]})
-            log(f"  {runtime.name} fence job failed (attempt {attempt + 1}): {str(error)[:300]}")
-    raise BenchError(f"{runtime.name}: fence job failed three times")
+            failures.append({"runtime": rt.name, "what": what, "error": str(error)[-1500:]})
+            log(f"  {rt.name}: {what} failed (attempt {attempt + 1}): {str(error)[:300]}")
+            if attempt + 1 == tries or rt.alive():
+                continue
+            remains = []
+            rt.swarm.reap(2.0, f"{rt.name}'s dead DVM", remains)
+            data["dvm_deaths"].append({"during": what, "error": str(error)[-500:],
+                                       "remains_killed": remains})
+            log(f"  {rt.name}'s DVM died during {what}: starting a new one")
+            if os.path.exists(rt.uri):
+                os.unlink(rt.uri)
+            data["restart_s"].append(rt.start(hostfile))
+    raise BenchError(f"{rt.name}: {what} failed {tries} times")
 
 
 def git(*args):
@@ -330,7 +381,7 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def summarize(samples):
+def summarize(samples, loads):
     """Medians per runtime and ratios PRRTE / grove (above 1: grove is faster)."""
     out = {}
     for hosts, per in samples.items():
@@ -342,24 +393,27 @@ def summarize(samples):
                          "run_exit_s": median(data["run_exit_s"]),
                          "stop_s": median(data["stop_s"]),
                          "drain_s": median(data["drain_s"]),
+                         "dvm_deaths": len(data["dvm_deaths"]),
                          "runs_exiting_1s_after_last_output": sum(
                              done - last > 1 for last, done in zip(data["run_last_output_s"],
                                                                    data["run_exit_s"])),
                          "runs": len(data["run_exit_s"]),
-                         "fence_us": {size: median([job["median_us"] for job in jobs])
-                                      for size, jobs in data["fence"].items()}}
+                         "fence_us": {load: median([job["figure_us"] for job in jobs])
+                                      for load, jobs in data["fence"].items()}}
             if any(data["fence_native"].values()):
                 row[name]["fence_native_client_us"] = {
-                    size: median([job["median_us"] for job in jobs])
-                    for size, jobs in data["fence_native"].items()}
+                    load: median([job["figure_us"] for job in jobs])
+                    for load, jobs in data["fence_native"].items()}
         row["ssh_floor_s"] = median(per["ssh_floor_s"])
         ratios = {key: ratio(row["prrte"][key], row["grove"][key])
                   for key in ("start_s", "run_last_output_s", "run_exit_s")}
-        for size, grove_us in row["grove"]["fence_us"].items():
-            ratios[f"fence_{size}B"] = ratio(row["prrte"]["fence_us"][size], grove_us)
+        for load in loads:
+            name = load["name"]
+            grove_us = row["grove"]["fence_us"][name]
+            ratios[name] = ratio(row["prrte"]["fence_us"][name], grove_us)
             native = row["prrte"].get("fence_native_client_us")
             if native:
-                ratios[f"fence_{size}B_prrte_native_client"] = ratio(native[size], grove_us)
+                ratios[f"{name}_prrte_native_client"] = ratio(native[name], grove_us)
         row["ratio_prrte_over_grove"] = ratios
         out[hosts] = row
     return out
@@ -373,9 +427,9 @@ def ratio(a, b):
     return None if a is None or b is None else a / b
 
 
-def print_table(summary, sizes):
-    head = "| hosts | what | grove | PRRTE | PRRTE / grove |"
-    print(head + "\n|---|---|---:|---:|---:|")
+def print_table(summary, loads):
+    """Every figure: one row per host count and measure."""
+    print("| hosts | what | grove | PRRTE | PRRTE / grove |\n|---|---|---:|---:|---:|")
     for hosts, row in summary.items():
         g, p, r = row["grove"], row["prrte"], row["ratio_prrte_over_grove"]
         floor = row["ssh_floor_s"]
@@ -387,13 +441,36 @@ def print_table(summary, sizes):
         for label, key, scale, unit in cells:
             print(f"| {hosts} | {label} | {fmt(g[key], 0, scale)} {unit} | "
                   f"{fmt(p[key], 0, scale)} {unit} | {fmt(r[key], 2)} |")
-        for size in sizes:
-            print(f"| {hosts} | fence {size} B | {fmt(g['fence_us'][size])} us | "
-                  f"{fmt(p['fence_us'][size])} us | {fmt(r[f'fence_{size}B'], 2)} |")
-        for size in sizes if "fence_native_client_us" in p else []:
-            print(f"| {hosts} | fence {size} B, PRRTE's libpmix in the client | "
-                  f"{fmt(g['fence_us'][size])} us | {fmt(p['fence_native_client_us'][size])} us "
-                  f"| {fmt(r[f'fence_{size}B_prrte_native_client'], 2)} |")
+        for load in loads:
+            name = load["name"]
+            print(f"| {hosts} | {load['label']} | {fmt(g['fence_us'][name])} us | "
+                  f"{fmt(p['fence_us'][name])} us | {fmt(r[name], 2)} |")
+        for load in loads if "fence_native_client_us" in p else []:
+            name = load["name"]
+            print(f"| {hosts} | {load['label']}, PRRTE's libpmix in the client | "
+                  f"{fmt(g['fence_us'][name])} us | {fmt(p['fence_native_client_us'][name])} us "
+                  f"| {fmt(r[f'{name}_prrte_native_client'], 2)} |")
+        print(f"| {hosts} | DVM deaths (restarted) | {g['dvm_deaths']} | {p['dvm_deaths']} | |")
+
+
+def print_ratios(summary, loads):
+    """The ratios alone: one row per measure, one column per host count."""
+    hosts = list(summary)
+    print("\nPRRTE / grove (above 1: grove is faster)\n")
+    print("| measure | " + " | ".join(f"{h} hosts" for h in hosts) + " |")
+    print("|---|" + "---:|" * len(hosts))
+    rows = [("DVM start", "start_s"), ("run: last output", "run_last_output_s"),
+            ("run: exit", "run_exit_s")]
+    rows += [(load["label"], load["name"]) for load in loads]
+    if any("fence_native_client_us" in summary[h]["prrte"] for h in hosts):
+        rows += [(f"{load['label']}, PRRTE's own libpmix", f"{load['name']}_prrte_native_client")
+                 for load in loads]
+    for label, key in rows:
+        cells = [fmt(summary[h]["ratio_prrte_over_grove"].get(key), 2) for h in hosts]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    deaths = [f"{summary[h]['grove']['dvm_deaths']} / {summary[h]['prrte']['dvm_deaths']}"
+              for h in hosts]
+    print("| DVM deaths, grove / PRRTE | " + " | ".join(deaths) + " |")
 
 
 def session(args, rt, hosts, rep, data, hostfile, failures):
@@ -402,18 +479,21 @@ def session(args, rt, hosts, rep, data, hostfile, failures):
     data["start_s"].append(took)
     log(f"{hosts} hosts, {rt.name}, start {rep + 1}/{args.starts}: {took:.3f} s")
     for _ in range(args.runs):
-        last, done = hostname_run(rt, hosts)
+        last, done = with_restarts(rt, f"run -n {hosts} hostname", hostfile, data, failures,
+                                   lambda: hostname_run(rt, hosts))
         data["run_last_output_s"].append(last)
         data["run_exit_s"].append(done)
         log(f"  run -n {hosts} hostname: last output {last:.3f} s, exit {done:.3f} s")
     if rep >= args.fence_starts:
         return
     variants = [False] + ([True] if rt.name == "prrte" and args.native else [])
-    for size in args.sizes:
+    for load in args.loads:
         for native in variants:
-            job = fence_run(rt, hosts, args, size, native, failures)
-            data["fence_native" if native else "fence"][size].append(job)
-            log(f"  fence {size} B: median {job['median_us']:.0f} us "
+            job = with_restarts(rt, load["label"] + (" (own libpmix)" if native else ""),
+                                hostfile, data, failures,
+                                lambda: fence_job(rt, hosts, args, load, native))
+            data["fence_native" if native else "fence"][load["name"]].append(job)
+            log(f"  {load['label']}: {job['figure_us']:.0f} us "
                 f"({job['pmix'].split(' (')[0]})")
 
 
@@ -424,9 +504,10 @@ def measure(args, swarm, runtimes, leftovers, failures):
         with open(hostfile, "w") as handle:
             handle.writelines(f"node{i} slots=1\n" for i in range(1, hosts + 1))
         per = {rt.name: {"start_s": [], "run_last_output_s": [], "run_exit_s": [], "stop_s": [],
-                         "drain_s": [],
-                         "fence": {size: [] for size in args.sizes},
-                         "fence_native": {size: [] for size in args.sizes}} for rt in runtimes}
+                         "drain_s": [], "dvm_deaths": [], "restart_s": [],
+                         "fence": {load["name"]: [] for load in args.loads},
+                         "fence_native": {load["name"]: [] for load in args.loads}}
+               for rt in runtimes}
         per["loadavg"], per["ssh_floor_s"] = [], []
         samples[hosts] = per
         for rep in range(args.starts):
@@ -458,11 +539,18 @@ def parse_args():
                         "(default: build-release if built, else build)")
     parser.add_argument("--prrte-prefix", default="/work/prrte-install",
                         help="PRRTE install prefix (default: %(default)s)")
-    parser.add_argument("--hosts", default="4,8,16", help="host counts (default: %(default)s)")
+    parser.add_argument("--hosts", default="4,8,16,32",
+                        help="host counts (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=30,
                         help="timed fences per fence job (default: %(default)s)")
     parser.add_argument("--sizes", default="64,4096",
                         help="bytes put per rank per fence (default: %(default)s)")
+    parser.add_argument("--barrier-rounds", type=int, default=30,
+                        help="timed barriers (no data) per barrier job; 0 skips the job "
+                        "(default: %(default)s)")
+    parser.add_argument("--sequential", type=int, default=1000,
+                        help="back-to-back barriers in the sequence job, timed as a whole; "
+                        "0 skips it (default: %(default)s)")
     parser.add_argument("--starts", type=int, default=5,
                         help="DVM starts per runtime and host count (default: %(default)s)")
     parser.add_argument("--runs", type=int, default=3,
@@ -480,7 +568,8 @@ def parse_args():
                         help="JSON result (default: benchmarks/results/prrte_compare.json)")
     args = parser.parse_args()
     args.hosts = [int(v) for v in args.hosts.split(",")]
-    args.sizes = [int(v) for v in args.sizes.split(",")]
+    args.sizes = [int(v) for v in args.sizes.split(",")] if args.sizes else []
+    args.loads = make_loads(args)
     if args.build is None:
         release = os.path.join(ROOT, "build-release")
         args.build = release if os.path.exists(os.path.join(release, "src", "grove")) else \
@@ -536,17 +625,20 @@ def main():
                 pass
         swarm.down()
         shutil.rmtree(work, ignore_errors=True)
-    summary = summarize(samples)
+    summary = summarize(samples, args.loads)
     jobs = min(args.fence_starts, args.starts)
     print(f"Medians; PRRTE / grove above 1 means grove is faster. Controller on node0 plus "
           f"N hosts, one rank per host; {args.starts} starts, {args.runs} runs per start, "
           f"fence: median of {args.rounds} rounds per job, median over {jobs} jobs.")
-    print_table(summary, args.sizes)
+    print_table(summary, args.loads)
+    print_ratios(summary, args.loads)
     info["loadavg_at_end"] = os.getloadavg()
     result = {"benchmark": "prrte_compare",
               "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "settings": {k: getattr(args, k) for k in ("hosts", "sizes", "rounds", "starts",
-                                                          "runs", "fence_starts", "grace")},
+              "settings": {k: getattr(args, k) for k in ("hosts", "sizes", "rounds",
+                                                          "barrier_rounds", "sequential",
+                                                          "starts", "runs", "fence_starts",
+                                                          "grace", "loads")},
               "machine": info, "summary": {str(h): row for h, row in summary.items()},
               "samples": {str(h): per for h, per in samples.items()}, "leftovers": leftovers,
               "failed_jobs": failures}

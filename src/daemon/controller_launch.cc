@@ -10,6 +10,7 @@
 #include "plm/local_launcher.h"
 #include "plm/srun_launcher.h"
 #include "plm/ssh_launcher.h"
+#include "util/cpu_binding.h"
 #include "util/text.h"
 
 namespace grove {
@@ -73,11 +74,17 @@ Status Controller::launch_local_daemons() {
                  exported.error().message.c_str());
     topology_xml.clear();
   }
+  // Daemons sharing a host each on a CPU of their own: a daemon's threads
+  // (its loop, libpmix's) then wake each other without a cross-CPU wakeup,
+  // and daemons do not migrate (docs/dvm.md, "Daemons sharing a host").
+  const bool bind = options_.daemons > 1 && params_.get_bool("daemon_bind_local");
   for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
     auto directory = create_daemon_directory(dvm_.directory, vpid);
     if (!directory) return directory.error();
-    LaunchRequest request{groved,          vpid,    options_.daemons, endpoint_, *directory,
-                          param_arguments, secret_, topology_xml};
+    LaunchRequest request{
+        groved,    vpid,         options_.daemons,
+        endpoint_, *directory,   param_arguments,
+        secret_,   topology_xml, bind ? std::optional<unsigned>(vpid) : std::nullopt};
     auto pid = launch_local_daemon(request);
     if (!pid) return pid.error();
     daemons_[vpid].vpid = vpid;
@@ -85,6 +92,14 @@ Status Controller::launch_local_daemons() {
   }
   log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
                groved.c_str(), endpoint_.c_str());
+  if (bind) {
+    // After the launch: each daemon chose from the whole set, not from ours.
+    if (auto cpu = bind_to_cpu_slot(kControllerVpid); cpu) {
+      log_.verbose("daemon", 1, "controller bound to CPU %d", *cpu);
+    } else {
+      log_.verbose("daemon", 1, "controller not bound: %s", cpu.error().message.c_str());
+    }
+  }
   return ok_status();
 }
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 
 #include "control/session_dir.h"
 #include "daemon/daemon_node.h"
@@ -20,6 +21,7 @@
 #include "plm/bootstrap.h"
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
+#include "util/cpu_binding.h"
 #include "util/param_sources.h"
 #include "util/process_limits.h"
 #include "util/standard_params.h"
@@ -50,6 +52,10 @@ int main(int argc, char** argv) {
   app.add_option("--topology-xml", options.topology_xml,
                  "This host's hwloc topology, exported by a process on the same host "
                  "(default: discover it)");
+  std::optional<unsigned> cpu_slot;
+  app.add_option("--cpu-slot", cpu_slot,
+                 "Bind to the N-th CPU this process may run on, round robin (daemons that "
+                 "share a host; see daemon_bind_local)");
   options.bind_host = "auto";
   app.add_option("--bind", options.bind_host,
                  "Address to listen on; 'auto' is the one that routes to the controller")
@@ -68,6 +74,12 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   CLI11_PARSE(app, argc, argv);
   grove::raise_open_file_limit();
+  // Before any thread exists: the threads made later (libpmix's) inherit it.
+  std::string binding;  // logged once the log exists
+  if (cpu_slot) {
+    auto cpu = grove::bind_to_cpu_slot(*cpu_slot);
+    binding = cpu ? "bound to CPU " + std::to_string(*cpu) : "not bound: " + cpu.error().message;
+  }
 
   grove::ParamInputs inputs;
   if (const char* home = std::getenv("HOME")) inputs.home_directory = home;
@@ -163,6 +175,7 @@ int main(int argc, char** argv) {
   grove::Log log("groved vpid " + std::to_string(options.vpid) + " " + grove::local_hostname() +
                      ":" + std::to_string(getpid()),
                  params);
+  if (!binding.empty()) log.verbose("daemon", 1, "%s", binding.c_str());
   int code = 0;
   {
     grove::DaemonNode node(params, log, std::move(options));

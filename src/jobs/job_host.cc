@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "util/cpu_binding.h"
 #include "util/process_limits.h"
 
 extern char** environ;
@@ -64,6 +65,7 @@ void become_plain_child(pid_t daemon) {
       fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
   restore_open_file_limit();
+  restore_cpu_affinity();  // a rank gets the CPUs its daemon was given, not the daemon's one
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "plm/bootstrap.h"
+#include "util/cpu_binding.h"
 #include "util/process_limits.h"
 
 namespace grove {
@@ -51,6 +52,10 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
     args.push_back("--topology-xml");
     args.push_back(request.topology_xml);
   }
+  if (request.cpu_slot) {
+    args.push_back("--cpu-slot");
+    args.push_back(std::to_string(*request.cpu_slot));
+  }
   args.insert(args.end(), request.param_arguments.begin(), request.param_arguments.end());
   std::vector<char*> argv;
   for (auto& arg : args)
@@ -88,6 +93,7 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
     signal(SIGPIPE, SIG_DFL);
     // groved raises its own and must know the one its ranks are to get.
     restore_open_file_limit();
+    restore_cpu_affinity();  // each daemon picks its own CPU from the whole set
     if (pipe_fds[0] == kBootstrapFd) {
       fcntl(kBootstrapFd, F_SETFD, 0);
     } else {

@@ -2,6 +2,7 @@
 // DVM secret) on an inherited pipe (never argv, never a file), exec.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct LaunchRequest {
   std::vector<std::string> param_arguments;  // --mca name value ...
   std::vector<std::byte> secret;
   std::string topology_xml;  // this host's topology, exported by the controller; may be empty
+  std::optional<unsigned> cpu_slot;  // bind the daemon to this CPU slot (daemon_bind_local)
 };
 
 // Returns the child's pid. The child dies with SIGTERM if the controller dies.

@@ -109,6 +109,10 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(
       integer("runtime_num_worker_threads", "0", 0, 256,
               "Event bases that share socket writes (the model's t); 0: main loop only"));
+  registry.define(boolean("daemon_bind_local", "true",
+                          "When every daemon of a DVM runs on this host (grove start --local), "
+                          "bind each one to a CPU of its own, round robin; ranks still start "
+                          "with every CPU the daemon was given"));
   registry.define(integer("daemon_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of the daemon framework (launch, PMIx server, failures)"));
   registry.define(integer("daemon_report_timeout_ms", "60000", 100, 3600000,

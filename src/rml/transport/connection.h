@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,8 @@ class Connection {
   Status read_frames();
   Status complete_handshake();
   Status write_frame(std::vector<std::byte> frame);
+  // Sends what the socket takes now if nothing is queued; returns the bytes sent.
+  std::size_t write_now(std::span<const std::byte> frame);
   // Bytes waiting for the handshake or for the socket.
   std::uint64_t queued_bytes() const;
   // Keeps the send queue's bound: an Error past twice the limit; the

@@ -1,0 +1,65 @@
+#include "util/cpu_binding.h"
+
+#include <dirent.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace grove {
+namespace {
+
+// Written once, before any rank is forked; read in children only.
+cpu_set_t original_set;
+bool bound = false;
+
+// Every thread of the process: a thread created later inherits its creator's set.
+Status set_every_thread(const cpu_set_t& set) {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return Error{std::string("/proc/self/task: ") + std::strerror(errno)};
+  Status status = ok_status();
+  while (dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const pid_t tid = static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10));
+    // A thread that has ended since the listing is no loss.
+    if (sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH) {
+      status = Error{"sched_setaffinity of thread " + std::string(entry->d_name) + ": " +
+                     std::strerror(errno)};
+      break;
+    }
+  }
+  closedir(tasks);
+  return status;
+}
+
+}  // namespace
+
+Result<int> bind_to_cpu_slot(unsigned slot) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return Error{std::string("sched_getaffinity: ") + std::strerror(errno)};
+  const int count = CPU_COUNT(&allowed);
+  if (count <= 0) return Error{"this process may run on no CPU"};
+  int pick = static_cast<int>(slot % static_cast<unsigned>(count));
+  int cpu = 0;
+  for (; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed) && pick-- == 0) break;
+  }
+  if (count == 1) return cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (!bound) original_set = allowed;
+  if (auto status = set_every_thread(one); !status) return status.error();
+  bound = true;
+  return cpu;
+}
+
+void restore_cpu_affinity() {
+  if (bound) (void)sched_setaffinity(0, sizeof original_set, &original_set);
+}
+
+}  // namespace grove

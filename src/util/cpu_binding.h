@@ -1,0 +1,19 @@
+// Binding a daemon to one CPU when several daemons of a DVM share a host,
+// and giving what it starts the CPUs it had before.
+#pragma once
+
+#include "util/result.h"
+
+namespace grove {
+
+// Binds every thread of this process to one CPU, the `slot`-th (round robin)
+// of those it may run on now, and remembers that set for
+// restore_cpu_affinity(). A process allowed a single CPU is left as it is.
+// Returns the CPU it runs on, or why it could not bind.
+Result<int> bind_to_cpu_slot(unsigned slot);
+
+// In a forked child before exec: the CPU set the process had before
+// bind_to_cpu_slot() (nothing if it never bound). Async-signal-safe.
+void restore_cpu_affinity();
+
+}  // namespace grove
