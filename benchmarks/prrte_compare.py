@@ -65,7 +65,7 @@ FENCE_LINE = re.compile(r"fence_bench bytes=(\d+) barrier=(\d) ranks=(\d+) local
                         r"rounds=(\d+) median_us=([\d.]+) mean_us=([\d.]+) min_us=([\d.]+) "
                         r'max_us=([\d.]+) loop_us=([\d.]+) pmix="([^"]*)" samples_us=([\d.,]+)')
 # The controller's process name: while none is left in the swarm, the DVM is dead.
-CONTROLLER_COMM = {"grove": "grove", "prrte": "prte"}
+CONTROLLER_COMM = {"grove": "grove", "grove_before": "grove", "prrte": "prte"}
 
 
 class BenchError(Exception):
@@ -226,13 +226,17 @@ class Runtime:
 class Grove(Runtime):
     name = "grove"
 
-    def __init__(self, swarm, env, build):
+    def __init__(self, swarm, env, build, name="grove"):
+        self.name = name
         super().__init__(swarm, env)
         self.bin = os.path.join(build, "src", "grove")
 
     def start_argv(self, hostfile):
+        # 32 ssh logins at once take over a minute on a 2-core VM (root's
+        # .bashrc runs `pyenv init` for each): more than the 60 s default.
         return [self.bin, "start", "--hostfile", hostfile, "--mca", "plm_ssh_agent",
-                f"ssh -F {self.swarm.work}/ssh_config", "--daemonize", "--report-uri", self.uri]
+                f"ssh -F {self.swarm.work}/ssh_config", "--mca", "daemon_report_timeout_ms",
+                "170000", "--daemonize", "--report-uri", self.uri]
 
     def run_argv(self, ranks, cmd):
         dvm = open(self.uri).read().strip()
@@ -386,7 +390,7 @@ def summarize(samples, loads):
     out = {}
     for hosts, per in samples.items():
         row = {}
-        for name in ("grove", "prrte"):
+        for name in [n for n in per if n in CONTROLLER_COMM]:
             data = per[name]
             row[name] = {"start_s": median(data["start_s"]),
                          "run_last_output_s": median(data["run_last_output_s"]),
@@ -415,6 +419,20 @@ def summarize(samples, loads):
             if native:
                 ratios[f"{name}_prrte_native_client"] = ratio(native[name], grove_us)
         row["ratio_prrte_over_grove"] = ratios
+        if "grove_before" in row:
+            # The same measures for the baseline build: how much this build gained.
+            keys = ["start_s", "run_last_output_s", "run_exit_s"]
+            row["ratio_before_over_grove"] = {
+                key: ratio(row["grove_before"][key], row["grove"][key]) for key in keys}
+            row["ratio_prrte_over_grove_before"] = {
+                key: ratio(row["prrte"][key], row["grove_before"][key]) for key in keys}
+            for load in loads:
+                name = load["name"]
+                before = row["grove_before"]["fence_us"][name]
+                row["ratio_before_over_grove"][name] = ratio(before,
+                                                             row["grove"]["fence_us"][name])
+                row["ratio_prrte_over_grove_before"][name] = ratio(
+                    row["prrte"]["fence_us"][name], before)
         out[hosts] = row
     return out
 
@@ -453,24 +471,28 @@ def print_table(summary, loads):
         print(f"| {hosts} | DVM deaths (restarted) | {g['dvm_deaths']} | {p['dvm_deaths']} | |")
 
 
-def print_ratios(summary, loads):
+def print_ratios(summary, loads, key="ratio_prrte_over_grove",
+                 title="PRRTE / grove (above 1: grove is faster)", native=True):
     """The ratios alone: one row per measure, one column per host count."""
-    hosts = list(summary)
-    print("\nPRRTE / grove (above 1: grove is faster)\n")
+    hosts = [h for h in summary if key in summary[h]]
+    if not hosts:
+        return
+    print(f"\n{title}\n")
     print("| measure | " + " | ".join(f"{h} hosts" for h in hosts) + " |")
     print("|---|" + "---:|" * len(hosts))
     rows = [("DVM start", "start_s"), ("run: last output", "run_last_output_s"),
             ("run: exit", "run_exit_s")]
     rows += [(load["label"], load["name"]) for load in loads]
-    if any("fence_native_client_us" in summary[h]["prrte"] for h in hosts):
+    if native and any("fence_native_client_us" in summary[h]["prrte"] for h in hosts):
         rows += [(f"{load['label']}, PRRTE's own libpmix", f"{load['name']}_prrte_native_client")
                  for load in loads]
-    for label, key in rows:
-        cells = [fmt(summary[h]["ratio_prrte_over_grove"].get(key), 2) for h in hosts]
+    for label, name in rows:
+        cells = [fmt(summary[h][key].get(name), 2) for h in hosts]
         print(f"| {label} | " + " | ".join(cells) + " |")
-    deaths = [f"{summary[h]['grove']['dvm_deaths']} / {summary[h]['prrte']['dvm_deaths']}"
-              for h in hosts]
-    print("| DVM deaths, grove / PRRTE | " + " | ".join(deaths) + " |")
+    if key == "ratio_prrte_over_grove":
+        deaths = [f"{summary[h]['grove']['dvm_deaths']} / {summary[h]['prrte']['dvm_deaths']}"
+                  for h in hosts]
+        print("| DVM deaths, grove / PRRTE | " + " | ".join(deaths) + " |")
 
 
 def session(args, rt, hosts, rep, data, hostfile, failures):
@@ -497,8 +519,8 @@ def session(args, rt, hosts, rep, data, hostfile, failures):
                 f"({job['pmix'].split(' (')[0]})")
 
 
-def measure(args, swarm, runtimes, leftovers, failures):
-    samples = {}
+def measure(args, swarm, runtimes, leftovers, failures, samples):
+    """Fills `samples` as it goes: an interrupted run keeps what it measured."""
     for hosts in args.hosts:
         hostfile = os.path.join(swarm.work, f"hosts-{hosts}")
         with open(hostfile, "w") as handle:
@@ -512,7 +534,9 @@ def measure(args, swarm, runtimes, leftovers, failures):
         samples[hosts] = per
         for rep in range(args.starts):
             per["ssh_floor_s"].append(ssh_floor(swarm, hosts))
-            for rt in runtimes if rep % 2 == 0 else runtimes[::-1]:
+            # Each runtime goes first in turn.
+            shift = rep % len(runtimes)
+            for rt in runtimes[shift:] + runtimes[:shift]:
                 data = per[rt.name]
                 try:
                     session(args, rt, hosts, rep, data, hostfile, failures)
@@ -527,7 +551,6 @@ def measure(args, swarm, runtimes, leftovers, failures):
                     data["drain_s"].append(
                         swarm.reap(args.grace, f"{rt.name} at {hosts} hosts", leftovers))
             per["loadavg"].append(os.getloadavg())
-    return samples
 
 
 def parse_args():
@@ -537,6 +560,9 @@ def parse_args():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", help="grove build dir with -Dbenchmarks=true "
                         "(default: build-release if built, else build)")
+    parser.add_argument("--baseline", metavar="BUILD",
+                        help="a second grove build (same options) measured alongside as "
+                        "'grove_before', for before/after ratios in one run")
     parser.add_argument("--prrte-prefix", default="/work/prrte-install",
                         help="PRRTE install prefix (default: %(default)s)")
     parser.add_argument("--hosts", default="4,8,16,32",
@@ -575,6 +601,11 @@ def parse_args():
         args.build = release if os.path.exists(os.path.join(release, "src", "grove")) else \
             os.path.join(ROOT, "build")
     args.build = os.path.abspath(args.build)
+    if args.baseline:
+        args.baseline = os.path.abspath(args.baseline)
+        for p in ("grove", "groved"):
+            if not os.access(os.path.join(args.baseline, "src", p), os.X_OK):
+                parser.error(f"--baseline {args.baseline}: no src/{p} there")
     args.prrte_prefix = os.path.abspath(args.prrte_prefix)
     args.client = os.path.join(args.build, "benchmarks", "pmix_fence_bench")
     missing = [p for p in (os.path.join(args.build, "src", "grove"),
@@ -609,12 +640,19 @@ def main():
     prrte_env = dict(base, PATH=f"{prefix}/bin:{base.get('PATH', '/usr/bin:/bin')}",
                      LD_LIBRARY_PATH=f"{prefix}/lib", PRTE_PREFIX=prefix)
     runtimes = [Grove(swarm, grove_env, args.build), Prrte(swarm, prrte_env, prefix)]
+    if args.baseline:
+        runtimes.append(Grove(swarm, dict(base, GROVE_GROVED=os.path.join(
+            args.baseline, "src", "groved")), args.baseline, "grove_before"))
     info = machine_info(args.build, prefix)
-    leftovers, failures = [], []
+    leftovers, failures, samples = [], [], {}
+    interrupted = False
     try:
         swarm.up(max(args.hosts) + 1)
         log(f"swarm of {max(args.hosts) + 1} hosts up in {work}")
-        samples = measure(args, swarm, runtimes, leftovers, failures)
+        measure(args, swarm, runtimes, leftovers, failures, samples)
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: writing what was measured")
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the teardown finish
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -632,13 +670,22 @@ def main():
           f"fence: median of {args.rounds} rounds per job, median over {jobs} jobs.")
     print_table(summary, args.loads)
     print_ratios(summary, args.loads)
+    print_ratios(summary, args.loads, "ratio_prrte_over_grove_before",
+                 "PRRTE / grove before (the --baseline build)", native=False)
+    print_ratios(summary, args.loads, "ratio_before_over_grove",
+                 "grove before / grove (above 1: this build is faster)", native=False)
     info["loadavg_at_end"] = os.getloadavg()
-    result = {"benchmark": "prrte_compare",
+    if args.baseline:
+        head = subprocess.run(["git", "-C", args.baseline, "rev-parse", "HEAD"],
+                              capture_output=True, text=True)
+        info["grove_before"] = {"build": args.baseline,
+                                "commit": head.stdout.strip() or None}
+    result = {"benchmark": "prrte_compare", "interrupted": interrupted,
               "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "settings": {k: getattr(args, k) for k in ("hosts", "sizes", "rounds",
                                                           "barrier_rounds", "sequential",
                                                           "starts", "runs", "fence_starts",
-                                                          "grace", "loads")},
+                                                          "grace", "loads", "baseline")},
               "machine": info, "summary": {str(h): row for h, row in summary.items()},
               "samples": {str(h): per for h, per in samples.items()}, "leftovers": leftovers,
               "failed_jobs": failures}
@@ -647,7 +694,7 @@ def main():
         json.dump(result, handle, indent=1)
         handle.write("\n")
     log(f"wrote {args.out}")
-    return 1 if leftovers else 0
+    return 130 if interrupted else 1 if leftovers else 0
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@
 # Output: every figure and a table of ratios (PRRTE / grove) on stdout,
 # progress on stderr, JSON in OUT (default benchmarks/results/vs_prrte.json).
 # Needs root (network namespaces). Extra arguments go to prrte_compare.py,
-# for example `--hosts 4,8 --starts 3`; `--help` shows them.
+# for example `--hosts 4,8 --starts 3`, or `--baseline OTHER_BUILD` to measure a
+# second grove build alongside (before/after ratios from one run); `--help`
+# shows them all.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +65,7 @@ ninja -C "$BUILD" src/grove src/groved benchmarks/pmix_fence_bench >&2
 stamp=$PRRTE_PREFIX/.grove-vs-prrte-anchors
 wanted=$(cd "$anchors" && ls ./*.tar.gz | sort | tr '\n' ' ')
 if [ -x "$PRRTE_PREFIX/bin/prte" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
-  echo "== PRRTE: reusing $PRRTE_PREFIX ($("$PRRTE_PREFIX/bin/prte" --version | head -1))" >&2
+  echo "== PRRTE: reusing $PRRTE_PREFIX ($("$PRRTE_PREFIX/bin/prte" --version 2>&1 | grep -m1 . || true))" >&2
 else
   echo "== building PRRTE and openpmix from $anchors into $PRRTE_PREFIX (about 8 minutes)" >&2
   nice -n 10 "$anchors/build-prrte.sh" "$PRRTE_PREFIX" >&2

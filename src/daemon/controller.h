@@ -80,6 +80,8 @@ class Controller {
   Status launch_remote_daemons();
   RemoteSettings remote_settings() const;
   Status launch_over_ssh();
+  // The parameters daemons started over ssh or srun get: ours, and our machine's boot id.
+  std::vector<std::string> remote_param_arguments() const;
   Status launch_over_srun();
   void on_srun_exit(const std::string& how, const std::string& last_lines);
   void on_launch_failed(Vpid vpid, const std::string& reason);

@@ -125,13 +125,25 @@ RemoteSettings Controller::remote_settings() const {
   return remote;
 }
 
+std::vector<std::string> Controller::remote_param_arguments() const {
+  std::vector<std::string> arguments = params_.child_arguments();
+  // Daemons that land on this very machine (namespaces, containers) learn it
+  // from the boot id and bind themselves (docs/dvm.md, "Daemons sharing a host").
+  const std::string boot_id = kernel_boot_id();
+  if (params_.get_bool("daemon_bind_local") && !boot_id.empty() &&
+      params_.get_string("daemon_bind_boot_id").empty()) {
+    arguments.insert(arguments.end(), {"--mca", "daemon_bind_boot_id", boot_id});
+  }
+  return arguments;
+}
+
 Status Controller::launch_over_ssh() {
   const SpawnPlan& plan = *options_.plan;
   SshLaunchConfig config;
   config.agent = split_words(params_.get_string("plm_ssh_agent"));
   if (config.agent.empty()) return Error{"plm_ssh_agent is empty"};
   config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
-  config.param_arguments = params_.child_arguments();
+  config.param_arguments = remote_param_arguments();
   config.bootstrap = Bootstrap{secret_, plan, remote_settings()};
   SshLauncher::Hooks hooks;
   hooks.on_failed = [this](Vpid vpid, const std::string& reason) {
@@ -152,7 +164,7 @@ Status Controller::launch_over_srun() {
   config.srun = split_words(params_.get_string("plm_slurm_srun"));
   if (config.srun.empty()) return Error{"plm_slurm_srun is empty"};
   config.extra_args = split_words(params_.get_string("plm_slurm_args"));
-  config.param_arguments = params_.child_arguments();
+  config.param_arguments = remote_param_arguments();
   config.bootstrap = Bootstrap{secret_, *options_.plan, remote_settings()};
   // One step starts everyone: nobody starts children of its own.
   config.bootstrap.plan->tree_spawn = false;

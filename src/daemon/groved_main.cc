@@ -74,12 +74,6 @@ int main(int argc, char** argv) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   CLI11_PARSE(app, argc, argv);
   grove::raise_open_file_limit();
-  // Before any thread exists: the threads made later (libpmix's) inherit it.
-  std::string binding;  // logged once the log exists
-  if (cpu_slot) {
-    auto cpu = grove::bind_to_cpu_slot(*cpu_slot);
-    binding = cpu ? "bound to CPU " + std::to_string(*cpu) : "not bound: " + cpu.error().message;
-  }
 
   grove::ParamInputs inputs;
   if (const char* home = std::getenv("HOME")) inputs.home_directory = home;
@@ -171,6 +165,19 @@ int main(int argc, char** argv) {
       return 1;
     }
     options.session_dir = *made;
+  }
+  // Before any thread exists: the threads made later (libpmix's) inherit it.
+  // Started over ssh or srun onto the controller's own machine (namespaces,
+  // containers), a daemon shares its CPUs with the others as a local one does.
+  if (!cpu_slot && params.get_bool("daemon_bind_local") &&
+      !params.get_string("daemon_bind_boot_id").empty() &&
+      params.get_string("daemon_bind_boot_id") == grove::kernel_boot_id()) {
+    cpu_slot = options.vpid;
+  }
+  std::string binding;  // logged once the log exists
+  if (cpu_slot) {
+    auto cpu = grove::bind_to_cpu_slot(*cpu_slot);
+    binding = cpu ? "bound to CPU " + std::to_string(*cpu) : "not bound: " + cpu.error().message;
   }
   grove::Log log("groved vpid " + std::to_string(options.vpid) + " " + grove::local_hostname() +
                      ":" + std::to_string(getpid()),

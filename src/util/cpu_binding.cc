@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace grove {
@@ -56,6 +57,13 @@ Result<int> bind_to_cpu_slot(unsigned slot) {
   if (auto status = set_every_thread(one); !status) return status.error();
   bound = true;
   return cpu;
+}
+
+std::string kernel_boot_id() {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(file, id);
+  return id;
 }
 
 void restore_cpu_affinity() {

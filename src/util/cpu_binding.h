@@ -2,6 +2,8 @@
 // and giving what it starts the CPUs it had before.
 #pragma once
 
+#include <string>
+
 #include "util/result.h"
 
 namespace grove {
@@ -11,6 +13,11 @@ namespace grove {
 // restore_cpu_affinity(). A process allowed a single CPU is left as it is.
 // Returns the CPU it runs on, or why it could not bind.
 Result<int> bind_to_cpu_slot(unsigned slot);
+
+// This machine's kernel boot id (/proc/sys/kernel/random/boot_id): shared by
+// every network namespace and container on it, different on another machine.
+// Empty if it cannot be read.
+std::string kernel_boot_id();
 
 // In a forked child before exec: the CPU set the process had before
 // bind_to_cpu_slot() (nothing if it never bound). Async-signal-safe.

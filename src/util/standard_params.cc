@@ -113,6 +113,10 @@ void register_standard_params(ParamRegistry& registry) {
                           "When every daemon of a DVM runs on this host (grove start --local), "
                           "bind each one to a CPU of its own, round robin; ranks still start "
                           "with every CPU the daemon was given"));
+  registry.define(text("daemon_bind_boot_id", "",
+                       "Set by the controller for the daemons it starts over ssh or srun: its "
+                       "machine's kernel boot id. A daemon on the same machine (namespaces, "
+                       "containers) binds as under daemon_bind_local"));
   registry.define(integer("daemon_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of the daemon framework (launch, PMIx server, failures)"));
   registry.define(integer("daemon_report_timeout_ms", "60000", 100, 3600000,

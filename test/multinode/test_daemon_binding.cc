@@ -2,57 +2,14 @@
 // ranks started with every CPU the daemon was given.
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
-#include <sched.h>
-
-#include <fstream>
 #include <sstream>
 #include <string>
-#include <vector>
 
 #include "dvm_harness.h"
+#include "support/cpu_affinity.h"
 
 using namespace grove;
 using namespace grove::test;
-
-namespace {
-
-std::vector<pid_t> threads_of(int pid) {
-  std::vector<pid_t> tids;
-  DIR* tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (tasks == nullptr) return tids;
-  while (dirent* entry = readdir(tasks)) {
-    if (entry->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::stol(entry->d_name)));
-  }
-  closedir(tasks);
-  return tids;
-}
-
-cpu_set_t affinity_of(pid_t tid) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  REQUIRE(sched_getaffinity(tid, sizeof set, &set) == 0);
-  return set;
-}
-
-// The n-th CPU (round robin) of a set.
-int nth_cpu(const cpu_set_t& set, int n) {
-  n %= CPU_COUNT(&set);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set) && n-- == 0) return cpu;
-  }
-  return -1;
-}
-
-std::string own_cpus_allowed_line() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("Cpus_allowed_list:", 0) == 0) return line;
-  }
-  return {};
-}
-
-}  // namespace
 
 TEST_CASE("a local DVM binds each daemon to a CPU of its own; its ranks get every CPU",
           "[dvm][binding]") {
@@ -72,7 +29,7 @@ TEST_CASE("a local DVM binds each daemon to a CPU of its own; its ranks get ever
     INFO("vpid " << vpid << " pid " << pid);
     REQUIRE(tids.size() >= 2);  // the loop and libpmix's: every thread, not only the first
     for (pid_t tid : tids) {
-      cpu_set_t set = affinity_of(tid);
+      const cpu_set_t set = affinity_of(tid);
       INFO("thread " << tid);
       CHECK(CPU_COUNT(&set) == 1);
       CHECK(CPU_ISSET(nth_cpu(mine, vpid), &set));

@@ -10,6 +10,7 @@
 #include <regex>
 #include <thread>
 
+#include "support/cpu_affinity.h"
 #include "swarm/swarm_checks.h"
 #include "swarm/swarm_dvm.h"
 #include "swarm/swarm_harness.h"
@@ -74,6 +75,18 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
     CHECK(daemon["state"] == "up");
     // Each host is its own: every daemon discovers its own topology.
     CHECK(daemon["topology"] == "discovered");
+    // But every "host" here is this machine (same kernel boot id): each
+    // daemon, launched by the controller or by a relay, binds to its own CPU.
+    const cpu_set_t mine = affinity_of(0);
+    if (vpid > 0 && CPU_COUNT(&mine) > 1) {
+      const auto tids = threads_of(daemon["pid"].get<int>());
+      CHECK(tids.size() >= 2);
+      for (pid_t tid : tids) {
+        const cpu_set_t set = affinity_of(tid);
+        CHECK(CPU_COUNT(&set) == 1);
+        CHECK(CPU_ISSET(nth_cpu(mine, static_cast<int>(vpid)), &set));
+      }
+    }
   }
 
   auto job = dvm.grove({"run", "-n", "18", fence_client(), "--rounds", "3", "--max-bytes", "4096"});
@@ -85,6 +98,12 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
     CHECK(entry.first == results[0].first);                    // everyone saw the same data
     CHECK(entry.second == "node" + std::to_string(rank / 2));  // two slots per host, in order
   }
+
+  // Ranks of bound daemons start with every CPU again.
+  auto where = dvm.grove({"run", "-n", "9", "--map-by", "node", "sh", "-c",
+                          "grep Cpus_allowed_list /proc/self/status"});
+  REQUIRE(where.exit_code == 0);
+  CHECK(count_occurrences(where.out, own_cpus_allowed_line() + "\n") == 9);
 
   dvm.stop();
   CHECK(dvm.controller().wait_exit(30s) == 0);
