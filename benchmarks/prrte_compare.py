@@ -653,6 +653,11 @@ def main():
     except KeyboardInterrupt:
         interrupted = True
         log("interrupted: writing what was measured")
+    except (OSError, subprocess.SubprocessError) as error:
+        # An ssh floor login that fails, say: what was measured is still written.
+        interrupted = True
+        failures.append({"runtime": None, "what": "the run", "error": repr(error)[-1500:]})
+        log(f"error: {error}: writing what was measured")
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the teardown finish
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -676,7 +681,14 @@ def main():
                  "grove before / grove (above 1: this build is faster)", native=False)
     info["loadavg_at_end"] = os.getloadavg()
     if args.baseline:
-        head = subprocess.run(["git", "-C", args.baseline, "rev-parse", "HEAD"],
+        # The baseline's source tree, not the directory its build sits in.
+        source = args.baseline
+        try:
+            with open(os.path.join(args.baseline, "meson-info", "meson-info.json")) as handle:
+                source = json.load(handle)["directories"]["source"]
+        except (OSError, KeyError, ValueError):
+            pass
+        head = subprocess.run(["git", "-C", source, "rev-parse", "HEAD"],
                               capture_output=True, text=True)
         info["grove_before"] = {"build": args.baseline,
                                 "commit": head.stdout.strip() or None}

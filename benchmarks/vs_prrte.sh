@@ -65,7 +65,11 @@ fi
 ninja -C "$BUILD" src/grove src/groved benchmarks/pmix_fence_bench >&2
 
 stamp=$PRRTE_PREFIX/.grove-vs-prrte-anchors
-wanted=$(cd "$anchors" && ls ./*.tar.gz | sort | tr '\n' ' ')
+wanted=$(cd "$anchors" && { ls ./*.tar.gz 2>/dev/null || true; } | sort | tr '\n' ' ')
+if [ -z "$wanted" ]; then
+  echo "vs_prrte.sh: no source tarballs (*.tar.gz) in $anchors to build PRRTE from" >&2
+  exit 2
+fi
 if [ -x "$PRRTE_PREFIX/bin/prte" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ]; then
   echo "== PRRTE: reusing $PRRTE_PREFIX ($("$PRRTE_PREFIX/bin/prte" --version 2>&1 | grep -m1 . || true))" >&2
 else

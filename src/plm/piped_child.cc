@@ -14,6 +14,7 @@
 
 #include <event2/util.h>
 
+#include "util/cpu_binding.h"
 #include "util/process_limits.h"
 
 extern char** environ;
@@ -46,6 +47,7 @@ void become_child(int in_fd, int out_fd, int err_fd) {
       close(fd);
   }
   restore_open_file_limit();
+  restore_cpu_affinity();  // an ssh (or a local agent's daemon) is not kept on a relay's CPU
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -16,23 +16,33 @@ namespace {
 cpu_set_t original_set;
 bool bound = false;
 
-// Every thread of the process: a thread created later inherits its creator's set.
+// Every thread of the process: a thread created later inherits its creator's
+// set, so passes repeat until one finds every thread set (a thread made during
+// a pass by one not yet set would otherwise keep the old set).
 Status set_every_thread(const cpu_set_t& set) {
-  DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) return Error{std::string("/proc/self/task: ") + std::strerror(errno)};
-  Status status = ok_status();
-  while (dirent* entry = readdir(tasks)) {
-    if (entry->d_name[0] == '.') continue;
-    const pid_t tid = static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10));
-    // A thread that has ended since the listing is no loss.
-    if (sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH) {
-      status = Error{"sched_setaffinity of thread " + std::string(entry->d_name) + ": " +
-                     std::strerror(errno)};
-      break;
+  for (int pass = 0; pass < 8; ++pass) {
+    DIR* tasks = opendir("/proc/self/task");
+    if (tasks == nullptr) return Error{std::string("/proc/self/task: ") + std::strerror(errno)};
+    bool changed = false;
+    Status status = ok_status();
+    while (dirent* entry = readdir(tasks)) {
+      if (entry->d_name[0] == '.') continue;
+      const pid_t tid = static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10));
+      cpu_set_t now;
+      CPU_ZERO(&now);
+      // A thread that has ended since the listing is no loss.
+      if (sched_getaffinity(tid, sizeof now, &now) == 0 && CPU_EQUAL(&now, &set)) continue;
+      if (sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH) {
+        status = Error{"sched_setaffinity of thread " + std::string(entry->d_name) + ": " +
+                       std::strerror(errno)};
+        break;
+      }
+      changed = true;
     }
+    closedir(tasks);
+    if (!status || !changed) return status;
   }
-  closedir(tasks);
-  return status;
+  return ok_status();
 }
 
 }  // namespace
@@ -54,8 +64,13 @@ Result<int> bind_to_cpu_slot(unsigned slot) {
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
   if (!bound) original_set = allowed;
-  if (auto status = set_every_thread(one); !status) return status.error();
+  // Marked before the threads move: if only some of them do, what they fork
+  // must still get the whole set back.
   bound = true;
+  if (auto status = set_every_thread(one); !status) {
+    (void)set_every_thread(original_set);  // best effort: as it was
+    return status.error();
+  }
   return cpu;
 }
 
