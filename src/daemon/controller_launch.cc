@@ -93,7 +93,8 @@ Status Controller::launch_local_daemons() {
   log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
                groved.c_str(), endpoint_.c_str());
   if (bind) {
-    // After the launch: each daemon chose from the whole set, not from ours.
+    // Last, so that the daemons above were started from an unbound process
+    // (each also gets the whole set back in its child, see local_launcher.cc).
     if (auto cpu = bind_to_cpu_slot(kControllerVpid); cpu) {
       log_.verbose("daemon", 1, "controller bound to CPU %d", *cpu);
     } else {

@@ -69,6 +69,7 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
 
   auto status = dvm.status();
   REQUIRE(status["daemons"].size() == 9);
+  const cpu_set_t mine = affinity_of(0);
   for (const auto& daemon : status["daemons"]) {
     unsigned vpid = daemon["vpid"].get<unsigned>();
     CHECK(daemon["host"] == "node" + std::to_string(vpid));
@@ -77,7 +78,6 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
     CHECK(daemon["topology"] == "discovered");
     // But every "host" here is this machine (same kernel boot id): each
     // daemon, launched by the controller or by a relay, binds to its own CPU.
-    const cpu_set_t mine = affinity_of(0);
     if (vpid > 0 && CPU_COUNT(&mine) > 1) {
       const auto tids = threads_of(daemon["pid"].get<int>());
       CHECK(tids.size() >= 2);
