@@ -69,7 +69,12 @@ Result<std::vector<std::string>> strings_field(const nlohmann::json& request,
 Result<ControlRequest> decode_kill(const nlohmann::json& request) {
   auto job = unsigned_field(request, "job", 1, UINT32_MAX, std::nullopt);
   if (!job) return job.error();
-  return ControlRequest{KillRequest{static_cast<std::uint32_t>(*job)}};
+  auto signal = unsigned_field(request, "signal", 0, JobSignal::kMaxSignal, 0);
+  if (!signal) return signal.error();
+  auto interrupted = bool_field(request, "interrupted", false);
+  if (!interrupted) return interrupted.error();
+  return ControlRequest{
+      KillRequest{static_cast<std::uint32_t>(*job), static_cast<int>(*signal), *interrupted}};
 }
 
 Result<ControlRequest> decode_bench(const nlohmann::json& request) {
@@ -129,6 +134,7 @@ Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
   if (*command == "stop") return ControlRequest{StopRequest{}};
   if (*command == "status") return ControlRequest{StatusRequest{}};
   if (*command == "kill") return decode_kill(request);
+  if (*command == "jobs") return ControlRequest{JobsRequest{}};
   if (*command == "bench") return decode_bench(request);
   if (*command == "run") return decode_run(request);
   return Error{"unknown request '" + *command + "'"};

@@ -20,9 +20,15 @@ namespace grove {
 struct StopRequest {};
 struct StatusRequest {};
 
+// Ends a job, or with a signal only sends it to the job's ranks.
 struct KillRequest {
   std::uint32_t job = 0;
+  int signal = 0;            // 0: end the job
+  bool interrupted = false;  // Ctrl-C on `grove run` (status 130), not `grove kill`
 };
+
+// The running and recently ended jobs (`grove ps`).
+struct JobsRequest {};
 
 struct BenchRequest {
   std::string kind;  // "release" or "barrier"
@@ -34,7 +40,7 @@ struct BenchRequest {
 using RunRequest = JobRequest;
 
 using ControlRequest =
-    std::variant<StopRequest, StatusRequest, KillRequest, BenchRequest, RunRequest>;
+    std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest, BenchRequest, RunRequest>;
 
 // Limits a request may not exceed (a request is one line of at most
 // kMaxControlLine bytes; these bound what it can make the controller do).

@@ -118,6 +118,7 @@ class Controller {
   void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
   void request_run(const RunRequest& run, ReplyFn reply, PartialFn partial);
   void request_status(ReplyFn reply);
+  void request_kill(const KillRequest& request, ReplyFn reply);
   void finish_status();
   void request_bench(const BenchRequest& request, ReplyFn reply);
   void bench_next();

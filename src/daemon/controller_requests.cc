@@ -58,16 +58,32 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
         } else if constexpr (std::is_same_v<T, RunRequest>) {
           request_run(typed, reply, partial);
         } else if constexpr (std::is_same_v<T, KillRequest>) {
-          if (job_manager_->kill(typed.job, "killed from the command line")) {
-            reply({{"ok", true}});
-          } else {
-            reply(error_reply("no job " + std::to_string(typed.job)));
-          }
+          request_kill(typed, reply);
+        } else if constexpr (std::is_same_v<T, JobsRequest>) {
+          reply({{"ok", true}, {"jobs", job_manager_->jobs_json()}});
         } else {
           static_assert(sizeof(T) == 0, "every control request needs a handler");
         }
       },
       request);
+}
+
+void Controller::request_kill(const KillRequest& request, ReplyFn reply) {
+  bool found = false;
+  if (request.signal != 0) {
+    found = job_manager_->signal(request.job, request.signal);
+  } else if (request.interrupted) {
+    found = job_manager_->kill(request.job, 130, "interrupted (Ctrl-C on grove run)");
+  } else {
+    // As a rank ended by SIGTERM would report it.
+    found = job_manager_->kill(request.job, 128 + SIGTERM, "killed by grove kill");
+  }
+  if (found) {
+    reply({{"ok", true}});
+  } else {
+    reply(error_reply("no running job " + std::to_string(request.job) +
+                      " (grove ps lists the jobs)"));
+  }
 }
 
 nlohmann::json Controller::status_json() const {
@@ -105,6 +121,7 @@ nlohmann::json Controller::status_json() const {
          {"failure", daemon.failure}});
   }
   out["daemons"] = daemons;
+  out["jobs"] = job_manager_->jobs_json();
   return out;
 }
 

@@ -141,6 +141,17 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
     }
     return true;
   }
+  if (tag == job_tags::signal) {
+    auto sent = wire_decode<JobSignal>(payload);
+    if (!sent) {
+      log_.error("%s", sent.error().message.c_str());
+      return true;
+    }
+    const std::uint32_t job = sent->job;
+    if (!live_groups(job).empty())
+      signaller_->signal([this, job] { return live_groups(job); }, sent->signal);
+    return true;
+  }
   return false;
 }
 

@@ -1,6 +1,9 @@
 #include "jobs/job_manager.h"
 
+#include <ctime>
 #include <set>
+
+#include "util/text.h"
 
 namespace grove {
 
@@ -20,11 +23,25 @@ struct JobManager::Job {
   EventPtr gone_timer;                     // gathers them into one broadcast
   std::optional<std::uint32_t> parent;     // the job whose rank spawned this one
   std::set<std::uint32_t> children;        // jobs spawned from this one, still running
+  std::size_t daemons = 0;                 // that host its ranks
+  std::int64_t started_s = 0;              // wall clock, for grove ps
+  bool killed = false;                     // ended by kill(), not by its ranks
 };
 
 namespace {
 // Ranks of a job tend to leave together: their exits go out as one broadcast.
 constexpr timeval kGoneGathering{0, 20 * 1000};
+
+// The programs a job runs, as a shell would show them (MPMD apps split by ':').
+std::string command_text(const std::vector<JobApp>& apps) {
+  std::string text;
+  for (const JobApp& app : apps) {
+    if (!text.empty()) text += " : ";
+    for (std::size_t at = 0; at < app.argv.size(); ++at)
+      text += (at == 0 ? "" : " ") + shell_word(app.argv[at]);
+  }
+  return text;
+}
 }  // namespace
 
 JobManager::JobManager(event_base* base, const Log& log, std::string nspace_prefix,
@@ -71,6 +88,8 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
   job->manager = this;
   job->id = next_job_++;
   job->events = std::move(events);
+  job->daemons = map.daemons.size();
+  job->started_s = static_cast<std::int64_t>(std::time(nullptr));
   JobSpec& spec = job->spec;
   spec.job = job->id;
   spec.nspace = nspace_prefix_ + "." + std::to_string(job->id);
@@ -173,11 +192,40 @@ void JobManager::fail(Job& job, int status, const std::string& message) {
   }
 }
 
-bool JobManager::kill(std::uint32_t id, const std::string& reason) {
+bool JobManager::kill(std::uint32_t id, int status, const std::string& reason) {
   auto found = jobs_.find(id);
   if (found == jobs_.end()) return false;
-  fail(*found->second, 130, reason);
+  if (!found->second->failed) found->second->killed = true;
+  fail(*found->second, status, reason);
   return true;
+}
+
+bool JobManager::signal(std::uint32_t id, int signal) {
+  auto found = jobs_.find(id);
+  if (found == jobs_.end()) return false;
+  log_.verbose("daemon", 1, "job %u: signal %d for its ranks", id, signal);
+  hooks_.broadcast(job_tags::signal, encode(JobSignal{id, signal}));
+  return true;
+}
+
+nlohmann::json JobManager::jobs_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const nlohmann::json& ended : ended_)
+    out.push_back(ended);
+  for (const auto& [id, job] : jobs_) {
+    nlohmann::json entry{{"job", id},
+                         {"nspace", job->spec.nspace},
+                         {"np", job->spec.ranks.size()},
+                         {"daemons", job->daemons},
+                         {"command", command_text(job->spec.apps)},
+                         {"state", job->failed ? "ending" : "running"},
+                         {"ranks_running", job->spec.ranks.size() - job->finished.size()},
+                         {"started", job->started_s},
+                         {"message", job->message}};
+    if (job->parent) entry["parent"] = *job->parent;
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 void JobManager::end_all(const std::string& reason) {
@@ -343,6 +391,22 @@ void JobManager::maybe_finish(std::uint32_t id) {
                              {"job", job.id},
                              {"status", job.failed ? job.status : 0},
                              {"message", job.message}};
+  nlohmann::json ended{{"job", job.id},
+                       {"nspace", job.spec.nspace},
+                       {"np", job.spec.ranks.size()},
+                       {"daemons", job.daemons},
+                       {"command", command_text(job.spec.apps)},
+                       {"state", job.killed   ? "killed"
+                                 : job.failed ? "failed"
+                                              : "done"},
+                       {"status", job.failed ? job.status : 0},
+                       {"ranks_running", 0},
+                       {"started", job.started_s},
+                       {"ended", static_cast<std::int64_t>(std::time(nullptr))},
+                       {"message", job.message}};
+  if (job.parent) ended["parent"] = *job.parent;
+  ended_.push_back(std::move(ended));
+  if (ended_.size() > kRecentJobs) ended_.pop_front();
   JobEventFn events = std::move(job.events);
   jobs_.erase(found);
   events(final_event, true);

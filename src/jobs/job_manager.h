@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -69,8 +70,17 @@ class JobManager {
   void on_exit(const RankExit& exit);
   void on_abort(const JobAbort& abort);
   void on_daemon_lost(Vpid vpid);
-  bool kill(std::uint32_t job, const std::string& reason);
+  // Ends a job (its ranks get SIGTERM, then SIGKILL) with this status and
+  // reason; false if no such job runs.
+  bool kill(std::uint32_t job, int status, const std::string& reason);
+  // Sends `signal` to every running rank of a job, which goes on unless its
+  // ranks end of it; false if no such job runs.
+  bool signal(std::uint32_t job, int signal);
   std::size_t active() const { return jobs_.size(); }
+  // The running jobs, then the last kRecentJobs ended ones, oldest first:
+  // what `grove ps` and `grove status` show.
+  nlohmann::json jobs_json() const;
+  static constexpr std::size_t kRecentJobs = 32;
   // Ends every job (the DVM is stopping).
   void end_all(const std::string& reason);
 
@@ -99,6 +109,7 @@ class JobManager {
   JobManagerHooks hooks_;
   std::uint32_t next_job_ = 1;
   std::map<std::uint32_t, std::unique_ptr<Job>> jobs_;
+  std::deque<nlohmann::json> ended_;  // at most kRecentJobs, oldest first
 };
 
 }  // namespace grove

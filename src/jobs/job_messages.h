@@ -181,4 +181,16 @@ struct JobRef {
   static auto wire_fields(auto& m) { return std::tie(m.job); }
 };
 
+// A signal for every running rank of a job (`grove kill --signal`); the job
+// goes on unless its ranks end of it.
+struct JobSignal {
+  std::uint32_t job = 0;
+  std::int32_t signal = 0;
+
+  static constexpr const char* wire_name = "job signal";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.signal); }
+  bool wire_valid() const { return signal > 0 && signal <= kMaxSignal; }
+  static constexpr std::int32_t kMaxSignal = 64;  // SIGRTMAX on Linux
+};
+
 }  // namespace grove

@@ -2,6 +2,8 @@
 // and its action in context.actions.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include "launcher/cli_context.h"
 
 namespace grove {
@@ -12,6 +14,10 @@ void add_topo_command(CLI::App& app, CliContext& context);
 void add_sim_command(CLI::App& app, CliContext& context);
 void add_dvm_commands(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
+void add_job_commands(CLI::App& app, CliContext& context);
+// The jobs table of `grove ps` (and `grove status`): running jobs, and the
+// recently ended ones too when `all`.
+void print_jobs(const nlohmann::json& jobs, bool all);
 // What `grove start --local N --daemonize --report-uri FILE` does, from this
 // process (no exec: `grove run` starting its own DVM saves a program load):
 // returns once the DVM is ready, its control URI in `uri_file`.

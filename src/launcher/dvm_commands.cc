@@ -336,6 +336,8 @@ void print_status(const nlohmann::json& status) {
                 daemon["state"].get<std::string>().c_str(), field("sent_frames").c_str(),
                 field("sent_bytes").c_str(), held.c_str());
   }
+  std::printf("jobs:\n");
+  print_jobs(status["jobs"], false);
 }
 
 int status_dvm(const std::string& selector, bool json, bool tree) {

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   grove::add_sim_command(app, context);
   grove::add_dvm_commands(app, context);
   grove::add_run_command(app, context);
+  grove::add_job_commands(app, context);
   app.footer("Run 'grove <command> --help' for a command's options. Parameters: 'grove info'.");
 
   // `grove run`'s options are checked before CLI11 sees them: everything from

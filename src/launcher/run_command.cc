@@ -186,7 +186,8 @@ int run_job(CliContext& context, const RunOptions& options) {
     while (sigwait(&signals, &received) == 0) {
       if (received == SIGUSR2) return;
       if (job.load() == 0) continue;
-      (void)control_request(socket_path, {{"cmd", "kill"}, {"job", job.load()}},
+      (void)control_request(socket_path,
+                            {{"cmd", "kill"}, {"job", job.load()}, {"interrupted", true}},
                             std::chrono::seconds(10));
     }
   });

@@ -19,18 +19,6 @@ constexpr std::size_t kTailLines = 8;
 
 }  // namespace
 
-std::string shell_quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
 std::string remote_daemon_command(const SshLaunchConfig& config, Vpid vpid) {
   const RemoteSettings& remote = config.bootstrap.remote;
   const SpawnPlan& plan = *config.bootstrap.plan;

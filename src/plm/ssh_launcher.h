@@ -19,6 +19,7 @@
 #include "plm/remote_launcher.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
+#include "util/text.h"  // shell_quote
 
 namespace grove {
 
@@ -38,8 +39,6 @@ struct SshLaunchConfig {
 std::string remote_daemon_command(const SshLaunchConfig& config, Vpid vpid);
 // The ssh argv for daemon `vpid`: agent, BatchMode for ssh, target, command.
 std::vector<std::string> ssh_argv(const SshLaunchConfig& config, Vpid vpid);
-// Single-quotes text for sh.
-std::string shell_quote(const std::string& text);
 
 class SshLauncher : public RemoteLauncher {
  public:

@@ -50,6 +50,8 @@ inline constexpr std::uint16_t aborted = tags::first_daemon_tag + 20;  // contro
 inline constexpr std::uint16_t output_ack = tags::first_daemon_tag + 21;
 // controller -> every daemon: ranks that left cleanly (their fences cannot complete)
 inline constexpr std::uint16_t ranks_gone = tags::first_daemon_tag + 22;  // broadcast
+// controller -> every daemon: a signal for a job's ranks (grove kill --signal)
+inline constexpr std::uint16_t signal = tags::first_daemon_tag + 23;  // broadcast
 }  // namespace job_tags
 
 // The PMIx bridge's direct modex (daemon/pmix_bridge.h).

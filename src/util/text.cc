@@ -139,4 +139,24 @@ std::string format_bytes(double bytes) {
   return text;
 }
 
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return std::isalnum(c) ||
+           std::string_view("_@%+=:,./-").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  return plain ? text : shell_quote(text);
+}
+
 }  // namespace grove

@@ -24,6 +24,12 @@ std::optional<bool> parse_bool(std::string_view text);
 // (1024-based); KB, MB, GB are decimal. "64k" = 65536, "10KB" = 10000.
 std::optional<std::uint64_t> parse_size(std::string_view text);
 
+// Single-quotes text for sh.
+std::string shell_quote(const std::string& text);
+// The text as one sh word: as it is when nothing in it is special to sh,
+// else quoted (for showing a command a user can paste).
+std::string shell_word(const std::string& text);
+
 // Human-readable byte counts in decimal units (the seed's tables use 10 KB = 10,000 B).
 std::string format_bytes(double bytes);
 

@@ -21,6 +21,13 @@ TEST_CASE("well-formed requests decode to their types", "[control]") {
   auto kill = parse_control_request(R"({"cmd":"kill","job":7})");
   REQUIRE(kill.ok());
   CHECK(std::get<KillRequest>(*kill).job == 7);
+  CHECK(std::get<KillRequest>(*kill).signal == 0);
+  CHECK_FALSE(std::get<KillRequest>(*kill).interrupted);
+  auto signal = parse_control_request(R"({"cmd":"kill","job":7,"signal":10,"interrupted":true})");
+  REQUIRE(signal.ok());
+  CHECK(std::get<KillRequest>(*signal).signal == 10);
+  CHECK(std::get<KillRequest>(*signal).interrupted);
+  CHECK(std::holds_alternative<JobsRequest>(*parse_control_request(R"({"cmd":"jobs"})")));
   auto bench = parse_control_request(R"({"cmd":"bench","kind":"barrier","count":5})");
   REQUIRE(bench.ok());
   CHECK(std::get<BenchRequest>(*bench).count == 5);
@@ -43,6 +50,10 @@ TEST_CASE("requests of the wrong shape are refused, naming the field", "[control
   CHECK_THAT(error_of(R"({"cmd":1})"), Catch::Contains("'cmd' must be a string"));
   CHECK_THAT(error_of(R"({"cmd":"kill","job":"1"})"), Catch::Contains("'job' must be an integer"));
   CHECK_THAT(error_of(R"({"cmd":"kill"})"), Catch::Contains("'job' is required"));
+  CHECK_THAT(error_of(R"({"cmd":"kill","job":1,"signal":65})"),
+             Catch::Contains("'signal' must be an integer from 0 to 64"));
+  CHECK_THAT(error_of(R"({"cmd":"kill","job":1,"interrupted":1})"),
+             Catch::Contains("'interrupted' must be true or false"));
   CHECK_THAT(error_of(R"({"cmd":"bench","kind":"barrier","count":"5"})"),
              Catch::Contains("'count' must be an integer from 1 to 1000000"));
   CHECK_THAT(error_of(R"({"cmd":"bench","kind":"nap"})"), Catch::Contains("unknown benchmark"));

@@ -119,4 +119,8 @@ TEST_CASE("ssh command: quoted, with the prefix on PATH and the library path", "
         std::string::npos);
   CHECK(command.find("'--bootstrap-fd' '0' '--mca' 'rml_base_radix' '64'") != std::string::npos);
   CHECK(shell_quote("a'b") == "'a'\\''b'");
+  CHECK(shell_word("-n4") == "-n4");
+  CHECK(shell_word("a b") == "'a b'");
+  CHECK(shell_word("") == "''");
+  CHECK(shell_word("$HOME") == "'$HOME'");
 }

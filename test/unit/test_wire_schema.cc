@@ -210,6 +210,9 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(OutputAck{4, 1ULL << 40}).bytes == 1ULL << 40);
   CHECK(round_trip(RanksGone{2, {GoneRank{5, {}}}}).ranks.size() == 1);
   CHECK(round_trip(JobRef{77}).job == 77);
+  CHECK(round_trip(JobSignal{3, 10}).signal == 10);
+  CHECK_FALSE(wire_decode<JobSignal>(encode(JobSignal{3, 0})));
+  CHECK_FALSE(wire_decode<JobSignal>(encode(JobSignal{3, 65})));
   CHECK(round_trip(ModexRequest{9, "ns", 3}).nspace == "ns");
   CHECK(round_trip(ModexReply{9, -25, to_bytes("blob")}).status == -25);
   auto published = round_trip(PublishMessage{

@@ -1,0 +1,102 @@
+// grove ps and grove kill as a user runs them, against jobs of a real DVM.
+#include <catch2/catch.hpp>
+
+#include "dvm_harness.h"
+
+using namespace grove::test;
+
+namespace {
+
+BackgroundProcess run_in_background(Dvm& dvm, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {grove_binary(), "run", "--dvm",
+                                   std::to_string(dvm.controller().pid())};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return BackgroundProcess(argv, {"TMPDIR=" + dvm.tmpdir()});
+}
+
+nlohmann::json jobs_of(Dvm& dvm) {
+  RunResult listed = dvm.grove({"ps", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  return nlohmann::json::parse(listed.out);
+}
+
+}  // namespace
+
+TEST_CASE("grove ps lists a DVM's jobs; grove kill signals one or ends it", "[run]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  RunResult none = dvm.grove({"ps"});
+  CHECK(none.exit_code == 0);
+  CHECK(none.out == "no running jobs\n");
+
+  // The trap is set before "ready": a signal after it reaches the trap.
+  const std::string trapping =
+      "trap 'echo got USR1 $PMIX_RANK' USR1; echo ready $PMIX_RANK; "
+      "while :; do sleep 0.05; done";
+  {
+    auto job = run_in_background(dvm, {"-n", "2", "--map-by", "node", "sh", "-c", trapping});
+    REQUIRE(job.wait_for("ready 0", std::chrono::seconds(30)));
+    REQUIRE(job.wait_for("ready 1", std::chrono::seconds(30)));
+
+    nlohmann::json jobs = jobs_of(dvm);
+    REQUIRE(jobs.size() == 1);
+    CHECK(jobs[0]["job"] == 1);
+    CHECK(jobs[0]["state"] == "running");
+    CHECK(jobs[0]["np"] == 2);
+    CHECK(jobs[0]["daemons"] == 2);
+    CHECK(jobs[0]["ranks_running"] == 2);
+    CHECK_THAT(jobs[0]["command"].get<std::string>(), Catch::StartsWith("sh -c 'trap '\\''echo"));
+    CHECK_FALSE(jobs[0].contains("ended"));
+    RunResult table = dvm.grove({"jobs"});  // the alias
+    CHECK(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("running") && Catch::Contains("sh -c 'trap"));
+    CHECK(dvm.status()["jobs"].size() == 1);
+
+    // A signal alone leaves the job running: its ranks trap it and go on.
+    RunResult signalled = dvm.grove({"kill", "1", "--signal", "usr1"});
+    CHECK(signalled.exit_code == 0);
+    CHECK_THAT(signalled.out, Catch::Contains("SIGUSR1 sent to the ranks of job 1"));
+    CHECK(job.wait_for("got USR1 0", std::chrono::seconds(30)));
+    CHECK(job.wait_for("got USR1 1", std::chrono::seconds(30)));
+    jobs = jobs_of(dvm);
+    REQUIRE(jobs.size() == 1);
+    CHECK(jobs[0]["state"] == "running");
+    CHECK(jobs[0]["ranks_running"] == 2);
+
+    RunResult killed = dvm.grove({"kill", "1"});
+    CHECK(killed.exit_code == 0);
+    CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
+    CHECK_THAT(job.err(), Catch::Contains("grove: job 1: killed by grove kill"));
+  }
+  nlohmann::json jobs = jobs_of(dvm);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0]["state"] == "killed");
+  CHECK(jobs[0]["status"] == 143);
+  CHECK(jobs[0]["ranks_running"] == 0);
+  CHECK(jobs[0].contains("ended"));
+  CHECK_THAT(dvm.grove({"ps"}).out,
+             Catch::Contains("no running jobs (1 ended: grove ps --all lists them)"));
+
+  CHECK(dvm.grove({"run", "-n", "1", "sh", "-c", "exit 3"}).exit_code == 3);
+  CHECK(dvm.grove({"run", "-n", "1", "true"}).exit_code == 0);
+  jobs = jobs_of(dvm);
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[1]["state"] == "failed");
+  CHECK(jobs[1]["status"] == 3);
+  CHECK(jobs[2]["state"] == "done");
+  CHECK(jobs[2]["status"] == 0);
+  RunResult all = dvm.grove({"ps", "--all"});
+  CHECK(all.exit_code == 0);
+  CHECK_THAT(all.out, Catch::Contains("killed") && Catch::Contains("143") &&
+                          Catch::Contains("failed") && Catch::Contains("done"));
+
+  RunResult unknown = dvm.grove({"kill", "9"});
+  CHECK(unknown.exit_code == 1);
+  CHECK_THAT(unknown.err, Catch::Contains("no running job 9"));
+  RunResult bad_signal = dvm.grove({"kill", "1", "--signal", "BOGUS"});
+  CHECK(bad_signal.exit_code == 1);
+  CHECK_THAT(bad_signal.err, Catch::Contains("unknown signal 'BOGUS'"));
+  RunResult bad_job = dvm.grove({"kill", "one"});
+  CHECK(bad_job.exit_code == 1);
+  CHECK_THAT(bad_job.err, Catch::Contains("'one' is not a job"));
+}
