@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -384,7 +385,9 @@ void JobHost::emit_output(Rank& rank, OutputStream stream, std::string text) {
   OutputFlow& flow = flows_[rank.job];
   flow.unacked += text.size();
   const std::uint32_t job = rank.job;
-  hooks_.on_output(JobOutput{job, rank.rank, stream, std::move(text)});
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  hooks_.on_output(JobOutput{job, rank.rank, stream, std::move(text),
+                             std::chrono::duration_cast<std::chrono::microseconds>(now).count()});
   // Backpressure: what the controller has not passed on stays in the ranks'
   // pipes (and then in the ranks), not in this daemon's or its memory.
   if (output_window_ != 0 && !flow.paused && !flow.unbounded && flow.unacked >= output_window_) {

@@ -244,7 +244,8 @@ void JobManager::on_output(const JobOutput& output, Vpid from) {
   auto queued = job.events({{"event", "output"},
                             {"rank", output.rank},
                             {"stream", output.stream == OutputStream::out ? "out" : "err"},
-                            {"text", output.text}},
+                            {"text", output.text},
+                            {"time_us", output.read_at_us}},
                            false);
   job.withheld[from] += done.bytes;
   // The CLI keeps up (or is gone, and the output with it): the daemon may

@@ -72,9 +72,14 @@ struct JobOutput {
   std::uint32_t rank = 0;
   OutputStream stream = OutputStream::out;
   std::string text;  // one or more whole lines
+  // When the hosting daemon read it: microseconds since the Unix epoch, its
+  // wall clock (--timestamp-output).
+  std::int64_t read_at_us = 0;
 
   static constexpr const char* wire_name = "job output";
-  static auto wire_fields(auto& m) { return std::tie(m.job, m.rank, m.stream, m.text); }
+  static auto wire_fields(auto& m) {
+    return std::tie(m.job, m.rank, m.stream, m.text, m.read_at_us);
+  }
 };
 
 enum class ExitKind : std::uint8_t {

@@ -22,6 +22,7 @@
 #include "jobs/job_map.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "launcher/job_output.h"
 
 extern char** environ;
 
@@ -31,7 +32,7 @@ namespace {
 struct RunOptions {
   std::uint32_t np = 1;
   std::string map_by = "slot";
-  bool tag_output = false;
+  OutputOptions output;
   std::uint32_t timeout_s = 0;
   std::vector<std::string> exports;   // -x VAR or VAR=value
   std::vector<std::string> settings;  // --env VAR=value
@@ -79,30 +80,6 @@ Result<std::vector<std::string>> exported_environment(const std::vector<std::str
   return env;
 }
 
-// Where the output of one rank goes, with --tag-output's "[job,rank]<stream>: " prefix
-// (the event names its job when a rank of ours spawned it).
-void print_output(const nlohmann::json& event, std::uint32_t job, bool tag) {
-  const bool is_err = event.value("stream", "out") == "err";
-  std::FILE* sink = is_err ? stderr : stdout;
-  const std::string text = event.value("text", "");
-  if (!tag) {
-    std::fwrite(text.data(), 1, text.size(), sink);
-  } else {
-    std::string prefix = "[" + std::to_string(event.value("job", job)) + "," +
-                         std::to_string(event.value("rank", 0u)) + "]<" +
-                         (is_err ? "stderr" : "stdout") + ">: ";
-    std::size_t start = 0;
-    while (start < text.size()) {
-      std::size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size() - 1;
-      std::fputs(prefix.c_str(), sink);
-      std::fwrite(text.data() + start, 1, end - start + 1, sink);
-      start = end + 1;
-    }
-  }
-  std::fflush(sink);
-}
-
 int run_job(CliContext& context, const RunOptions& options) {
   if (options.command.empty()) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
@@ -122,6 +99,11 @@ int run_job(CliContext& context, const RunOptions& options) {
   if (!options.wdir.empty()) cwd = std::filesystem::absolute(options.wdir, error);
   if (error) {
     print_cli_error("cannot tell the working directory: " + error.message());
+    return 1;
+  }
+  JobOutputSink sink(options.output);
+  if (Status ready = sink.prepare(); !ready) {
+    print_cli_error(ready.error().message);
     return 1;
   }
   cwd = cwd.lexically_normal();  // "/a/b/.." is "/a/", which a shell's PWD never is
@@ -201,7 +183,7 @@ int run_job(CliContext& context, const RunOptions& options) {
                      options.np);
       }
     } else if (kind == "output") {
-      print_output(event, job.load(), options.tag_output);
+      sink.write(event, job.load());
     }
   });
   pthread_kill(watcher.native_handle(), SIGUSR2);
@@ -279,8 +261,15 @@ void add_run_command(CLI::App& app, CliContext& context) {
         return spec ? std::string() : spec.error().message;
       })
       ->capture_default_str();
-  command->add_flag("--tag-output", options->tag_output,
+  command->add_flag("--tag-output", options->output.tag,
                     "Prefix every line with [job,rank]<stdout|stderr>:");
+  command->add_flag("--timestamp-output", options->output.timestamp,
+                    "Prefix every line with the date and time its daemon read it");
+  command
+      ->add_option("--output-filename", options->output.directory,
+                   "Write each rank's output to DIR/JOB/rank.N/stdout and stderr instead of "
+                   "this terminal")
+      ->type_name("DIR");
   command->add_option("--timeout", options->timeout_s, "Kill the job after S seconds")
       ->type_name("S");
   command

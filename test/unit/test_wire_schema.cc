@@ -45,8 +45,8 @@ TEST_CASE("the byte layout is big-endian fields in declaration order", "[wire]")
   // Signed as two's complement at its width; enums at theirs; text as u32 length + bytes.
   CHECK(encode(JobAbort{1, 2, -1, "ab"}) ==
         hex({0, 0, 0, 1, 0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 2, 'a', 'b'}));
-  CHECK(encode(JobOutput{1, 0, OutputStream::err, ""}) ==
-        hex({0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0}));
+  CHECK(encode(JobOutput{1, 0, OutputStream::err, "", 0x0102}) ==
+        hex({0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2}));
   // An optional: a presence byte, then the value.
   OpAbort plain{TopologyKind::release, 9, 3, FenceStatus::participant_lost, std::nullopt};
   CHECK(encode(plain) == hex({1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 3, 1, 0}));
@@ -201,6 +201,7 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
 
   CHECK(round_trip(JobOutput{1, 2, OutputStream::err, "line\n"}).text == "line\n");
+  CHECK(round_trip(JobOutput{1, 2, OutputStream::out, "x\n", -5}).read_at_us == -5);
   auto exit =
       round_trip(RankExit{1, 2, ExitKind::left_without_finalize, -3, "gone", {FenceRound{"s", 9}}});
   CHECK(exit.kind == ExitKind::left_without_finalize);
