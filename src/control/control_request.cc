@@ -122,6 +122,13 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   auto policy = parse_map_policy(*map_by);
   if (!policy) return policy.error();
   run.policy = *policy;
+  if (auto params = request.find("params"); params != request.end()) {
+    if (!params->is_object()) return bad_field("params", "an object of name: value strings");
+    for (const auto& [name, value] : params->items()) {
+      if (!value.is_string()) return bad_field("params", "an object of name: value strings");
+      run.runtime_params.emplace_back(name, value.get<std::string>());
+    }
+  }
   return ControlRequest{std::move(run)};
 }
 

@@ -175,6 +175,22 @@ void Controller::finish_status() {
 }
 
 void Controller::request_run(const RunRequest& run, ReplyFn reply, PartialFn partial) {
+  // Every runtime parameter is the DVM's, fixed when it started: one set
+  // for a run must agree with it, or the run is refused rather than the
+  // setting silently ignored.
+  for (const auto& [name, value] : run.runtime_params) {
+    const ParamEntry* entry = params_.find(name);
+    if (entry == nullptr) {
+      reply(error_reply("unknown parameter '" + name + "'"));
+      return;
+    }
+    if (entry->value_text != value) {
+      reply(error_reply(name + " " + value + " cannot apply to one job: this DVM runs with " +
+                        name + " " + entry->value_text +
+                        " (set it on grove start, or let grove run start a DVM of its own)"));
+      return;
+    }
+  }
   job_manager_->submit(
       run, [reply, partial](const nlohmann::json& event, bool final) -> std::optional<std::size_t> {
         if (!final) return partial(event);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jobs/job_map.h"
@@ -21,6 +22,9 @@ struct JobRequest {
   bool env_replaces = false;
   MapSpec policy;
   std::uint32_t timeout_s = 0;  // 0: none
+  // Runtime parameters the caller set for this run (name, canonical value):
+  // none applies to one job, so each must be what the DVM already runs with.
+  std::vector<std::pair<std::string, std::string>> runtime_params;
 
   // The job's ranks: every app's.
   std::uint32_t np() const {

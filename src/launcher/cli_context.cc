@@ -36,7 +36,15 @@ bool load_cli_params(CliContext& context) {
   if (const char* home = std::getenv("HOME"); home != nullptr) inputs.home_directory = home;
   inputs.param_files = context.param_files;
   inputs.environment = process_environment();
-  inputs.command_line = context.mca_pairs;
+  for (const auto& pair : context.mca_pairs) {
+    const bool foreign = context.params.find(pair.first) == nullptr &&
+                         context.params.closest_name(pair.first).empty();
+    if (context.forward_foreign_mca && foreign) {
+      context.foreign_mca.push_back(pair);
+    } else {
+      inputs.command_line.push_back(pair);
+    }
+  }
   auto status = load_params(context.params, inputs);
   if (!status) {
     print_cli_error(status.error().message);

@@ -20,6 +20,10 @@ struct CliContext {
   ParamRegistry params;
   std::vector<std::pair<std::string, std::string>> mca_pairs;  // --mca/--prtemca, in order
   std::vector<std::string> param_files;                        // --param-file, in order
+  // grove run: an --mca name that is not grove's (nor close to one) is the
+  // ranks', passed on as OMPI_MCA_<name> the way mpirun does.
+  bool forward_foreign_mca = false;
+  std::vector<std::pair<std::string, std::string>> foreign_mca;
   HelpCatalog help{default_help_dirs()};
   // What each subcommand does once parsing succeeded and parameters loaded.
   std::map<const CLI::App*, std::function<int()>> actions;

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
     }
     return app.exit(error);
   }
+  context.forward_foreign_mca = app.get_subcommand("run")->parsed();
   if (!grove::load_cli_params(context)) return 1;
   for (const CLI::App* command : app.get_subcommands()) {
     auto action = context.actions.find(command);

@@ -80,6 +80,18 @@ Result<std::vector<std::string>> exported_environment(const std::vector<std::str
   return env;
 }
 
+// The runtime parameters this command was given (--mca, --param-file):
+// the DVM checks they are its own.
+nlohmann::json given_params(const ParamRegistry& params) {
+  nlohmann::json given = nlohmann::json::object();
+  for (const ParamEntry* entry : params.entries()) {
+    const ParamSourceKind source = entry->origin.kind;
+    if (source == ParamSourceKind::command_line || source == ParamSourceKind::param_file)
+      given[entry->spec.name] = entry->value_text;
+  }
+  return given;
+}
+
 int run_job(CliContext& context, const RunOptions& options) {
   if (options.command.empty()) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
@@ -93,6 +105,8 @@ int run_job(CliContext& context, const RunOptions& options) {
   // Later entries win: -x and --env over the forwarded environment.
   std::vector<std::string> env;
   if (!options.no_forward_env) env = forwarded_environment();
+  for (const auto& [name, value] : context.foreign_mca)
+    env.push_back("OMPI_MCA_" + name + "=" + value);
   env.insert(env.end(), exported->begin(), exported->end());
   std::error_code error;
   std::filesystem::path cwd = std::filesystem::current_path(error);
@@ -153,7 +167,8 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"cwd", cwd.string()},
                          {"np", options.np},
                          {"map_by", options.map_by},
-                         {"timeout", options.timeout_s}};
+                         {"timeout", options.timeout_s},
+                         {"params", given_params(context.params)}};
 
   // Ctrl-C kills the job (through the controller); the job's end then ends us.
   std::atomic<std::uint32_t> job{0};

@@ -378,3 +378,31 @@ TEST_CASE("the ranks of a SIGKILLed daemon do not outlive it", "[run]") {
   CHECK(result.exit_code != 0);
   CHECK(wait_until([&] { return processes_started_as(needle) == 0; }));
 }
+
+TEST_CASE("grove run --mca: the DVM's parameters must agree; others reach the ranks as OMPI_MCA_",
+          "[run]") {
+  Dvm dvm(2, {"--mca", "rml_base_radix2", "3"});
+  REQUIRE(dvm.ready());
+  CHECK(run_on(dvm, {"--mca", "rml_base_radix2", "3", "-n", "1", "true"}).exit_code == 0);
+  RunResult differs = run_on(dvm, {"--mca", "rml_base_radix2", "4", "-n", "1", "true"});
+  CHECK(differs.exit_code == 1);
+  CHECK_THAT(differs.err, Catch::Contains("rml_base_radix2 4 cannot apply to one job: this DVM "
+                                          "runs with rml_base_radix2 3"));
+  RunResult from_default =
+      run_on(dvm, {"--mca", "grpcomm_low_radix_release", "off", "-n", "1", "true"});
+  CHECK(from_default.exit_code == 1);
+  CHECK_THAT(from_default.err, Catch::Contains("runs with grpcomm_low_radix_release true"));
+  TempDir scratch("grove-params");
+  const std::string file = scratch.write("params.conf", "rml_base_radix = 8\n");
+  RunResult from_file = run_on(dvm, {"--param-file", file, "-n", "1", "true"});
+  CHECK(from_file.exit_code == 1);
+  CHECK_THAT(from_file.err, Catch::Contains("rml_base_radix 8 cannot apply"));
+  RunResult typo = run_on(dvm, {"--mca", "rml_base_radx2", "4", "-n", "1", "true"});
+  CHECK(typo.exit_code == 1);
+  CHECK_THAT(typo.err, Catch::Contains("did you mean 'rml_base_radix2'"));
+
+  RunResult foreign =
+      run_on(dvm, {"--mca", "btl", "tcp,self", "-n", "2", "sh", "-c", "echo btl=$OMPI_MCA_btl"});
+  CHECK(foreign.exit_code == 0);
+  CHECK(foreign.out == "btl=tcp,self\nbtl=tcp,self\n");
+}

@@ -44,6 +44,11 @@ TEST_CASE("well-formed requests decode to their types", "[control]") {
   CHECK(job.np() == 4);
   CHECK(job.policy == MapSpec{MapPolicy::node, 0});
   CHECK(job.timeout_s == 9);
+  auto with_params = parse_control_request(
+      R"({"cmd":"run","argv":["true"],"np":1,"params":{"rml_base_radix2":"4"}})");
+  REQUIRE(with_params.ok());
+  CHECK(std::get<RunRequest>(*with_params).runtime_params ==
+        std::vector<std::pair<std::string, std::string>>{{"rml_base_radix2", "4"}});
 }
 
 TEST_CASE("requests of the wrong shape are refused, naming the field", "[control]") {
@@ -66,6 +71,8 @@ TEST_CASE("requests of the wrong shape are refused, naming the field", "[control
   CHECK_THAT(error_of(R"({"cmd":"run","argv":"true","np":1})"),
              Catch::Contains("'argv' must be an array of strings"));
   CHECK_THAT(error_of(R"({"cmd":"run","argv":[],"np":1})"), Catch::Contains("no program"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"params":{"a":1}})"),
+             Catch::Contains("'params' must be an object of name: value strings"));
   CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"env":["NOEQUALS"]})"),
              Catch::Contains("'env' must be NAME=value"));
   CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"map_by":"fast"})"),
