@@ -83,5 +83,12 @@ std::span<const TagInfo> all_tags();
 
 // The tag's name, or "unknown" for a number no one registered.
 std::string_view tag_name(std::uint16_t tag);
+// The rml verbosity at which frames of `tag` are logged, given the level
+// other frames are logged at: heartbeats only from kHeartbeatVerbosity on (on
+// a quiet DVM they are nearly every frame, and would drown the rest).
+inline constexpr int kHeartbeatVerbosity = 5;
+inline int frame_log_level(std::uint16_t tag, int usual) {
+  return tag == daemon_tags::heartbeat ? kHeartbeatVerbosity : usual;
+}
 
 }  // namespace grove

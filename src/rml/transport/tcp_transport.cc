@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "rml/frame.h"
+#include "rml/tag_registry.h"
 #include "rml/topology.h"
 #include "rml/transport/handshake.h"
 #include "rml/transport/libevent_handles.h"
@@ -155,9 +156,11 @@ class TcpTransport::Impl {
     std::string_view path_name = send_path_name(path);
     std::string_view topology = topology_name(key.topology);
     std::string_view type = frame_type_name(key.type);
-    log_->verbose("rml", 2, "%.*s to %u tag %u topology %.*s bytes %zu %.*s",
+    std::string_view tag = tag_name(key.tag);
+    log_->verbose("rml", frame_log_level(key.tag, 2),
+                  "%.*s to %u tag %.*s topology %.*s bytes %zu %.*s",
                   static_cast<int>(path_name.size()), path_name.data(), peer,
-                  static_cast<unsigned>(key.tag), static_cast<int>(topology.size()),
+                  static_cast<int>(tag.size()), tag.data(), static_cast<int>(topology.size()),
                   topology.data(), bytes, static_cast<int>(type.size()), type.data());
   }
 
@@ -213,8 +216,10 @@ class TcpTransport::Impl {
     }
     counters_.received.count_frame(event.bytes);
     std::string_view topology = topology_name(event.topology);
-    log_->verbose("rml", 3, "RML-RECV from %u tag %u topology %.*s bytes %zu", event.peer,
-                  static_cast<unsigned>(event.tag), static_cast<int>(topology.size()),
+    std::string_view tag = tag_name(event.tag);
+    log_->verbose("rml", frame_log_level(event.tag, 3),
+                  "RML-RECV from %u tag %.*s topology %.*s bytes %zu", event.peer,
+                  static_cast<int>(tag.size()), tag.data(), static_cast<int>(topology.size()),
                   topology.data(), event.bytes.size());
     callbacks_.on_frame(event.peer, std::move(event.bytes));
   }
