@@ -17,6 +17,7 @@
 #include "daemon/host_info.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "launcher/log_tee.h"
 #include "launcher/status_tree.h"
 #include "plm/host_list.h"
 #include "plm/remote_launcher.h"
@@ -36,7 +37,8 @@ struct StartOptions {
   std::string hostfile;  // --hostfile FILE
   std::string launcher = "auto";
   std::string prefix;
-  bool another = false;  // start even if one is running
+  bool another = false;              // start even if one is running
+  bool verbose_to_terminal = false;  // --daemonize: the log on the terminal too
 };
 
 // The DVM's hosts, who starts whom and how; no plan means daemons on this
@@ -190,6 +192,13 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
     std::string log_path = "/dev/null";
     if (auto base = session_base()) log_path = *base + "/dvm-" + std::to_string(getpid()) + ".log";
     int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log_fd >= 0 && options.verbose_to_terminal) {
+      // Still the caller's stderr here: the copies go there too.
+      if (const int tee = start_log_tee(log_fd, STDERR_FILENO); tee >= 0) {
+        close(log_fd);
+        log_fd = tee;
+      }
+    }
     if (log_fd >= 0) {
       dup2(log_fd, STDOUT_FILENO);
       dup2(log_fd, STDERR_FILENO);
@@ -269,8 +278,10 @@ int start_dvm(CliContext& context, const StartOptions& options) {
 
 }  // namespace
 
-Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::string& uri_file) {
+Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::string& uri_file,
+                       bool verbose_to_terminal) {
   StartOptions options;
+  options.verbose_to_terminal = verbose_to_terminal;
   options.local = daemons;
   options.daemonize = true;
   options.another = true;  // the caller found none running
@@ -419,6 +430,9 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
   start_command->add_flag("--another", start->another,
                           "Start even though a DVM of yours already runs here (later commands "
                           "then pick one with --dvm)");
+  start_command->add_flag("--verbose-to-terminal", start->verbose_to_terminal,
+                          "With --daemonize: the DVM's log (verbose lines, errors) comes to this "
+                          "terminal as well as to its log file");
   context.actions[start_command] = [&context, start] { return start_dvm(context, *start); };
 
   auto stop_selector = std::make_shared<std::string>();

@@ -33,6 +33,7 @@ struct RunOptions {
   std::uint32_t np = 1;
   std::string map_by = "slot";
   OutputOptions output;
+  bool verbose_to_terminal = false;
   std::uint32_t timeout_s = 0;
   std::vector<std::string> exports;   // -x VAR or VAR=value
   std::vector<std::string> settings;  // --env VAR=value
@@ -140,7 +141,9 @@ int run_job(CliContext& context, const RunOptions& options) {
       return 1;
     }
     close(fd);
-    if (Status started = start_local_dvm(context, options.daemons, uri_file); !started) {
+    if (Status started =
+            start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal);
+        !started) {
       print_cli_error(started.error().message);
       std::remove(uri_file.c_str());
       return 1;
@@ -148,6 +151,12 @@ int run_job(CliContext& context, const RunOptions& options) {
     std::ifstream(uri_file) >> started_uri;
     std::remove(uri_file.c_str());
     selector = started_uri;
+  }
+  if (options.verbose_to_terminal && started_uri.empty()) {
+    std::fprintf(stderr,
+                 "grove: note: --verbose-to-terminal applies to a DVM grove run starts; the "
+                 "running one keeps its log to itself (grove start --daemonize "
+                 "--verbose-to-terminal shows it)\n");
   }
   std::string socket_path;
   if (selector.rfind("unix:", 0) == 0) {
@@ -303,6 +312,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->add_option("--wdir,--cwd", options->wdir,
                    "Directory the ranks run in (default: this one; relative to this one)")
       ->type_name("DIR");
+  command->add_flag("--verbose-to-terminal", options->verbose_to_terminal,
+                    "The log of the DVM started for this job (verbose lines, errors) comes to "
+                    "this terminal too");
   add_dvm_option(*command, options->dvm);
   command
       ->add_option("--daemons", options->daemons,

@@ -2,6 +2,11 @@
 // their own.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <thread>
 
 #include "dvm_harness.h"
@@ -39,4 +44,57 @@ TEST_CASE("rml verbose lines name tags; heartbeats show only from level 5", "[dv
     CHECK_THAT(log, Catch::Contains("RML-SEND-DIRECT to 1 tag welcome"));
     CHECK((log.find("tag heartbeat") != std::string::npos) == (level >= 5));
   }
+}
+
+TEST_CASE("grove start --daemonize --verbose-to-terminal: the log comes to the terminal too",
+          "[dvm]") {
+  TempDir tmp("grove-verbose");
+  BackgroundProcess start({grove_binary(), "start", "--local", "2", "--daemonize",
+                           "--verbose-to-terminal", "--mca", "daemon_base_verbose", "1"},
+                          {tmp.env()});
+  REQUIRE(start.wait_for("grove: DVM ready: 2 daemons, controller pid ", std::chrono::seconds(60)));
+  std::smatch pid_match;
+  const std::string out = start.out();
+  REQUIRE(std::regex_search(out, pid_match, std::regex(R"(controller pid (\d+))")));
+  const pid_t controller = std::stoi(pid_match[1]);
+  // Whatever happens below, no DVM outlives the test.
+  struct Ender {
+    pid_t pid;
+    ~Ender() { kill(pid, SIGKILL); }
+  } ender{controller};
+
+  CHECK(start.wait_for("daemon: DVM ready with 2 daemons", std::chrono::seconds(30)));
+  RunOptions options;
+  options.extra_env = {tmp.env()};
+  RunResult stop =
+      run_program({grove_binary(), "stop", "--dvm", std::to_string(controller)}, options);
+  CHECK(stop.exit_code == 0);
+  CHECK(start.wait_for("daemon: DVM stopped (grove stop)", std::chrono::seconds(30)));
+  // The copier ends with the last writer: grove start's output closes.
+  CHECK(start.wait_exit(std::chrono::seconds(30)) == 0);
+
+  std::string log;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(tmp.path())) {
+    if (entry.path().filename() == "dvm-" + std::to_string(controller) + ".log") {
+      std::ifstream file(entry.path());
+      log.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    }
+  }
+  CHECK_THAT(log, Catch::Contains("daemon: DVM ready with 2 daemons") &&
+                      Catch::Contains("daemon: DVM stopped (grove stop)"));
+  CHECK(start.err() == log);  // the same lines, in the same order
+}
+
+TEST_CASE("grove run --verbose-to-terminal shows the log of the DVM it starts", "[dvm]") {
+  TempDir tmp("grove-verbose-run");
+  RunOptions options;
+  options.extra_env = {tmp.env()};
+  options.timeout = std::chrono::seconds(60);
+  RunResult run = run_program({grove_binary(), "run", "--verbose-to-terminal", "--mca",
+                               "daemon_base_verbose", "1", "-n", "2", "echo", "hi"},
+                              options);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "hi\nhi\ngrove: DVM stopped (1 daemon)\n");
+  CHECK_THAT(run.err, Catch::Contains("daemon: job 1 (") &&
+                          Catch::Contains("daemon: DVM stopped (grove stop)"));
 }
