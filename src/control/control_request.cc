@@ -1,5 +1,8 @@
 #include "control/control_request.h"
 
+#include "util/base64.h"
+#include "util/text.h"
+
 namespace grove {
 namespace {
 
@@ -77,6 +80,21 @@ Result<ControlRequest> decode_kill(const nlohmann::json& request) {
       KillRequest{static_cast<std::uint32_t>(*job), static_cast<int>(*signal), *interrupted}};
 }
 
+Result<ControlRequest> decode_stdin(const nlohmann::json& request) {
+  auto job = unsigned_field(request, "job", 1, UINT32_MAX, std::nullopt);
+  if (!job) return job.error();
+  auto text = string_field(request, "data", std::string());
+  if (!text) return text.error();
+  auto data = from_base64(*text);
+  if (!data) return bad_field("data", "base64");
+  if (data->size() > kMaxStdinChunk) {
+    return bad_field("data", "at most " + std::to_string(kMaxStdinChunk) + " bytes");
+  }
+  auto eof = bool_field(request, "eof", false);
+  if (!eof) return eof.error();
+  return ControlRequest{StdinRequest{static_cast<std::uint32_t>(*job), std::move(*data), *eof}};
+}
+
 Result<ControlRequest> decode_bench(const nlohmann::json& request) {
   auto kind = string_field(request, "kind", std::nullopt);
   if (!kind) return kind.error();
@@ -122,6 +140,17 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   auto policy = parse_map_policy(*map_by);
   if (!policy) return policy.error();
   run.policy = *policy;
+  auto stdin_target = string_field(request, "stdin", std::string("none"));
+  if (!stdin_target) return stdin_target.error();
+  if (*stdin_target == "all") {
+    run.stdin_rank = JobSpec::kStdinAll;
+  } else if (*stdin_target != "none") {
+    auto rank = parse_int(*stdin_target);
+    if (!rank || *rank < 0 || *rank >= kMaxRanksPerJob) {
+      return bad_field("stdin", "all, none or a rank");
+    }
+    run.stdin_rank = *rank;
+  }
   if (auto params = request.find("params"); params != request.end()) {
     if (!params->is_object()) return bad_field("params", "an object of name: value strings");
     for (const auto& [name, value] : params->items()) {
@@ -142,6 +171,7 @@ Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
   if (*command == "status") return ControlRequest{StatusRequest{}};
   if (*command == "kill") return decode_kill(request);
   if (*command == "jobs") return ControlRequest{JobsRequest{}};
+  if (*command == "stdin") return decode_stdin(request);
   if (*command == "bench") return decode_bench(request);
   if (*command == "run") return decode_run(request);
   return Error{"unknown request '" + *command + "'"};

@@ -30,6 +30,14 @@ struct KillRequest {
 // The running and recently ended jobs (`grove ps`).
 struct JobsRequest {};
 
+// A chunk of grove run's stdin for its job's reading ranks; answered once
+// they have it ("open": whether any still reads).
+struct StdinRequest {
+  std::uint32_t job = 0;
+  std::string data;  // bytes (base64 on the socket)
+  bool eof = false;
+};
+
 struct BenchRequest {
   std::string kind;  // "release" or "barrier"
   std::uint64_t size = 33;
@@ -39,8 +47,8 @@ struct BenchRequest {
 // A job to map and launch (what `grove run` asks).
 using RunRequest = JobRequest;
 
-using ControlRequest =
-    std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest, BenchRequest, RunRequest>;
+using ControlRequest = std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest,
+                                    StdinRequest, BenchRequest, RunRequest>;
 
 // Limits a request may not exceed (a request is one line of at most
 // kMaxControlLine bytes; these bound what it can make the controller do).
@@ -48,6 +56,7 @@ inline constexpr std::uint32_t kMaxRanksPerJob = 1u << 20;
 inline constexpr std::uint64_t kMaxBenchCount = 1'000'000;
 inline constexpr std::uint32_t kMaxJobTimeoutS = 366u * 24 * 3600;
 inline constexpr std::size_t kMaxControlLine = 1u << 20;
+inline constexpr std::size_t kMaxStdinChunk = 64u << 10;  // bytes of one StdinRequest
 
 Result<ControlRequest> decode_control_request(const nlohmann::json& request);
 // The same from one line of text (what the socket reads).

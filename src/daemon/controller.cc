@@ -200,6 +200,17 @@ Status Controller::start() {
       runtime_->send_control(daemon, job_tags::output_ack, encode(ack));
     }
   };
+  manager_hooks.send_stdin = [this](Vpid daemon, const JobStdin& input) {
+    if (daemon == kControllerVpid) {
+      if (rank_host_) {
+        rank_host_->on_stdin(input, [this](const StdinAck& ack) {
+          job_manager_->on_stdin_ack(kControllerVpid, ack);
+        });
+      }
+    } else if (runtime_) {
+      runtime_->send_control(daemon, job_tags::stdin_data, encode(input));
+    }
+  };
   manager_hooks.output_window = params_.get_size("jobs_output_window");
   publish_ = std::make_unique<PublishService>(
       base_.get(), log_, [this](std::uint32_t daemon, std::uint16_t tag, Bytes payload) {
@@ -301,6 +312,10 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
     }
     case job_tags::exited: {
       if (auto exit = wire_decode<RankExit>(payload)) job_manager_->on_exit(*exit);
+      return;
+    }
+    case job_tags::stdin_ack: {
+      if (auto ack = wire_decode<StdinAck>(payload)) job_manager_->on_stdin_ack(from, *ack);
       return;
     }
     case job_tags::aborted: {

@@ -59,6 +59,10 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
           request_run(typed, reply, partial);
         } else if constexpr (std::is_same_v<T, KillRequest>) {
           request_kill(typed, reply);
+        } else if constexpr (std::is_same_v<T, StdinRequest>) {
+          job_manager_->forward_stdin(typed.job, typed.data, typed.eof, [reply](bool open) {
+            reply({{"ok", true}, {"open", open}});
+          });
         } else if constexpr (std::is_same_v<T, JobsRequest>) {
           reply({{"ok", true}, {"jobs", job_manager_->jobs_json()}});
         } else {

@@ -8,6 +8,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
                                                    hwloc_topology* topology, RankReports reports) {
   std::unique_ptr<RankHost> host(new RankHost());
   RankHost* raw = host.get();
+  host->runtime_ = &runtime;
   JobHostHooks hooks;
   hooks.on_output = std::move(reports.output);
   hooks.on_exit = [raw, report = std::move(reports.exit)](RankExit exit) {
@@ -58,12 +59,29 @@ bool RankHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payloa
 }
 
 bool RankHost::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) {
+  if (tag == job_tags::stdin_data) {
+    if (from != kControllerVpid) return true;
+    auto input = wire_decode<JobStdin>(payload);
+    if (!input) return true;
+    on_stdin(*input, [this](const StdinAck& ack) {
+      runtime_->send_control(kControllerVpid, job_tags::stdin_ack, encode(ack));
+    });
+    return true;
+  }
   if (tag == job_tags::output_ack) {
     if (from != kControllerVpid) return true;  // only the controller paces output
     if (auto ack = wire_decode<OutputAck>(payload)) on_output_ack(*ack);
     return true;
   }
   return pmix_->on_control(from, tag, payload);
+}
+
+void RankHost::on_stdin(const JobStdin& input, std::function<void(const StdinAck&)> ack) {
+  if (job_host_) {
+    job_host_->on_stdin(input, std::move(ack));
+  } else {
+    ack(StdinAck{input.job, input.seq, false});  // the ranks have ended
+  }
 }
 
 void RankHost::on_output_ack(const OutputAck& ack) {

@@ -45,6 +45,8 @@ class RankHost {
   // frames; false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
   void on_output_ack(const OutputAck& ack);
+  // grove run's input for the reading ranks here; `ack` once they have it.
+  void on_stdin(const JobStdin& input, std::function<void(const StdinAck&)> ack);
   void on_fence_done(const FenceDone& done);
   // On SIGCHLD.
   void reap();
@@ -54,6 +56,7 @@ class RankHost {
  private:
   RankHost() = default;
 
+  DaemonRuntime* runtime_ = nullptr;
   std::unique_ptr<JobHost> job_host_;  // null once end_ranks has run
   std::unique_ptr<PmixBridge> pmix_;
 };

@@ -37,6 +37,7 @@ struct JobHost::Rank {
   bool reported = false;
   int wait_status = 0;
   std::string start_error;
+  std::unique_ptr<RankStdin> input;  // when it reads grove run's stdin
   struct Callback {
     Rank* rank;
     int which;
@@ -161,6 +162,7 @@ struct JobHost::ForkedRank {
   Rank* rank = nullptr;
   pid_t pid = -1;
   Pipe out_pipe, err_pipe, exec_pipe, go_pipe;  // the daemon's ends
+  Pipe in_pipe;                                 // when it reads grove run's stdin
 };
 
 void JobHost::launch(const JobSpec& spec) {
@@ -191,6 +193,45 @@ void JobHost::launch(const JobSpec& spec) {
     if (forked.size() == batch) release_all();
   }
   release_all();
+  // Input that came before the launch (a control frame can overtake the
+  // launch's broadcast) goes in now, in order.
+  auto early = waiting_stdin_.extract(spec.job);
+  if (!early.empty()) {
+    for (auto& [input, ack] : early.mapped())
+      on_stdin(input, std::move(ack));
+  }
+}
+
+void JobHost::on_stdin(const JobStdin& input, StdinAckFn ack) {
+  if (!nspaces_.contains(input.job)) {
+    waiting_stdin_[input.job].emplace_back(input, std::move(ack));
+    return;
+  }
+  std::vector<RankStdin*> readers;
+  for (auto& [key, rank] : ranks_) {
+    if (key.first == input.job && rank->input) readers.push_back(rank->input.get());
+  }
+  if (readers.empty()) {
+    ack(StdinAck{input.job, input.seq, false});
+    return;
+  }
+  // One answer for all of them: open while any still reads.
+  struct Pending {
+    std::size_t left;
+    bool open = false;
+    StdinAck answer;
+    StdinAckFn ack;
+  };
+  auto pending = std::make_shared<Pending>(
+      Pending{readers.size(), false, StdinAck{input.job, input.seq, false}, std::move(ack)});
+  for (RankStdin* reader : readers) {
+    reader->write(input.data, input.eof, [pending](bool open) {
+      pending->open = pending->open || open;
+      if (--pending->left > 0) return;
+      pending->answer.open = pending->open;
+      pending->ack(pending->answer);
+    });
+  }
 }
 
 std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
@@ -244,7 +285,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   Pipe& exec_pipe = forked->exec_pipe;
   Pipe& go_pipe = forked->go_pipe;
   if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe) ||
-      !make_pipe(go_pipe)) {
+      !make_pipe(go_pipe) || (spec.reads_stdin(placement.rank) && !make_pipe(forked->in_pipe))) {
     return fail(std::string("cannot create pipes: ") + std::strerror(errno));
   }
   std::vector<std::string> args = app.argv;
@@ -272,8 +313,8 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   }
   if (pid == 0) {
     become_plain_child(daemon);
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    dup2(null, STDIN_FILENO);
+    const Fd& input = forked->in_pipe.read;
+    dup2(input.valid() ? input.get() : open("/dev/null", O_RDONLY | O_CLOEXEC), STDIN_FILENO);
     dup2(out_pipe.write.get(), STDOUT_FILENO);
     dup2(err_pipe.write.get(), STDERR_FILENO);
     // Exec only once the daemon knows this pid (rank_started): the PMIx
@@ -305,6 +346,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   err_pipe.write.reset();
   exec_pipe.write.reset();
   go_pipe.read.reset();
+  forked->in_pipe.read.reset();
   return forked;
 }
 
@@ -332,6 +374,8 @@ void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
   r.pid = pid;
   r.pipes[0] = std::move(forked.out_pipe.read);
   r.pipes[1] = std::move(forked.err_pipe.read);
+  if (forked.in_pipe.write.valid())
+    r.input = std::make_unique<RankStdin>(base_, std::move(forked.in_pipe.write));
   if (got == static_cast<ssize_t>(sizeof code)) {
     const JobApp& app = spec.apps[spec.app_of(r.rank)];
     r.start_error = code >= 0 ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
@@ -555,6 +599,7 @@ void JobHost::forget(std::uint32_t job) {
 
 void JobHost::erase_job(std::uint32_t job) {
   flows_.erase(job);
+  waiting_stdin_.erase(job);
   auto nspace = nspaces_.find(job);
   if (nspace != nspaces_.end()) {
     if (hooks_.on_forget) hooks_.on_forget(job, nspace->second);

@@ -16,6 +16,7 @@
 #include "jobs/job_directories.h"
 #include "jobs/job_messages.h"
 #include "jobs/quiet_signal.h"
+#include "jobs/rank_stdin.h"
 #include "rml/transport/libevent_handles.h"
 #include "util/log.h"
 
@@ -65,6 +66,10 @@ class JobHost {
   // one of this daemon's.
   bool log_output(std::uint32_t job, std::uint32_t rank, OutputStream stream, std::string text);
   void on_output_ack(std::uint32_t job, std::uint64_t bytes);
+  // grove run's input for this daemon's reading ranks of the job; `ack` runs
+  // once it is in their pipes (or they stopped reading).
+  using StdinAckFn = std::function<void(const StdinAck&)>;
+  void on_stdin(const JobStdin& input, StdinAckFn ack);
   // Reaps exited ranks; the daemon calls this on SIGCHLD.
   void reap();
   std::size_t running() const;
@@ -112,6 +117,8 @@ class JobHost {
   };
   std::uint64_t output_window_;
   std::map<std::uint32_t, OutputFlow> flows_;
+  // Input for jobs whose launch has not arrived yet, in order.
+  std::map<std::uint32_t, std::vector<std::pair<JobStdin, StdinAckFn>>> waiting_stdin_;
   std::unique_ptr<QuietSignaller> signaller_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
 };

@@ -26,6 +26,13 @@ struct JobManager::Job {
   std::size_t daemons = 0;                 // that host its ranks
   std::int64_t started_s = 0;              // wall clock, for grove ps
   bool killed = false;                     // ended by kill(), not by its ranks
+  struct PendingStdin {
+    std::set<Vpid> waiting;  // daemons that have not answered
+    bool open = false;
+    std::function<void(bool open)> done;
+  };
+  std::uint64_t stdin_seq = 0;
+  std::map<std::uint64_t, PendingStdin> stdin_pending;
 };
 
 namespace {
@@ -51,6 +58,13 @@ JobManager::JobManager(event_base* base, const Log& log, std::string nspace_pref
 JobManager::~JobManager() = default;
 
 void JobManager::submit(const JobRequest& request, JobEventFn events) {
+  if (request.stdin_rank >= static_cast<std::int64_t>(request.np())) {
+    events({{"ok", false},
+            {"error", "--stdin " + std::to_string(request.stdin_rank) +
+                          ": the job has ranks 0 to " + std::to_string(request.np() - 1)}},
+           true);
+    return;
+  }
   auto map = map_ranks(request.np(), hooks_.living_daemons(), request.policy);
   if (!map) {
     events({{"ok", false}, {"error", map.error().message}}, true);
@@ -101,6 +115,7 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
     spec.hostnames.push_back(hooks_.hostname(vpid));
   spec.node_slots = map.node_slots;
   spec.map_by = map_policy_text(request.policy);
+  spec.stdin_rank = parent != nullptr ? JobSpec::kStdinNone : request.stdin_rank;
   if (parent != nullptr) {
     spec.parent_nspace = parent->spec.nspace;
     spec.parent_rank = parent_rank;
@@ -206,6 +221,57 @@ bool JobManager::signal(std::uint32_t id, int signal) {
   log_.verbose("daemon", 1, "job %u: signal %d for its ranks", id, signal);
   hooks_.broadcast(job_tags::signal, encode(JobSignal{id, signal}));
   return true;
+}
+
+void JobManager::forward_stdin(std::uint32_t id, std::string data, bool eof,
+                               std::function<void(bool open)> done) {
+  auto found = jobs_.find(id);
+  if (found == jobs_.end() || found->second->failed) {
+    done(false);
+    return;
+  }
+  Job& job = *found->second;
+  std::set<Vpid> daemons;
+  for (const RankPlacement& rank : job.spec.ranks) {
+    if (job.spec.reads_stdin(rank.rank) && !job.finished.contains(rank.rank))
+      daemons.insert(rank.daemon);
+  }
+  if (daemons.empty() || !hooks_.send_stdin) {
+    done(false);
+    return;
+  }
+  const std::uint64_t seq = ++job.stdin_seq;
+  job.stdin_pending[seq] = Job::PendingStdin{daemons, false, std::move(done)};
+  for (Vpid daemon : daemons)
+    hooks_.send_stdin(daemon, JobStdin{id, seq, data, eof});
+}
+
+void JobManager::on_stdin_ack(Vpid from, const StdinAck& ack) {
+  auto found = jobs_.find(ack.job);
+  if (found == jobs_.end()) return;
+  auto& pending = found->second->stdin_pending;
+  auto chunk = pending.find(ack.seq);
+  if (chunk == pending.end() || chunk->second.waiting.erase(from) == 0) return;
+  chunk->second.open = chunk->second.open || ack.open;
+  if (!chunk->second.waiting.empty()) return;
+  auto done = std::move(chunk->second.done);
+  const bool open = chunk->second.open;
+  pending.erase(chunk);
+  done(open);
+}
+
+void JobManager::settle_stdin(Job& job, std::optional<Vpid> lost) {
+  for (auto chunk = job.stdin_pending.begin(); chunk != job.stdin_pending.end();) {
+    if (lost) chunk->second.waiting.erase(*lost);
+    if (lost && !chunk->second.waiting.empty()) {
+      ++chunk;
+      continue;
+    }
+    auto done = std::move(chunk->second.done);
+    const bool open = lost && chunk->second.open;
+    chunk = job.stdin_pending.erase(chunk);
+    done(open);
+  }
 }
 
 nlohmann::json JobManager::jobs_json() const {
@@ -367,6 +433,7 @@ void JobManager::on_daemon_lost(Vpid vpid) {
       hosted = true;
       job->finished.insert(rank.rank);  // its ranks died with it
     }
+    settle_stdin(*job, vpid);
     if (!hosted) continue;
     fail(*job, 1,
          "daemon " + std::to_string(vpid) + " (" + hooks_.hostname(vpid) +
@@ -383,6 +450,7 @@ void JobManager::maybe_finish(std::uint32_t id) {
   Job& job = *found->second;
   if (job.finished.size() < job.spec.ranks.size()) return;
   if (!job.children.empty()) return;  // it ends after the jobs it spawned
+  settle_stdin(job, std::nullopt);
   hooks_.broadcast(job_tags::cleanup, encode(JobRef{job.id}));
   if (hooks_.job_ended) {
     hooks_.job_ended(job.spec.nspace, job.failed ? job.status : 0, job.message);

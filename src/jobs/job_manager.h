@@ -47,6 +47,8 @@ struct JobManagerHooks {
                      const std::string& message)>
       rank_failed;
   std::function<void(const std::string& nspace, int status, const std::string& message)> job_ended;
+  // grove run's input for the reading ranks on one daemon.
+  std::function<void(Vpid daemon, const JobStdin& input)> send_stdin;
   // Bytes queued to the CLI past which acknowledgements wait (jobs_output_window).
   std::uint64_t output_window = 4 << 20;
 };
@@ -80,6 +82,12 @@ class JobManager {
   // The running jobs, then the last kRecentJobs ended ones, oldest first:
   // what `grove ps` and `grove status` show.
   nlohmann::json jobs_json() const;
+  // grove run's input (`eof`: its end) for the job's reading ranks: `done`
+  // runs once every daemon hosting one has it in their pipes, with whether
+  // any still reads; at once with false if the job reads none or is gone.
+  void forward_stdin(std::uint32_t job, std::string data, bool eof,
+                     std::function<void(bool open)> done);
+  void on_stdin_ack(Vpid from, const StdinAck& ack);
   static constexpr std::size_t kRecentJobs = 32;
   // Ends every job (the DVM is stopping).
   void end_all(const std::string& reason);
@@ -102,6 +110,9 @@ class JobManager {
   void note_gone(Job& job, GoneRank rank);
   static void on_gone_timer(evutil_socket_t, short, void* arg);
   void flush_acks(Job& job);
+  // Answers the job's input still waiting for daemons; `lost`: only those
+  // waiting for that daemon, which will not answer (none: every one).
+  void settle_stdin(Job& job, std::optional<Vpid> lost);
 
   event_base* base_;
   const Log& log_;

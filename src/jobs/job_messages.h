@@ -47,11 +47,19 @@ struct JobSpec {
   // nspace: started by `grove run`.
   std::string parent_nspace;
   std::uint32_t parent_rank = 0;
+  // Which ranks read grove run's stdin (the rest read /dev/null): a rank,
+  // or kStdinNone, kStdinAll.
+  std::int64_t stdin_rank = kStdinNone;
+  static constexpr std::int64_t kStdinNone = -1, kStdinAll = -2;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
-                    m.node_slots, m.map_by, m.parent_nspace, m.parent_rank);
+                    m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank);
+  }
+  // Whether `rank` reads the job's stdin.
+  bool reads_stdin(std::uint32_t rank) const {
+    return stdin_rank == kStdinAll || stdin_rank == static_cast<std::int64_t>(rank);
   }
   // The app rank `rank` runs (rank < ranks.size()).
   std::uint32_t app_of(std::uint32_t rank) const;
@@ -184,6 +192,28 @@ struct JobRef {
 
   static constexpr const char* wire_name = "job reference";
   static auto wire_fields(auto& m) { return std::tie(m.job); }
+};
+
+// grove run's input for the job's reading ranks on one daemon, in order
+// (`seq` counts from 1); `eof`: no more comes, their stdin closes once written.
+struct JobStdin {
+  std::uint32_t job = 0;
+  std::uint64_t seq = 0;
+  std::string data;
+  bool eof = false;
+
+  static constexpr const char* wire_name = "job stdin";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.seq, m.data, m.eof); }
+};
+// The daemon wrote chunk `seq` into its reading ranks' pipes; `open`: at
+// least one of them still reads (false: all closed their stdin or ended).
+struct StdinAck {
+  std::uint32_t job = 0;
+  std::uint64_t seq = 0;
+  bool open = false;
+
+  static constexpr const char* wire_name = "stdin ack";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.seq, m.open); }
 };
 
 // A signal for every running rank of a job (`grove kill --signal`); the job

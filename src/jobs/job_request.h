@@ -22,6 +22,8 @@ struct JobRequest {
   bool env_replaces = false;
   MapSpec policy;
   std::uint32_t timeout_s = 0;  // 0: none
+  // Which ranks read grove run's stdin (JobSpec::stdin_rank).
+  std::int64_t stdin_rank = JobSpec::kStdinNone;
   // Runtime parameters the caller set for this run (name, canonical value):
   // none applies to one job, so each must be what the DVM already runs with.
   std::vector<std::pair<std::string, std::string>> runtime_params;

@@ -23,6 +23,8 @@
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
 #include "launcher/job_output.h"
+#include "launcher/stdin_forwarder.h"
+#include "util/text.h"
 
 extern char** environ;
 
@@ -33,6 +35,7 @@ struct RunOptions {
   std::uint32_t np = 1;
   std::string map_by = "slot";
   OutputOptions output;
+  std::string stdin_target = "0";  // all, none or a rank
   bool verbose_to_terminal = false;
   std::uint32_t timeout_s = 0;
   std::vector<std::string> exports;   // -x VAR or VAR=value
@@ -116,6 +119,10 @@ int run_job(CliContext& context, const RunOptions& options) {
     print_cli_error("cannot tell the working directory: " + error.message());
     return 1;
   }
+  // A terminal whose foreground we are not would stop us at the first read
+  // (SIGTTIN): run in the background, the ranks read /dev/null.
+  const std::string stdin_target =
+      StdinForwarder::readable_here() ? options.stdin_target : std::string("none");
   JobOutputSink sink(options.output);
   if (Status ready = sink.prepare(); !ready) {
     print_cli_error(ready.error().message);
@@ -177,7 +184,8 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"np", options.np},
                          {"map_by", options.map_by},
                          {"timeout", options.timeout_s},
-                         {"params", given_params(context.params)}};
+                         {"params", given_params(context.params)},
+                         {"stdin", stdin_target}};
 
   // Ctrl-C kills the job (through the controller); the job's end then ends us.
   std::atomic<std::uint32_t> job{0};
@@ -198,10 +206,12 @@ int run_job(CliContext& context, const RunOptions& options) {
     }
   });
 
+  StdinForwarder input;
   auto reply = control_stream(socket_path, request, [&](const nlohmann::json& event) {
     const std::string kind = event.value("event", "");
     if (kind == "started") {
       job = event.value("job", 0u);
+      if (stdin_target != "none") input.start(socket_path, job.load());
       if (event.value("oversubscribed", false)) {
         std::fprintf(stderr, "grove: note: %u ranks exceed the DVM's slots (oversubscribed)\n",
                      options.np);
@@ -210,6 +220,7 @@ int run_job(CliContext& context, const RunOptions& options) {
       sink.write(event, job.load());
     }
   });
+  input.stop();
   pthread_kill(watcher.native_handle(), SIGUSR2);
   watcher.join();
 
@@ -315,6 +326,17 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->add_flag("--verbose-to-terminal", options->verbose_to_terminal,
                     "The log of the DVM started for this job (verbose lines, errors) comes to "
                     "this terminal too");
+  command
+      ->add_option("--stdin", options->stdin_target,
+                   "Which ranks read this command's stdin: a rank, all or none (the others "
+                   "read /dev/null)")
+      ->check([](const std::string& text) {
+        if (text == "all" || text == "none") return std::string();
+        auto rank = parse_int(text);
+        return rank && *rank >= 0 ? std::string()
+                                  : "--stdin " + text + ": expected a rank, all or none";
+      })
+      ->capture_default_str();
   add_dvm_option(*command, options->dvm);
   command
       ->add_option("--daemons", options->daemons,

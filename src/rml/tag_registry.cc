@@ -34,6 +34,8 @@ constexpr std::array kTags{
     TagInfo{job_tags::output_ack, "job-output-ack"},
     TagInfo{job_tags::ranks_gone, "job-ranks-gone"},
     TagInfo{job_tags::signal, "job-signal"},
+    TagInfo{job_tags::stdin_data, "job-stdin"},
+    TagInfo{job_tags::stdin_ack, "job-stdin-ack"},
     TagInfo{pmix_tags::modex_request, "modex-request"},
     TagInfo{pmix_tags::modex_reply, "modex-reply"},
     TagInfo{pmix_tags::publish, "pmix-publish"},

@@ -52,6 +52,9 @@ inline constexpr std::uint16_t output_ack = tags::first_daemon_tag + 21;
 inline constexpr std::uint16_t ranks_gone = tags::first_daemon_tag + 22;  // broadcast
 // controller -> every daemon: a signal for a job's ranks (grove kill --signal)
 inline constexpr std::uint16_t signal = tags::first_daemon_tag + 23;  // broadcast
+// grove run's stdin: controller -> a daemon hosting a reading rank, and its answer
+inline constexpr std::uint16_t stdin_data = tags::first_daemon_tag + 35;  // control
+inline constexpr std::uint16_t stdin_ack = tags::first_daemon_tag + 36;   // control
 }  // namespace job_tags
 
 // The PMIx bridge's direct modex (daemon/pmix_bridge.h).

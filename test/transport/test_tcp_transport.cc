@@ -628,13 +628,19 @@ TEST_CASE("rml_base_verbose 2 names the path of every send", "[transport][verbos
 
   std::string text = a.log_text();
   CHECK(count_occurrences(
-            text, "rml: RML-SEND-DIRECT to 5 tag 3 topology release bytes 97 control\n") == 1);
+            text,
+            "rml: RML-SEND-DIRECT to 5 tag fence-release topology release bytes 97 control\n") ==
+        1);
   CHECK(count_occurrences(
-            text, "rml: RML-SEND-ROUTED to 5 tag 1 topology routing bytes 64 control\n") == 1);
+            text, "rml: RML-SEND-ROUTED to 5 tag membership topology routing bytes 64 control\n") ==
+        1);
   CHECK(count_occurrences(
-            text, "rml: RML-SEND-RELAY to 5 tag 1 topology routing bytes 65 control\n") == 1);
+            text, "rml: RML-SEND-RELAY to 5 tag membership topology routing bytes 65 control\n") ==
+        1);
   CHECK(count_occurrences(
-            text, "rml: RML-SEND-DIRECT to 0 tag 4 topology routing bytes 66 control\n") == 1);
+            text,
+            "rml: RML-SEND-DIRECT to 0 tag group-release topology routing bytes 66 control\n") ==
+        1);
   CHECK(count_occurrences(text, "RML-SEND-") == 4);
   CHECK(count_occurrences(b.log_text(), "RML-SEND-") == 0);
 }

@@ -28,6 +28,16 @@ TEST_CASE("well-formed requests decode to their types", "[control]") {
   CHECK(std::get<KillRequest>(*signal).signal == 10);
   CHECK(std::get<KillRequest>(*signal).interrupted);
   CHECK(std::holds_alternative<JobsRequest>(*parse_control_request(R"({"cmd":"jobs"})")));
+  auto input = parse_control_request(R"({"cmd":"stdin","job":3,"data":"AGJ5dGVz/w==","eof":true})");
+  REQUIRE(input.ok());
+  CHECK(std::get<StdinRequest>(*input).data == std::string("\0bytes\xff", 7));
+  CHECK(std::get<StdinRequest>(*input).eof);
+  auto all = parse_control_request(R"({"cmd":"run","argv":["cat"],"np":2,"stdin":"all"})");
+  REQUIRE(all.ok());
+  CHECK(std::get<RunRequest>(*all).stdin_rank == JobSpec::kStdinAll);
+  auto rank = parse_control_request(R"({"cmd":"run","argv":["cat"],"np":2,"stdin":"1"})");
+  REQUIRE(rank.ok());
+  CHECK(std::get<RunRequest>(*rank).stdin_rank == 1);
   auto bench = parse_control_request(R"({"cmd":"bench","kind":"barrier","count":5})");
   REQUIRE(bench.ok());
   CHECK(std::get<BenchRequest>(*bench).count == 5);
@@ -57,6 +67,10 @@ TEST_CASE("requests of the wrong shape are refused, naming the field", "[control
   CHECK_THAT(error_of(R"({"cmd":"kill"})"), Catch::Contains("'job' is required"));
   CHECK_THAT(error_of(R"({"cmd":"kill","job":1,"signal":65})"),
              Catch::Contains("'signal' must be an integer from 0 to 64"));
+  CHECK_THAT(error_of(R"({"cmd":"stdin","job":1,"data":"not base64!"})"),
+             Catch::Contains("'data' must be base64"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["cat"],"np":1,"stdin":"-1"})"),
+             Catch::Contains("'stdin' must be all, none or a rank"));
   CHECK_THAT(error_of(R"({"cmd":"kill","job":1,"interrupted":1})"),
              Catch::Contains("'interrupted' must be true or false"));
   CHECK_THAT(error_of(R"({"cmd":"bench","kind":"barrier","count":"5"})"),

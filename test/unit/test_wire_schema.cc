@@ -212,6 +212,8 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(RanksGone{2, {GoneRank{5, {}}}}).ranks.size() == 1);
   CHECK(round_trip(JobRef{77}).job == 77);
   CHECK(round_trip(JobSignal{3, 10}).signal == 10);
+  CHECK(round_trip(JobStdin{3, 9, std::string("a\0b", 3), true}).data == std::string("a\0b", 3));
+  CHECK(round_trip(StdinAck{3, 9, true}).open);
   CHECK_FALSE(wire_decode<JobSignal>(encode(JobSignal{3, 0})));
   CHECK_FALSE(wire_decode<JobSignal>(encode(JobSignal{3, 65})));
   CHECK(round_trip(ModexRequest{9, "ns", 3}).nspace == "ns");
