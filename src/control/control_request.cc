@@ -140,6 +140,18 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   auto policy = parse_map_policy(*map_by);
   if (!policy) return policy.error();
   run.policy = *policy;
+  auto bind_to = string_field(request, "bind_to", std::string("none"));
+  if (!bind_to) return bind_to.error();
+  if (*bind_to != "none" && *bind_to != "core" && *bind_to != "hwthread" && *bind_to != "socket") {
+    return Error{"--bind-to '" + *bind_to + "': expected none, core, hwthread or socket"};
+  }
+  run.bind_to = *bind_to;
+  auto report = bool_field(request, "report_bindings", false);
+  if (!report) return report.error();
+  run.report_bindings = *report;
+  auto display = bool_field(request, "display_map", false);
+  if (!display) return display.error();
+  run.display_map = *display;
   auto stdin_target = string_field(request, "stdin", std::string("none"));
   if (!stdin_target) return stdin_target.error();
   if (*stdin_target == "all") {

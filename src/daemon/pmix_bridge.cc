@@ -1,5 +1,7 @@
 #include "daemon/pmix_bridge.h"
 
+#include "daemon/rank_binding.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +42,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
                                                        hwloc_topology* topology) {
   std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(directories)));
   bridge->base_ = base;
+  bridge->topology_ = topology;
   PmixBridge* self = bridge.get();
   PmixHooks hooks;
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
@@ -127,8 +130,13 @@ Status PmixBridge::ensure_registered(const JobSpec& spec) {
   }
   for (const RankPlacement& placement : spec.ranks) {
     job.procs.push_back(PmixProcPlacement{placement.rank, placement.daemon, placement.local_rank,
-                                          placement.node_rank, placement.node_id});
+                                          placement.node_rank, placement.node_id, ""});
     if (placement.daemon != runtime_.self()) continue;
+    // Where a rank of this node is bound, as its JobHost binds it.
+    if (auto binding = rank_binding(topology_, spec.bind_to, placement.host_rank);
+        binding && *binding) {
+      job.procs.back().cpuset = (*binding)->cpu_list;
+    }
     job.this_node_id = placement.node_id;
     hosts_ranks = true;
   }
@@ -138,6 +146,7 @@ Status PmixBridge::ensure_registered(const JobSpec& spec) {
   job.nsdir = directories->job(spec.job);
   job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
   job.map_by = spec.map_by;
+  job.bind_to = spec.bind_to;
   for (const JobApp& app : spec.apps) {
     PmixApp& entry = job.apps.emplace_back();
     entry.size = app.np;

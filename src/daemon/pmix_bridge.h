@@ -91,6 +91,7 @@ class PmixBridge {
   const Log& log_;
   DirectoriesFn directories_;
   std::unique_ptr<PmixServer> server_;
+  hwloc_topology* topology_ = nullptr;     // this host's (--bind-to)
   std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
   std::map<std::string, std::uint32_t> by_nspace_;
   std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace

@@ -1,5 +1,7 @@
 #include "daemon/rank_host.h"
 
+#include "daemon/rank_binding.h"
+
 namespace grove {
 
 Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRuntime& runtime,
@@ -17,6 +19,17 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   };
   hooks.rank_env = [raw](const JobSpec& spec, std::uint32_t rank) {
     return raw->pmix_->rank_env(spec, rank);
+  };
+  hooks.rank_cpus = [topology](const JobSpec& spec,
+                               std::uint32_t rank) -> Result<std::optional<RankCpus>> {
+    auto binding = rank_binding(topology, spec.bind_to, spec.ranks.at(rank).host_rank);
+    if (!binding) return binding.error();
+    if (!*binding) return std::optional<RankCpus>();
+    const RankBinding& bound = **binding;
+    return std::optional<RankCpus>(
+        RankCpus{bound.cpus,
+                 bound.what + " (cpus " + bound.cpu_list + ")" +
+                     (bound.shared ? ", shared: more ranks on this host than such objects" : "")});
   };
   hooks.rank_started = [raw](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
     raw->pmix_->rank_started(spec, rank, pid);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -277,6 +278,25 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     for (const auto& entry : *extra)
       add_env(entry);
   }
+  // The rank's CPUs, worked out before the fork: the child only applies them.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  bool bound = false;
+  if (hooks_.rank_cpus) {
+    auto binding = hooks_.rank_cpus(spec, placement.rank);
+    if (!binding) return fail(binding.error().message);
+    if (*binding) {
+      for (int cpu : (*binding)->cpus) {
+        if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &cpus);
+      }
+      bound = CPU_COUNT(&cpus) > 0;
+      if (spec.report_bindings) {
+        emit_output(r, OutputStream::err,
+                    "grove: rank " + std::to_string(placement.rank) + " bound to " +
+                        (*binding)->description + "\n");
+      }
+    }
+  }
   // Owned ends: whatever fails half way, nothing leaks.
   auto forked = std::make_unique<ForkedRank>();
   forked->rank = &r;
@@ -313,6 +333,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   }
   if (pid == 0) {
     become_plain_child(daemon);
+    if (bound) sched_setaffinity(0, sizeof cpus, &cpus);
     const Fd& input = forked->in_pipe.read;
     dup2(input.valid() ? input.get() : open("/dev/null", O_RDONLY | O_CLOEXEC), STDIN_FILENO);
     dup2(out_pipe.write.get(), STDOUT_FILENO);

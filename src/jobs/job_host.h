@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,12 +23,21 @@
 
 namespace grove {
 
+// The CPUs a rank is bound to (--bind-to), and how to say so.
+struct RankCpus {
+  std::vector<int> cpus;
+  std::string description;  // "core 1 (cpus 1)"
+};
+
 struct JobHostHooks {
   // Extra environment for one rank (the PMIx server's, Open MPI's); an Error
   // fails that rank's start.
   std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
   // The rank's process exists (pid) and has not exec'd yet.
   std::function<void(const JobSpec&, std::uint32_t rank, pid_t pid)> rank_started;
+  // Where the rank is bound; nothing: it runs on every CPU its daemon was
+  // given. An Error fails that rank's start.
+  std::function<Result<std::optional<RankCpus>>(const JobSpec&, std::uint32_t rank)> rank_cpus;
   // That process has been waited for: its pid may be reused.
   std::function<void(std::uint32_t job, std::uint32_t rank)> rank_reaped;
   std::function<void(const JobOutput&)> on_output;

@@ -116,20 +116,36 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
   spec.node_slots = map.node_slots;
   spec.map_by = map_policy_text(request.policy);
   spec.stdin_rank = parent != nullptr ? JobSpec::kStdinNone : request.stdin_rank;
+  spec.bind_to = request.bind_to;
+  spec.report_bindings = request.report_bindings;
   if (parent != nullptr) {
     spec.parent_nspace = parent->spec.nspace;
     spec.parent_rank = parent_rank;
     job->parent = parent->id;
     parent->children.insert(job->id);
   }
-  job->events({{"ok", true},
-               {"event", "started"},
-               {"job", job->id},
-               {"nspace", spec.nspace},
-               {"np", request.np()},
-               {"daemons", map.daemons},
-               {"oversubscribed", map.oversubscribed}},
-              false);
+  nlohmann::json started{{"ok", true},
+                         {"event", "started"},
+                         {"job", job->id},
+                         {"nspace", spec.nspace},
+                         {"np", request.np()},
+                         {"daemons", map.daemons},
+                         {"oversubscribed", map.oversubscribed}};
+  if (request.display_map) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (std::size_t node = 0; node < map.daemons.size(); ++node) {
+      nlohmann::json ranks = nlohmann::json::array();
+      for (const RankPlacement& rank : map.ranks) {
+        if (rank.node_id == node) ranks.push_back(rank.rank);
+      }
+      nodes.push_back({{"daemon", map.daemons[node]},
+                       {"host", spec.hostnames[node]},
+                       {"slots", map.node_slots[node]},
+                       {"ranks", ranks}});
+    }
+    started["map"] = {{"map_by", spec.map_by}, {"bind_to", spec.bind_to}, {"nodes", nodes}};
+  }
+  job->events(started, false);
   log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons%s", job->id, spec.nspace.c_str(),
                request.np(), map.daemons.size(),
                parent != nullptr ? (", spawned by " + spec.parent_nspace).c_str() : "");

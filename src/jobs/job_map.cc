@@ -91,12 +91,16 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     if (spec.policy == MapPolicy::ppr) node_slots = std::max(node_slots, spec.per_node);
     map.node_slots.push_back(node_slots);
   }
+  std::map<Vpid, std::string> host_of;
+  for (const MapDaemon& daemon : daemons)
+    host_of[daemon.vpid] = daemon.hostname;
+  std::map<std::string, std::uint32_t> host_count;
   for (std::uint32_t rank = 0; rank < np; ++rank) {
     Vpid vpid = owner[rank];
     auto node = static_cast<std::uint32_t>(
         std::lower_bound(map.daemons.begin(), map.daemons.end(), vpid) - map.daemons.begin());
     std::uint16_t local = local_count[vpid]++;
-    map.ranks.push_back(RankPlacement{rank, vpid, local, local, node});
+    map.ranks.push_back(RankPlacement{rank, vpid, local, local, node, host_count[host_of[vpid]]++});
   }
   return map;
 }

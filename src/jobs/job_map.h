@@ -37,10 +37,13 @@ struct RankPlacement {
   std::uint16_t local_rank = 0;  // among the job's ranks on that daemon
   std::uint16_t node_rank = 0;   // the same: one daemon per node
   std::uint32_t node_id = 0;     // index of the daemon among the job's daemons
+  // Among the job's ranks on daemons of the same host name (daemons sharing a
+  // host count as one): where --bind-to places it.
+  std::uint32_t host_rank = 0;
 
   static constexpr const char* wire_name = "rank placement";
   static auto wire_fields(auto& m) {
-    return std::tie(m.rank, m.daemon, m.local_rank, m.node_rank, m.node_id);
+    return std::tie(m.rank, m.daemon, m.local_rank, m.node_rank, m.node_id, m.host_rank);
   }
 };
 

@@ -51,11 +51,15 @@ struct JobSpec {
   // or kStdinNone, kStdinAll.
   std::int64_t stdin_rank = kStdinNone;
   static constexpr std::int64_t kStdinNone = -1, kStdinAll = -2;
+  // --bind-to: none, core, hwthread or socket; --report-bindings.
+  std::string bind_to = "none";
+  bool report_bindings = false;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
-                    m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank);
+                    m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank, m.bind_to,
+                    m.report_bindings);
   }
   // Whether `rank` reads the job's stdin.
   bool reads_stdin(std::uint32_t rank) const {

@@ -24,6 +24,9 @@ struct JobRequest {
   std::uint32_t timeout_s = 0;  // 0: none
   // Which ranks read grove run's stdin (JobSpec::stdin_rank).
   std::int64_t stdin_rank = JobSpec::kStdinNone;
+  std::string bind_to = "none";  // JobSpec::bind_to
+  bool report_bindings = false;
+  bool display_map = false;  // the started event carries the map
   // Runtime parameters the caller set for this run (name, canonical value):
   // none applies to one job, so each must be what the DVM already runs with.
   std::vector<std::pair<std::string, std::string>> runtime_params;

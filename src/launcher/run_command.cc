@@ -36,6 +36,10 @@ struct RunOptions {
   std::string map_by = "slot";
   OutputOptions output;
   std::string stdin_target = "0";  // all, none or a rank
+  std::uint32_t npernode = 0;      // --npernode N: --map-by ppr:N:node
+  std::string bind_to = "none";
+  bool report_bindings = false;
+  bool display_map = false;
   bool verbose_to_terminal = false;
   std::uint32_t timeout_s = 0;
   std::vector<std::string> exports;   // -x VAR or VAR=value
@@ -82,6 +86,23 @@ Result<std::vector<std::string>> exported_environment(const std::vector<std::str
   }
   env.insert(env.end(), settings.begin(), settings.end());
   return env;
+}
+
+// --display-map: which daemon runs which ranks, before any output.
+void print_map(const nlohmann::json& event, std::uint32_t job) {
+  const nlohmann::json& map = event["map"];
+  std::fprintf(stderr, "grove: job %u: %u ranks on %zu daemons (--map-by %s, --bind-to %s)\n", job,
+               event.value("np", 0u), map["nodes"].size(),
+               map.value("map_by", std::string()).c_str(),
+               map.value("bind_to", std::string()).c_str());
+  for (const auto& node : map["nodes"]) {
+    std::string ranks;
+    for (const auto& rank : node["ranks"])
+      ranks += (ranks.empty() ? "" : " ") + std::to_string(rank.get<std::uint32_t>());
+    std::fprintf(stderr, "grove:   daemon %u (%s, %u slots): ranks %s\n",
+                 node["daemon"].get<unsigned>(), node["host"].get<std::string>().c_str(),
+                 node["slots"].get<unsigned>(), ranks.c_str());
+  }
 }
 
 // The runtime parameters this command was given (--mca, --param-file):
@@ -185,7 +206,12 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"map_by", options.map_by},
                          {"timeout", options.timeout_s},
                          {"params", given_params(context.params)},
-                         {"stdin", stdin_target}};
+                         {"stdin", stdin_target},
+                         {"bind_to", options.bind_to},
+                         {"report_bindings", options.report_bindings},
+                         {"display_map", options.display_map}};
+  if (options.npernode != 0)
+    request["map_by"] = "ppr:" + std::to_string(options.npernode) + ":node";
 
   // Ctrl-C kills the job (through the controller); the job's end then ends us.
   std::atomic<std::uint32_t> job{0};
@@ -212,6 +238,7 @@ int run_job(CliContext& context, const RunOptions& options) {
     if (kind == "started") {
       job = event.value("job", 0u);
       if (stdin_target != "none") input.start(socket_path, job.load());
+      if (event.contains("map")) print_map(event, job.load());
       if (event.value("oversubscribed", false)) {
         std::fprintf(stderr, "grove: note: %u ranks exceed the DVM's slots (oversubscribed)\n",
                      options.np);
@@ -326,6 +353,20 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->add_flag("--verbose-to-terminal", options->verbose_to_terminal,
                     "The log of the DVM started for this job (verbose lines, errors) comes to "
                     "this terminal too");
+  command
+      ->add_option("--npernode", options->npernode, "N ranks on every daemon (--map-by ppr:N:node)")
+      ->check(CLI::Range(1u, 65535u))
+      ->excludes("--map-by");
+  command
+      ->add_option("--bind-to", options->bind_to,
+                   "Bind each rank to a core, hwthread or socket of its host, round robin (or "
+                   "none)")
+      ->check(CLI::IsMember({"none", "core", "hwthread", "socket"}))
+      ->capture_default_str();
+  command->add_flag("--report-bindings", options->report_bindings,
+                    "Each rank's daemon says where it is bound (on the rank's stderr)");
+  command->add_flag("--display-map", options->display_map,
+                    "Print which daemon runs which ranks before the job's output");
   command
       ->add_option("--stdin", options->stdin_target,
                    "Which ranks read this command's stdin: a rank, all or none (the others "

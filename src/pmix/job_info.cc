@@ -1,5 +1,6 @@
 #include "pmix/job_info.h"
 
+#include <hwloc.h>
 #include <pmix_server.h>
 
 #include <algorithm>
@@ -20,6 +21,25 @@ struct NodeRanks {
   std::uint32_t node_id = 0;
   std::vector<std::uint32_t> ranks;
 };
+
+// libpmix's description of where CPUs `cpu_list` sit in this node's
+// topology (PMIX_LOCALITY_STRING), which Open MPI compares between peers;
+// empty if it cannot say.
+std::string locality_of(const std::string& cpu_list) {
+  std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)> set(hwloc_bitmap_alloc(),
+                                                                hwloc_bitmap_free);
+  if (!set || hwloc_bitmap_list_sscanf(set.get(), cpu_list.c_str()) != 0) return "";
+  pmix_cpuset_t cpuset{};
+  cpuset.source = const_cast<char*>("hwloc");
+  cpuset.bitmap = set.get();
+  char* locality = nullptr;
+  if (PMIx_server_generate_locality_string(&cpuset, &locality) != PMIX_SUCCESS ||
+      locality == nullptr) {
+    return "";
+  }
+  MallocText owned(locality);
+  return owned.get();
+}
 
 std::vector<NodeRanks> ranks_by_node(const PmixJob& job) {
   std::vector<std::vector<std::uint32_t>> per_node(job.node_hostnames.size());
@@ -172,6 +192,11 @@ Status add_proc_arrays(const PmixJob& job, const std::vector<std::uint32_t>& loc
     if (local && !job.nsdir.empty()) {
       entry.add_string(PMIX_PROCDIR, job.nsdir + "/" + std::to_string(proc.rank));
     }
+    if (local && !proc.cpuset.empty()) {
+      entry.add_string(PMIX_CPUSET, proc.cpuset);
+      if (std::string locality = locality_of(proc.cpuset); !locality.empty())
+        entry.add_string(PMIX_LOCALITY_STRING, locality);
+    }
     Result<InfoArray> array = entry.take_array();
     if (!array) return array.error();
     list.add_array(PMIX_PROC_INFO_ARRAY, *array);
@@ -246,7 +271,7 @@ Result<InfoArray> build_job_info(const PmixJob& job,
     list.add_string(PMIX_MAPBY, job.map_by);
     list.add_string(PMIX_RANKBY, job.map_by);  // ranks follow the mapping
   }
-  list.add_string(PMIX_BINDTO, "none");          // grove does not bind ranks (yet)
+  list.add_string(PMIX_BINDTO, job.bind_to);
   list.add_bool(PMIX_HOSTNAME_KEEP_FQDN, true);  // node names are kept as daemons report them
   // Where Open MPI keeps its session files: under grove's, cleaned with it.
   if (!job.tmpdir.empty()) list.add_string(PMIX_TMPDIR, job.tmpdir);

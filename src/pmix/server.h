@@ -83,6 +83,9 @@ struct PmixProcPlacement {
   std::uint16_t local_rank = 0;   // index among the job's ranks on its node
   std::uint16_t node_rank = 0;    // index among all jobs' ranks on its node
   std::uint32_t node_id = 0;      // index into PmixJob::node_hostnames
+  // Its CPUs ("0-1") when bound and on this node: PMIX_CPUSET and its
+  // PMIX_LOCALITY_STRING; empty: not bound, or elsewhere.
+  std::string cpuset;
 };
 
 // A job as one daemon registers it. Every daemon hosting a rank registers the
@@ -107,6 +110,7 @@ struct PmixJob {
   std::string nsdir;                    // PMIX_NSDIR: the job's directory under it; each local
                                         // rank's PMIX_PROCDIR is nsdir/RANK (made by the host)
   std::string map_by;                   // PMIX_MAPBY and PMIX_RANKBY
+  std::string bind_to = "none";         // PMIX_BINDTO
   std::vector<PmixApp> apps;            // their sizes add up to size; empty: one app
   std::uint64_t avail_phys_memory = 0;  // PMIX_AVAIL_PHYS_MEMORY (bytes; 0: not known)
   std::string parent_nspace;            // the rank that spawned the job (PMIX_PARENT_ID);

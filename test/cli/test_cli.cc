@@ -201,7 +201,7 @@ TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
 }
 
 TEST_CASE("grove run refuses an unknown option instead of running it as the program", "[cli]") {
-  for (const std::string option : {"--bind-to", "--host", "-l"}) {
+  for (const std::string option : {"--bind-too", "--host", "-l"}) {
     auto result = run_grove({"run", option, "x", "-n", "1", "pwd"});
     INFO(option);
     CHECK(result.exit_code == 1);
@@ -209,7 +209,7 @@ TEST_CASE("grove run refuses an unknown option instead of running it as the prog
     CHECK_THAT(result.err, Catch::Contains("grove run --help"));
   }
   // After the program, options are the program's own.
-  auto after = run_grove({"run", "--np", "0", "sh", "--bind-to"});
+  auto after = run_grove({"run", "--np", "0", "sh", "--bind-too"});
   CHECK(after.exit_code != 0);
   CHECK_THAT(after.err, Catch::Contains("--np"));
   CHECK_THAT(after.err, !Catch::Contains("unknown option"));

@@ -52,7 +52,7 @@ const std::set<std::string> kAbsentUnderGrove = {
     // every rank's own PMIX_HOSTNAME is there.
     "node pmix.hname",
     "node pmix.ndosub",    // only on oversubscribed nodes (tested elsewhere)
-    "self pmix.cpuset",    // only for bound ranks: grove does not bind
+    "self pmix.cpuset",    // only for bound ranks (--bind-to; test_run_binding.cc)
     "self pmix.locstr",    // the same
     "self pmix.dev.dist",  // only with devices PRRTE was told to measure
     "self pmix.parent",    // only in jobs spawned from another (issue 19)

@@ -1,0 +1,87 @@
+// --bind-to, --report-bindings, --display-map and --npernode as a user runs
+// them: where the kernel lets each rank run, what PMIx tells it, what the
+// CLI prints.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "dvm_harness.h"
+
+using namespace grove::test;
+
+namespace {
+
+// "R value" lines of a job's output, by rank.
+std::map<int, std::string> by_rank(const std::string& out, const std::regex& line) {
+  std::map<int, std::string> found;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
+       ++it) {
+    found[std::stoi((*it)[1])] = (*it)[2];
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("--bind-to core binds each rank to a core of its host, round robin across daemons",
+          "[run]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  RunResult job = dvm.grove({"run", "-n", "2", "--map-by", "node", "--bind-to", "core",
+                             "--report-bindings", "--display-map", "sh", "-c",
+                             "echo \"$PMIX_RANK $(grep Cpus_allowed_list /proc/self/status | cut "
+                             "-f2)\""});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  const auto allowed = by_rank(job.out, std::regex(R"((\d+) ([0-9,-]+)\n)"));
+  const auto reported = by_rank(
+      job.err, std::regex(R"(grove: rank (\d+) bound to core \d+ \(cpus ([0-9,-]+)\)[^\n]*\n)"));
+  REQUIRE(allowed.size() == 2);
+  CHECK(allowed == reported);  // what it says is what the kernel enforces
+  // Two daemons of one host: their ranks are the host's ranks 0 and 1, on
+  // different cores when there are two (this machine has at least two).
+  CHECK(allowed.at(0) != allowed.at(1));
+  CHECK_THAT(job.err, Catch::Contains("grove: job 1: 2 ranks on 2 daemons (--map-by node, "
+                                      "--bind-to core)"));
+  CHECK_THAT(job.err, Catch::Contains("grove:   daemon 0 (") && Catch::Contains("): ranks 0\n") &&
+                          Catch::Contains("): ranks 1\n"));
+
+  // Unbound, a rank may run wherever the job's caller may.
+  RunResult unbound =
+      dvm.grove({"run", "-n", "1", "sh", "-c",
+                 "echo \"$PMIX_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)\""});
+  REQUIRE(unbound.exit_code == 0);
+  CHECK(by_rank(unbound.out, std::regex(R"((\d+) ([0-9,-]+)\n)")).at(0) != allowed.at(0));
+  CHECK(unbound.err.find("bound to") == std::string::npos);
+}
+
+TEST_CASE("a bound rank learns its cpuset and locality through PMIx", "[run]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  RunResult job = dvm.grove({"run", "-n", "2", "--npernode", "1", "--bind-to", "hwthread",
+                             "--report-bindings", binary_from_env("GROVE_PMIX_KEY_DUMP")});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  const auto cpusets =
+      by_rank(job.out, std::regex(R"(rank (\d+): self pmix\.cpuset = ([^\n]+)\n)"));
+  const auto reported = by_rank(
+      job.err, std::regex(R"(grove: rank (\d+) bound to hwthread \d+ \(cpus ([0-9,-]+)\)\n)"));
+  REQUIRE(cpusets.size() == 2);
+  CHECK(cpusets == reported);
+  CHECK(count_occurrences(job.out, "self pmix.locstr = ") == 2);
+  CHECK(count_occurrences(job.out, "job pmix.bindto = hwthread") == 2);
+  CHECK(count_occurrences(job.out, "job pmix.mapby = ppr:1:node") == 2);
+}
+
+TEST_CASE("binding and mapping options refuse what they cannot do", "[run]") {
+  Dvm dvm(1);
+  REQUIRE(dvm.ready());
+  RunResult both = dvm.grove({"run", "-n", "1", "--npernode", "1", "--map-by", "node", "true"});
+  CHECK(both.exit_code != 0);
+  CHECK_THAT(both.err, Catch::Contains("excludes"));
+  RunResult bad = dvm.grove({"run", "-n", "1", "--bind-to", "numa", "true"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--bind-to"));
+}
