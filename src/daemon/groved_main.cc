@@ -22,6 +22,7 @@
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
 #include "util/cpu_binding.h"
+#include "util/man_page.h"
 #include "util/param_sources.h"
 #include "util/process_limits.h"
 #include "util/standard_params.h"
@@ -72,6 +73,17 @@ int main(int argc, char** argv) {
       ->type_size(2)
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // The manual page, written from the options above (meson installs it).
+  if (argc == 2 && std::string(argv[1]) == "--man-page") {
+    const std::string version = grove::version_text("groved");
+    std::fputs(grove::man_page_for_app(app,
+                                       {"groved", 8, "the grove daemon, one per node of a DVM",
+                                        version.substr(0, version.find('\n'))},
+                                       "grove(1), grove-mca-params(7)")
+                   .c_str(),
+               stdout);
+    return 0;
+  }
   CLI11_PARSE(app, argc, argv);
   grove::raise_open_file_limit();
 

@@ -4,6 +4,7 @@
 #include "daemon/versions.h"
 #include "launcher/cli_context.h"
 #include "launcher/commands.h"
+#include "util/man_page.h"
 #include "util/standard_params.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,29 @@ int main(int argc, char** argv) {
   grove::add_job_commands(app, context);
   app.footer("Run 'grove <command> --help' for a command's options. Parameters: 'grove info'.");
 
+  // Manual pages and completion, written from the commands above (meson
+  // installs what these print).
+  if (argc == 3 && std::string(argv[1]) == "--man-page") {
+    const std::string version = grove::version_text("grove");
+    const grove::ManPageHeader header{
+        std::string(argv[2]) == "mca-params" ? "grove-mca-params" : "grove",
+        std::string(argv[2]) == "mca-params" ? 7 : 1,
+        std::string(argv[2]) == "mca-params"
+            ? "the runtime parameters of grove"
+            : "launch parallel jobs on a distributed virtual machine",
+        version.substr(0, version.find('\n'))};
+    if (header.section == 7) {
+      std::fputs(grove::man_page_for_params(context.params, header).c_str(), stdout);
+    } else {
+      std::fputs(grove::man_page_for_app(app, header, "groved(8), grove-mca-params(7)").c_str(),
+                 stdout);
+    }
+    return 0;
+  }
+  if (argc == 3 && std::string(argv[1]) == "--completion" && std::string(argv[2]) == "bash") {
+    std::fputs(grove::bash_completion_for_app(app).c_str(), stdout);
+    return 0;
+  }
   // `grove run`'s options are checked before CLI11 sees them: everything from
   // the program on is the program's, so an unknown option would silently
   // become it.
