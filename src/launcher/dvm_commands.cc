@@ -15,6 +15,7 @@
 
 #include "daemon/controller.h"
 #include "daemon/host_info.h"
+#include "launcher/bench_plot.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
 #include "launcher/log_tee.h"
@@ -367,7 +368,7 @@ int status_dvm(const std::string& selector, bool json, bool tree) {
 }
 
 int bench_dvm(const std::string& selector, const std::string& kind, const std::string& size_text,
-              std::uint64_t count, bool json) {
+              std::uint64_t count, bool json, const std::string& plot) {
   auto size = parse_size(size_text);
   if (!size) {
     print_cli_error("--size '" + size_text + "': expected a byte count such as 33, 10KB or 1M");
@@ -380,12 +381,23 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
     print_cli_error(reply.error().message);
     return 1;
   }
+  std::string what = kind == "release" ? "release of " + format_bytes(static_cast<double>(*size))
+                                       : std::string("barrier");
+  if (!plot.empty()) {
+    const std::string title = what + " x " + std::to_string(count) + " on " +
+                              std::to_string((*reply)["daemons"].get<int>()) + " daemons";
+    if (Status drawn = plot_spans((*reply)["spans_us"].get<std::vector<double>>(),
+                                  (*reply)["median_us"].get<double>(),
+                                  (*reply)["p99_us"].get<double>(), title, plot);
+        !drawn) {
+      print_cli_error(drawn.error().message);
+      return 1;
+    }
+  }
   if (json) {
     std::cout << reply->dump(2) << "\n";
     return 0;
   }
-  std::string what = kind == "release" ? "release of " + format_bytes(static_cast<double>(*size))
-                                       : std::string("barrier");
   std::printf("%s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n", what.c_str(),
               static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
               (*reply)["radix"].get<int>(), (*reply)["radix2"].get<int>(),
@@ -462,6 +474,7 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
     std::string size = "33";
     std::uint64_t count = 10;
     bool json = false;
+    std::string plot;
   };
   auto bench = std::make_shared<BenchOptions>();
   CLI::App* bench_command =
@@ -477,8 +490,13 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}))
       ->capture_default_str();
   bench_command->add_flag("--json", bench->json, "Print JSON with every span");
+  bench_command
+      ->add_option("--plot", bench->plot,
+                   "Draw every span, the median and p99 into FILE.png (needs gnuplot)")
+      ->type_name("FILE");
   context.actions[bench_command] = [bench] {
-    return bench_dvm(bench->selector, bench->kind, bench->size, bench->count, bench->json);
+    return bench_dvm(bench->selector, bench->kind, bench->size, bench->count, bench->json,
+                     bench->plot);
   };
 }
 

@@ -1,0 +1,61 @@
+#include "launcher/bench_plot.h"
+
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "util/text.h"
+
+namespace grove {
+
+Status plot_spans(const std::vector<double>& spans_us, double median_us, double p99_us,
+                  const std::string& title, const std::string& png_path) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    return Error{"--plot needs gnuplot (Debian: apt-get install gnuplot-nox)"};
+  }
+  const std::filesystem::path target = std::filesystem::absolute(png_path);
+  // Checked here: a gnuplot that cannot open its output draws on stdout.
+  if (std::FILE* probe = std::fopen(target.c_str(), "w"); probe != nullptr) {
+    std::fclose(probe);
+  } else {
+    return Error{"--plot: cannot write " + target.string() + " (" + std::strerror(errno) + ")"};
+  }
+  std::FILE* gnuplot = popen("gnuplot >/dev/null", "w");
+  if (gnuplot == nullptr) return Error{"--plot: cannot run gnuplot"};
+  // Quotes cannot end a gnuplot string early: the title and path are ours
+  // or the user's own file name, escaped for a double-quoted string.
+  auto quoted = [](const std::string& text) {
+    std::string out = "\"";
+    for (char c : text)
+      out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return out + "\"";
+  };
+  std::fprintf(gnuplot,
+               "set terminal png size 900,500\n"
+               "set output %s\n"
+               "set title %s\n"
+               "set xlabel 'collective'\n"
+               "set ylabel 'started to completed (us)'\n"
+               "set key top right\n"
+               "$spans << EOD\n",
+               quoted(target.string()).c_str(), quoted(title).c_str());
+  for (std::size_t at = 0; at < spans_us.size(); ++at)
+    std::fprintf(gnuplot, "%zu %.3f\n", at + 1, spans_us[at]);
+  std::fprintf(gnuplot,
+               "EOD\n"
+               "plot $spans using 1:2 with points pt 7 ps 0.5 title 'span', "
+               "%.3f with lines lw 2 title 'median %.1f us', "
+               "%.3f with lines dt 2 title 'p99 %.1f us'\n",
+               median_us, median_us, p99_us, p99_us);
+  const int status = pclose(gnuplot);
+  std::error_code error;
+  if (status != 0 || std::filesystem::file_size(target, error) == 0 || error) {
+    return Error{"--plot: gnuplot could not write " + target.string()};
+  }
+  return ok_status();
+}
+
+}  // namespace grove
