@@ -33,10 +33,12 @@ struct DaemonReport {
   // Its hwloc topology came from the controller's export (a daemon on the
   // controller's host), not from discovering the host itself.
   bool topology_imported = false;
+  std::uint32_t packages = 1;  // sockets, for --map-by ppr:N:socket
 
   static constexpr const char* wire_name = "report";
   static auto wire_fields(auto& m) {
-    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid, m.topology_imported);
+    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid, m.topology_imported,
+                    m.packages);
   }
 };
 

@@ -181,8 +181,8 @@ Status Controller::start() {
     std::vector<MapDaemon> living;
     for (const auto& daemon : daemons_) {
       if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
-        living.push_back(
-            MapDaemon{daemon.vpid, daemon.slots.value_or(daemon.cores), daemon.hostname});
+        living.push_back(MapDaemon{daemon.vpid, daemon.slots.value_or(daemon.cores),
+                                   daemon.hostname, daemon.packages});
       }
     }
     return living;
@@ -371,6 +371,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   record.hostname = report.hostname;
   record.host_pid = static_cast<int>(report.pid);
   record.cores = report.cores;
+  record.packages = std::max<std::uint32_t>(1, report.packages);
   record.topology_imported = report.topology_imported;
   // The welcome tells a daemon started over ssh that it may start its own
   // children (tree spawn) and free its launcher's slot.
@@ -387,7 +388,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   for (const auto& daemon : daemons_) {
     table.daemons.push_back(DaemonReport{daemon.vpid, daemon.endpoint, daemon.hostname,
                                          daemon.cores, static_cast<std::uint32_t>(daemon.host_pid),
-                                         daemon.topology_imported});
+                                         daemon.topology_imported, daemon.packages});
   }
   endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(table));
 }

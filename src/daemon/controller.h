@@ -58,6 +58,7 @@ struct DaemonRecord {
   std::optional<std::uint32_t> slots;  // from the host list; else its cores
   bool holds_ranks = true;
   std::uint32_t cores = 0;
+  std::uint32_t packages = 1;
   bool topology_imported = false;  // see DaemonReport
   std::string endpoint;
   DaemonStateKind state = DaemonStateKind::launching;

@@ -62,6 +62,7 @@ Status Controller::launch_daemons() {
     launched = launch_local_daemons();
   }
   daemons_[kControllerVpid].cores = topology_->core_count();
+  daemons_[kControllerVpid].packages = topology_->package_count();
   return launched;
 }
 

@@ -68,7 +68,8 @@ int DaemonNode::run() {
                       local_hostname(),
                       topology_->core_count(),
                       static_cast<std::uint32_t>(getpid()),
-                      topology_->imported()};
+                      topology_->imported(),
+                      topology_->package_count()};
   runtime_->send_control(kControllerVpid, daemon_tags::report, encode(report));
   log_.verbose("daemon", 1, "listening on %s, reported to %s", endpoint->to_string().c_str(),
                options_.controller.to_string().c_str());

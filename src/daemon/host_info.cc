@@ -83,6 +83,8 @@ std::unique_ptr<HostTopology> HostTopology::load(const std::string& xml_file) {
   int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
   if (cores <= 0) cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
   if (cores > 0) host->cores_ = static_cast<std::uint32_t>(cores);
+  const int packages = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PACKAGE);
+  if (packages > 0) host->packages_ = static_cast<std::uint32_t>(packages);
   return host;
 }
 

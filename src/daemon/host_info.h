@@ -30,6 +30,8 @@ class HostTopology {
 
   // Physical cores (at least 1; processing units where hwloc sees no cores).
   std::uint32_t core_count() const { return cores_; }
+  // Packages (sockets), at least 1.
+  std::uint32_t package_count() const { return packages_; }
   // For PMIx_server_init; lives as long as this object.
   hwloc_topology* handle() const { return topology_; }
   // Whether load() imported it rather than discovering it.
@@ -43,6 +45,7 @@ class HostTopology {
   HostTopology() = default;
   hwloc_topology* topology_ = nullptr;
   std::uint32_t cores_ = 1;
+  std::uint32_t packages_ = 1;
   bool imported_ = false;
 };
 

@@ -11,15 +11,19 @@ Result<MapSpec> parse_map_policy(const std::string& text) {
   if (text == "slot" || text == "core") return MapSpec{MapPolicy::slot, 0};
   if (text == "node") return MapSpec{MapPolicy::node, 0};
   const std::string prefix = "ppr:";
-  const std::string suffix = ":node";
-  if (text.size() > prefix.size() + suffix.size() && text.rfind(prefix, 0) == 0 &&
-      text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    auto count = parse_int(text.substr(prefix.size(), text.size() - prefix.size() - suffix.size()));
-    if (count && *count >= 1 && *count <= 65535) {
-      return MapSpec{MapPolicy::ppr, static_cast<std::uint32_t>(*count)};
+  for (const auto& [suffix, policy] : {std::pair<std::string, MapPolicy>{":node", MapPolicy::ppr},
+                                       {":socket", MapPolicy::ppr_socket}}) {
+    if (text.size() > prefix.size() + suffix.size() && text.rfind(prefix, 0) == 0 &&
+        text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      auto count =
+          parse_int(text.substr(prefix.size(), text.size() - prefix.size() - suffix.size()));
+      if (count && *count >= 1 && *count <= 65535) {
+        return MapSpec{policy, static_cast<std::uint32_t>(*count)};
+      }
     }
   }
-  return Error{"--map-by '" + text + "': expected slot, node or ppr:N:node (N from 1 to 65535)"};
+  return Error{"--map-by '" + text +
+               "': expected slot, node, ppr:N:node or ppr:N:socket (N from 1 to 65535)"};
 }
 
 std::string map_policy_text(MapSpec spec) {
@@ -30,6 +34,8 @@ std::string map_policy_text(MapSpec spec) {
       return "node";
     case MapPolicy::ppr:
       return "ppr:" + std::to_string(spec.per_node) + ":node";
+    case MapPolicy::ppr_socket:
+      return "ppr:" + std::to_string(spec.per_node) + ":socket";
   }
   return "slot";
 }
@@ -45,6 +51,20 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
                    " daemons; -n is " + std::to_string(np)};
     }
   }
+  // ppr:N:socket: N for every socket of a daemon's host.
+  auto socket_room = [&](const MapDaemon& daemon) {
+    return std::uint64_t{spec.per_node} * std::max<std::uint32_t>(1, daemon.sockets);
+  };
+  if (spec.policy == MapPolicy::ppr_socket) {
+    std::uint64_t room = 0;
+    for (const auto& daemon : daemons)
+      room += socket_room(daemon);
+    if (np > room) {
+      return Error{"--map-by ppr:" + std::to_string(spec.per_node) + ":socket places at most " +
+                   std::to_string(room) + " ranks on the sockets of " +
+                   std::to_string(daemons.size()) + " daemons; -n is " + std::to_string(np)};
+    }
+  }
   std::uint64_t slots = 0;
   for (const auto& daemon : daemons)
     slots += std::max<std::uint32_t>(1, daemon.slots);
@@ -58,6 +78,13 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     map.oversubscribed = false;  // the user asked for N per node, whatever the slots
     for (std::uint32_t rank = 0; rank < np; ++rank)
       owner[rank] = daemons[rank / spec.per_node].vpid;
+  } else if (spec.policy == MapPolicy::ppr_socket) {
+    map.oversubscribed = false;  // as for ppr:N:node
+    std::uint32_t rank = 0;
+    for (std::size_t i = 0; i < daemons.size() && rank < np; ++i) {
+      for (std::uint64_t n = 0; n < socket_room(daemons[i]) && rank < np; ++n)
+        owner[rank++] = daemons[i].vpid;
+    }
   } else {
     // Fill every daemon's slots in vpid order; ranks beyond the slots go one
     // per daemon in turn. Each daemon's ranks are contiguous.
@@ -89,6 +116,9 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     std::uint32_t node_slots = std::max<std::uint32_t>(1, daemon->slots);
     // ppr: the user asked for N per node, whatever the slots.
     if (spec.policy == MapPolicy::ppr) node_slots = std::max(node_slots, spec.per_node);
+    if (spec.policy == MapPolicy::ppr_socket)
+      node_slots =
+          std::max<std::uint32_t>(node_slots, static_cast<std::uint32_t>(socket_room(*daemon)));
     map.node_slots.push_back(node_slots);
   }
   std::map<Vpid, std::string> host_of;

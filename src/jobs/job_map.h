@@ -13,9 +13,10 @@
 namespace grove {
 
 enum class MapPolicy : std::uint8_t {
-  slot,  // fill each daemon's slots in vpid order, then the next daemon
-  node,  // one rank per daemon in turn
-  ppr,   // exactly N ranks per daemon (ppr:N:node), in vpid order
+  slot,        // fill each daemon's slots in vpid order, then the next daemon
+  node,        // one rank per daemon in turn
+  ppr,         // exactly N ranks per daemon (ppr:N:node), in vpid order
+  ppr_socket,  // N ranks per socket of each daemon's host (ppr:N:socket), in vpid order
 };
 
 // A policy and, for ppr, its N.
@@ -29,6 +30,7 @@ struct MapDaemon {
   Vpid vpid = 0;
   std::uint32_t slots = 1;
   std::string hostname;
+  std::uint32_t sockets = 1;
 };
 
 struct RankPlacement {
@@ -56,7 +58,7 @@ struct JobMap {
   bool oversubscribed = false;  // more ranks than slots
 };
 
-// slot (or core), node, or ppr:N:node.
+// slot (or core), node, ppr:N:node or ppr:N:socket.
 Result<MapSpec> parse_map_policy(const std::string& text);
 // The policy as parse_map_policy reads it ("slot", "node", "ppr:4:node").
 std::string map_policy_text(MapSpec spec);

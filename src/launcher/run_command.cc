@@ -316,8 +316,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->required()
       ->check(CLI::Range(1u, 1u << 22));
   command
-      ->add_option("--map-by", options->map_by,
-                   "slot (fill each daemon's slots), node (round robin) or ppr:N:node")
+      ->add_option(
+          "--map-by", options->map_by,
+          "slot or core (fill each daemon's slots), node (round robin), ppr:N:node or ppr:N:socket")
       ->check([](const std::string& text) {
         auto spec = parse_map_policy(text);
         return spec ? std::string() : spec.error().message;

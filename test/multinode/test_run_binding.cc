@@ -81,6 +81,13 @@ TEST_CASE("binding and mapping options refuse what they cannot do", "[run]") {
   RunResult both = dvm.grove({"run", "-n", "1", "--npernode", "1", "--map-by", "node", "true"});
   CHECK(both.exit_code != 0);
   CHECK_THAT(both.err, Catch::Contains("excludes"));
+  RunResult per_socket =
+      dvm.grove({"run", "-n", "1", "--map-by", "ppr:1:socket", "--display-map", "true"});
+  CHECK(per_socket.exit_code == 0);
+  CHECK_THAT(per_socket.err, Catch::Contains("(--map-by ppr:1:socket, --bind-to none)"));
+  RunResult beyond = dvm.grove({"run", "-n", "64", "--map-by", "ppr:1:socket", "true"});
+  CHECK(beyond.exit_code == 1);
+  CHECK_THAT(beyond.err, Catch::Contains("ranks on the sockets of 1 daemons; -n is 64"));
   RunResult bad = dvm.grove({"run", "-n", "1", "--bind-to", "numa", "true"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("--bind-to"));

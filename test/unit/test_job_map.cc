@@ -1,4 +1,4 @@
-// Where a job's ranks go: slot, node and ppr:N:node mapping.
+// Where a job's ranks go: slot, node, ppr:N:node and ppr:N:socket mapping.
 #include <catch2/catch.hpp>
 
 #include "jobs/job_map.h"
@@ -15,12 +15,14 @@ std::vector<Vpid> owners(const JobMap& map) {
 const std::vector<MapDaemon> kDaemons = {{0, 2, "a"}, {1, 2, "b"}, {2, 2, "c"}};
 }  // namespace
 
-TEST_CASE("map-by parses slot, node and ppr:N:node", "[jobs]") {
+TEST_CASE("map-by parses slot, node, ppr:N:node and ppr:N:socket", "[jobs]") {
   CHECK(*parse_map_policy("slot") == MapSpec{MapPolicy::slot, 0});
   CHECK(*parse_map_policy("core") == MapSpec{MapPolicy::slot, 0});
   CHECK(*parse_map_policy("node") == MapSpec{MapPolicy::node, 0});
   CHECK(*parse_map_policy("ppr:3:node") == MapSpec{MapPolicy::ppr, 3});
-  for (const char* bad : {"ppr", "ppr:0:node", "ppr:x:node", "ppr:2:socket", "ppr::node", "rank"}) {
+  CHECK(*parse_map_policy("ppr:2:socket") == MapSpec{MapPolicy::ppr_socket, 2});
+  CHECK(map_policy_text(MapSpec{MapPolicy::ppr_socket, 2}) == "ppr:2:socket");
+  for (const char* bad : {"ppr", "ppr:0:node", "ppr:x:node", "ppr:2:numa", "ppr::node", "rank"}) {
     INFO(bad);
     auto spec = parse_map_policy(bad);
     REQUIRE_FALSE(spec);
@@ -51,4 +53,29 @@ TEST_CASE("slot fills slots, node deals round robin, ppr puts N on each", "[jobs
   auto wrapped = map_ranks(8, kDaemons, MapSpec{});
   REQUIRE(wrapped);
   CHECK(wrapped->oversubscribed);
+}
+
+TEST_CASE("ppr:N:socket puts N ranks on every socket of each daemon's host", "[jobs]") {
+  // Daemon 1's host has two sockets, the others one.
+  const std::vector<MapDaemon> daemons = {{0, 4, "a", 1}, {1, 8, "b", 2}, {2, 4, "c", 1}};
+  auto map = map_ranks(7, daemons, MapSpec{MapPolicy::ppr_socket, 2});
+  REQUIRE(map);
+  CHECK(owners(*map) == std::vector<Vpid>{0, 0, 1, 1, 1, 1, 2});
+  CHECK_FALSE(map->oversubscribed);
+  CHECK(map->ranks[5].local_rank == 3);
+  auto over = map_ranks(9, daemons, MapSpec{MapPolicy::ppr_socket, 2});
+  REQUIRE_FALSE(over);
+  CHECK_THAT(over.error().message,
+             Catch::Contains("places at most 8 ranks on the sockets of 3 daemons; -n is 9"));
+}
+
+TEST_CASE("host ranks count a job's ranks per host name, across daemons", "[jobs]") {
+  // Daemons 0 and 1 share host "a": --bind-to counts their ranks together.
+  const std::vector<MapDaemon> daemons = {{0, 2, "a"}, {1, 2, "a"}, {2, 2, "b"}};
+  auto map = map_ranks(5, daemons, MapSpec{MapPolicy::node, 0});
+  REQUIRE(map);
+  std::vector<std::uint32_t> host_ranks;
+  for (const auto& rank : map->ranks)
+    host_ranks.push_back(rank.host_rank);
+  CHECK(host_ranks == std::vector<std::uint32_t>{0, 1, 0, 2, 3});
 }
