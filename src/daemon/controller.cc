@@ -203,8 +203,9 @@ Status Controller::start() {
   manager_hooks.send_stdin = [this](Vpid daemon, const JobStdin& input) {
     if (daemon == kControllerVpid) {
       if (rank_host_) {
+        // The answer may come as the rank host ends, after the job manager.
         rank_host_->on_stdin(input, [this](const StdinAck& ack) {
-          job_manager_->on_stdin_ack(kControllerVpid, ack);
+          if (job_manager_) job_manager_->on_stdin_ack(kControllerVpid, ack);
         });
       }
     } else if (runtime_) {
