@@ -4,8 +4,15 @@
 
 #include <cstdlib>
 #include <memory>
+#include <vector>
+
+#include "util/cpu_binding.h"
 
 namespace grove {
+
+namespace {
+using Bitmap = std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)>;
+}
 
 Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
                                                 const std::string& bind_to,
@@ -22,19 +29,29 @@ Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
   } else if (bind_to != "core") {
     return Error{"--bind-to '" + bind_to + "': expected none, core, hwthread or socket"};
   }
-  if (topology == nullptr)
+  if (topology == nullptr) {
     return Error{"--bind-to " + bind_to + ": this host's topology is unknown"};
-  const int count = hwloc_get_nbobjs_by_type(topology, type);
-  if (count <= 0) return Error{"--bind-to " + bind_to + ": this host has no " + name + " objects"};
-  hwloc_obj_t object =
-      hwloc_get_obj_by_type(topology, type, host_rank % static_cast<unsigned>(count));
-  std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)> set(hwloc_bitmap_dup(object->cpuset),
-                                                                hwloc_bitmap_free);
-  hwloc_bitmap_and(set.get(), set.get(), hwloc_topology_get_allowed_cpuset(topology));
-  if (hwloc_bitmap_iszero(set.get())) {
-    return Error{"--bind-to " + bind_to + ": " + name + " " +
-                 std::to_string(object->logical_index) + " has no CPU this host allows"};
   }
+  // Only the CPUs the daemon was given (its cgroup, taskset, srun's
+  // binding) count: an object with none of them is skipped.
+  Bitmap given(hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(topology)), hwloc_bitmap_free);
+  Bitmap mask(hwloc_bitmap_alloc(), hwloc_bitmap_free);
+  for (int cpu : given_cpus())
+    hwloc_bitmap_set(mask.get(), static_cast<unsigned>(cpu));
+  if (!hwloc_bitmap_iszero(mask.get())) hwloc_bitmap_and(given.get(), given.get(), mask.get());
+  std::vector<hwloc_obj_t> usable;
+  const int count = hwloc_get_nbobjs_by_type(topology, type);
+  for (int at = 0; at < count; ++at) {
+    hwloc_obj_t candidate = hwloc_get_obj_by_type(topology, type, static_cast<unsigned>(at));
+    if (candidate != nullptr && hwloc_bitmap_intersects(candidate->cpuset, given.get()))
+      usable.push_back(candidate);
+  }
+  if (usable.empty()) {
+    return Error{"--bind-to " + bind_to + ": this daemon was given no CPU of any " + name};
+  }
+  hwloc_obj_t object = usable[host_rank % usable.size()];
+  Bitmap set(hwloc_bitmap_dup(object->cpuset), hwloc_bitmap_free);
+  hwloc_bitmap_and(set.get(), set.get(), given.get());
   RankBinding binding;
   for (int cpu = hwloc_bitmap_first(set.get()); cpu >= 0; cpu = hwloc_bitmap_next(set.get(), cpu))
     binding.cpus.push_back(cpu);
@@ -43,7 +60,7 @@ Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
   binding.cpu_list = list != nullptr ? list : "";
   std::free(list);
   binding.what = std::string(name) + " " + std::to_string(object->logical_index);
-  binding.shared = host_rank >= static_cast<unsigned>(count);
+  binding.shared = host_rank >= usable.size();
   return std::optional<RankBinding>(std::move(binding));
 }
 

@@ -74,6 +74,10 @@ void become_plain_child(pid_t daemon) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+// What a rank's child writes on its exec pipe: an errno of exec, minus an
+// errno of chdir, or this minus an errno of binding its CPUs.
+constexpr int kBindFailed = -(1 << 20);
+
 struct Pipe {
   Fd read;
   Fd write;
@@ -168,6 +172,7 @@ struct JobHost::ForkedRank {
 
 void JobHost::launch(const JobSpec& spec) {
   nspaces_[spec.job] = spec.nspace;
+  newest_launched_ = std::max(newest_launched_, spec.job);
   if (hooks_.on_launch) hooks_.on_launch(spec);
   directories_->make(spec.job);
   // Every local rank is forked before any is let go: a rank that runs early
@@ -200,38 +205,6 @@ void JobHost::launch(const JobSpec& spec) {
   if (!early.empty()) {
     for (auto& [input, ack] : early.mapped())
       on_stdin(input, std::move(ack));
-  }
-}
-
-void JobHost::on_stdin(const JobStdin& input, StdinAckFn ack) {
-  if (!nspaces_.contains(input.job)) {
-    waiting_stdin_[input.job].emplace_back(input, std::move(ack));
-    return;
-  }
-  std::vector<RankStdin*> readers;
-  for (auto& [key, rank] : ranks_) {
-    if (key.first == input.job && rank->input) readers.push_back(rank->input.get());
-  }
-  if (readers.empty()) {
-    ack(StdinAck{input.job, input.seq, false});
-    return;
-  }
-  // One answer for all of them: open while any still reads.
-  struct Pending {
-    std::size_t left;
-    bool open = false;
-    StdinAck answer;
-    StdinAckFn ack;
-  };
-  auto pending = std::make_shared<Pending>(
-      Pending{readers.size(), false, StdinAck{input.job, input.seq, false}, std::move(ack)});
-  for (RankStdin* reader : readers) {
-    reader->write(input.data, input.eof, [pending](bool open) {
-      pending->open = pending->open || open;
-      if (--pending->left > 0) return;
-      pending->answer.open = pending->open;
-      pending->ack(pending->answer);
-    });
   }
 }
 
@@ -333,7 +306,7 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   }
   if (pid == 0) {
     become_plain_child(daemon);
-    if (bound) sched_setaffinity(0, sizeof cpus, &cpus);
+    const int bind_error = bound && sched_setaffinity(0, sizeof cpus, &cpus) != 0 ? errno : 0;
     const Fd& input = forked->in_pipe.read;
     dup2(input.valid() ? input.get() : open("/dev/null", O_RDONLY | O_CLOEXEC), STDIN_FILENO);
     dup2(out_pipe.write.get(), STDOUT_FILENO);
@@ -348,7 +321,9 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     } while (got_go < 0 && errno == EINTR);
     if (got_go != 1) _exit(127);
     int code = 0;
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
+    if (bind_error != 0) {
+      code = kBindFailed - bind_error;  // below every -errno: the binding
+    } else if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
       code = -errno;  // negative: the directory, not the program
     } else {
       execvpe(argv[0], argv.data(), envp.data());
@@ -399,8 +374,13 @@ void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
     r.input = std::make_unique<RankStdin>(base_, std::move(forked.in_pipe.write));
   if (got == static_cast<ssize_t>(sizeof code)) {
     const JobApp& app = spec.apps[spec.app_of(r.rank)];
-    r.start_error = code >= 0 ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
-                              : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
+    if (code <= kBindFailed) {
+      r.start_error =
+          "cannot bind to the CPUs of --bind-to: " + std::string(std::strerror(kBindFailed - code));
+    } else {
+      r.start_error = code >= 0 ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
+                                : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
+    }
   }
   for (int which = 0; which < 2; ++which) {
     evutil_make_socket_nonblocking(r.pipes[which].get());
@@ -592,6 +572,14 @@ void JobHost::on_kill_timer(evutil_socket_t, short, void* arg) {
   const std::uint32_t job = timer->job;
   host->signaller_->signal([host, job] { return host->live_groups(job); }, SIGKILL);
   host->kill_timers_.erase(job);  // frees `timer`
+}
+
+std::vector<RankStdin*> JobHost::stdin_readers(std::uint32_t job) const {
+  std::vector<RankStdin*> readers;
+  for (const auto& [key, rank] : ranks_) {
+    if (key.first == job && rank->input) readers.push_back(rank->input.get());
+  }
+  return readers;
 }
 
 std::vector<pid_t> JobHost::live_groups(std::uint32_t job) const {

@@ -106,6 +106,8 @@ class JobHost {
   static void on_kill_timer(evutil_socket_t, short, void* arg);
   // The process groups of the job's ranks still running here.
   std::vector<pid_t> live_groups(std::uint32_t job) const;
+  // The job's ranks here that read grove run's stdin (job_host_stdin.cc).
+  std::vector<RankStdin*> stdin_readers(std::uint32_t job) const;
 
   event_base* base_;
   Vpid self_;
@@ -129,6 +131,7 @@ class JobHost {
   std::map<std::uint32_t, OutputFlow> flows_;
   // Input for jobs whose launch has not arrived yet, in order.
   std::map<std::uint32_t, std::vector<std::pair<JobStdin, StdinAckFn>>> waiting_stdin_;
+  std::uint32_t newest_launched_ = 0;
   std::unique_ptr<QuietSignaller> signaller_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for deferred work
 };

@@ -97,9 +97,14 @@ void QuietSignaller::on_tick(evutil_socket_t, short, void* arg) {
 }
 
 void QuietSignaller::finish(Request& request) {
+  // A stop signal (grove kill --signal STOP) is meant to leave the ranks
+  // stopped: they are, at a point where no handshake waits, so no SIGCONT.
+  const int signal = request.signal;
+  const bool stops =
+      signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
   for (pid_t group : request.groups()) {
-    kill(-group, request.signal);
-    kill(-group, SIGCONT);
+    kill(-group, signal);
+    if (!stops) kill(-group, SIGCONT);
   }
   requests_.remove_if([&](const std::unique_ptr<Request>& held) { return held.get() == &request; });
 }

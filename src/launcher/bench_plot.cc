@@ -16,6 +16,10 @@ Status plot_spans(const std::vector<double>& spans_us, double median_us, double 
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     return Error{"--plot needs gnuplot (Debian: apt-get install gnuplot-nox)"};
   }
+  // A newline would end a gnuplot string and start a command of its own.
+  if (png_path.find_first_of("\n\r") != std::string::npos) {
+    return Error{"--plot: the file name contains a line break"};
+  }
   const std::filesystem::path target = std::filesystem::absolute(png_path);
   // Checked here: a gnuplot that cannot open its output draws on stdout.
   if (std::FILE* probe = std::fopen(target.c_str(), "w"); probe != nullptr) {

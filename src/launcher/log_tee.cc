@@ -58,7 +58,12 @@ int start_log_tee(int log_fd, int terminal_fd) {
         dup2(terminal, STDERR_FILENO) < 0) {
       _exit(1);
     }
-    syscall(SYS_close_range, 3U, ~0U, 0U);
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
+      // Kernels before 5.9 (or a seccomp filter) refuse it: one by one.
+      const long most = sysconf(_SC_OPEN_MAX);
+      for (long fd = 3; fd < (most > 0 ? most : 1024); ++fd)
+        close(static_cast<int>(fd));
+    }
     copy_until_closed();
   }
   close(fds[0]);

@@ -19,6 +19,8 @@ StdinForwarder::~StdinForwarder() {
 }
 
 bool StdinForwarder::readable_here() {
+  // Closed (`<&-`): descriptor 0 may later be the DVM's socket, not input.
+  if (fcntl(STDIN_FILENO, F_GETFD) < 0) return false;
   if (!isatty(STDIN_FILENO)) return true;
   return tcgetpgrp(STDIN_FILENO) == getpgrp();
 }

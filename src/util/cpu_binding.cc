@@ -85,4 +85,18 @@ void restore_cpu_affinity() {
   if (bound) (void)sched_setaffinity(0, sizeof original_set, &original_set);
 }
 
+std::vector<int> given_cpus() {
+  cpu_set_t set;
+  if (bound) {
+    set = original_set;
+  } else if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    return {};
+  }
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 }  // namespace grove

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "util/result.h"
 
@@ -22,5 +23,9 @@ std::string kernel_boot_id();
 // In a forked child before exec: the CPU set the process had before
 // bind_to_cpu_slot() (nothing if it never bound). Async-signal-safe.
 void restore_cpu_affinity();
+
+// The CPUs this process was given (before bind_to_cpu_slot(), if it bound):
+// what the ranks it starts may run on.
+std::vector<int> given_cpus();
 
 }  // namespace grove

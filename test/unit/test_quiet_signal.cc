@@ -131,4 +131,24 @@ TEST_CASE("a stopped or exited process reads as stopped", "[quiet_signal]") {
   CHECK(process_stopped_or_gone(child));  // reaped: gone
 }
 
+TEST_CASE("a stop signal leaves the ranks stopped; another one lets them run on",
+          "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  QuietSignaller signaller(
+      base.get(), [](const std::vector<pid_t>&) { return std::set<pid_t>{}; },
+      TimeNs{10'000'000'000});
+  signaller.signal([&] { return std::vector<pid_t>{child}; }, SIGSTOP);
+  run_until_done(base.get(), signaller);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
+  CHECK(WIFSTOPPED(status));
+  // SIGCONT through the same path: it runs again (and SIGTERM then ends it).
+  signaller.signal([&] { return std::vector<pid_t>{child}; }, SIGCONT);
+  run_until_done(base.get(), signaller);
+  REQUIRE(waitpid(child, &status, WCONTINUED) == child);
+  CHECK(WIFCONTINUED(status));
+  kill(child, SIGTERM);
+  CHECK(wait_for_signal(child) == SIGTERM);
+}
 }  // namespace grove
