@@ -11,17 +11,22 @@ docs/*.md is checked against the grove that was built.
 - Every `$ ` example of a command that needs no DVM (info, model, topo, sim,
   --version) is run, and the lines shown after it must appear in its output,
   in order (`...` stands for lines left out).
-
-Commands that need a DVM, hosts or a program of the reader's are checked as
-commands, not run: test/multinode runs each of them for real.
+- Every block that starts a local DVM (`grove start --local N --daemonize`)
+  is run line by line in a sandbox (its own TMPDIR and HOME), and each line
+  must exit 0; lines naming hosts, an allocation, a job number or a program
+  of the reader's (`./my_mpi_app`) are checked as commands only.
 
 Usage: check_docs.py GROVE_BINARY SOURCE_ROOT
 """
 import json
+import os
 import re
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 OFFLINE = {"info", "model", "topo", "sim"}
@@ -50,7 +55,7 @@ def options_of(help_text):
 
 class Grove:
     def __init__(self, binary):
-        self.binary = binary
+        self.binary = os.path.abspath(binary)
         top = run(binary, ["--help"]).stdout
         self.top_options = options_of(top)
         self.commands = {}
@@ -229,6 +234,12 @@ grove run -n NP [--frobnicate] PROGRAM
 $ grove model -N 1000 -M 10KB
 for 1000 daemons and 10 KB releases: set rml_base_radix2=11
 ```
+
+```
+grove start --local 2 --daemonize
+grove run -n 1 false
+grove stop
+```
 """
 
 
@@ -250,25 +261,85 @@ def check_text(grove, name, text, problems):
     return checked
 
 
+def runnable(words, line):
+    """Whether a command line of a session block can run here as it stands."""
+    if any(w in ("--host", "-H", "--hostfile", "--dvm", "--dvm-uri") for w in words):
+        return False
+    if re.search(r"\b(salloc|srun)\b|[|>]", line.split("#")[0]):
+        return False
+    command = next((w for w in words if not w.startswith("-")), "")
+    if command == "start" and "--daemonize" not in words:
+        return False  # it would stay in the foreground
+    if command == "kill":
+        return False  # names a job of the reader's
+    if command == "run":
+        # The first word after run's options that is a program on PATH.
+        programs = [w for w in words if shutil.which(w)]
+        if not programs or any(w.startswith("./") for w in words):
+            return False
+    return True
+
+
+def run_sessions(grove, name, text, problems):
+    """Runs each block that starts a local DVM, line by line, in a sandbox.
+
+    Every line that can run here (no hosts, no program of the reader's)
+    must exit 0; the DVM is stopped, and ended by pid, whatever happens."""
+    ran = 0
+    for start, block in fenced_blocks(text):
+        lines = [(offset, line, grove_words(line)) for offset, line in enumerate(block)]
+        if not any(w and "start" in w and "--local" in w and "--daemonize" in w
+                   for _, _, w in lines):
+            continue
+        with tempfile.TemporaryDirectory(prefix="grove-docs-") as sandbox:
+            env = {"PATH": "/usr/bin:/bin", "TMPDIR": sandbox, "HOME": sandbox}
+            controllers = []
+            try:
+                for offset, line, words in lines:
+                    if not words or not runnable(words, line):
+                        continue
+                    result = subprocess.run([grove.binary, *words], capture_output=True,
+                                            text=True, timeout=300, env=env, cwd=sandbox,
+                                            stdin=subprocess.DEVNULL)
+                    ran += 1
+                    controllers += re.findall(r"controller pid (\d+)", result.stdout)
+                    if result.returncode != 0:
+                        problems.append(f"{name}:{start + offset}: `{line.strip()}` exited "
+                                        f"{result.returncode}: {result.stderr.strip()[:300]}")
+            finally:
+                subprocess.run([grove.binary, "stop"], capture_output=True, timeout=120,
+                               env=env, stdin=subprocess.DEVNULL)
+                for pid in controllers:
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except (ProcessLookupError, ValueError):
+                        pass
+    return ran
+
+
 def main():
     grove = Grove(sys.argv[1])
     if len(sys.argv) > 2 and sys.argv[2] == "--self-test":
         # The checker's canary: every planted line must be caught.
         problems = []
         check_text(grove, "planted", PLANTED, problems)
+        run_sessions(grove, "planted", PLANTED, problems)
         for problem in problems:
             print(problem)
-        print(f"self-test: {len(problems)} of 5 planted problems caught")
-        return 0 if len(problems) == 5 else 1
+        print(f"self-test: {len(problems)} of 6 planted problems caught")
+        return 0 if len(problems) == 6 else 1
     root = Path(sys.argv[2])
     problems = []
     files = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
     checked = 0
+    ran = 0
     for path in files:
         checked += check_text(grove, str(path.relative_to(root)), path.read_text(), problems)
+        ran += run_sessions(grove, str(path.relative_to(root)), path.read_text(), problems)
     for problem in problems:
         print(problem)
-    print(f"docs: {checked} grove command lines checked, {len(problems)} problem(s)")
+    print(f"docs: {checked} grove command lines checked, {ran} run on a local DVM, "
+          f"{len(problems)} problem(s)")
     return 1 if problems or checked < 20 else 0
 
 
