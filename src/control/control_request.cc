@@ -142,7 +142,7 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   run.policy = *policy;
   auto bind_to = string_field(request, "bind_to", std::string("none"));
   if (!bind_to) return bind_to.error();
-  if (*bind_to != "none" && *bind_to != "core" && *bind_to != "hwthread" && *bind_to != "socket") {
+  if (!JobSpec::valid_bind_to(*bind_to)) {
     return Error{"--bind-to '" + *bind_to + "': expected none, core, hwthread or socket"};
   }
   run.bind_to = *bind_to;

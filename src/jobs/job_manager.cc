@@ -290,21 +290,26 @@ void JobManager::settle_stdin(Job& job, std::optional<Vpid> lost) {
   }
 }
 
+nlohmann::json JobManager::summary(const Job& job) {
+  nlohmann::json entry{{"job", job.id},
+                       {"nspace", job.spec.nspace},
+                       {"np", job.spec.ranks.size()},
+                       {"daemons", job.daemons},
+                       {"command", command_text(job.spec.apps)},
+                       {"started", job.started_s},
+                       {"message", job.message}};
+  if (job.parent) entry["parent"] = *job.parent;
+  return entry;
+}
+
 nlohmann::json JobManager::jobs_json() const {
   nlohmann::json out = nlohmann::json::array();
   for (const nlohmann::json& ended : ended_)
     out.push_back(ended);
   for (const auto& [id, job] : jobs_) {
-    nlohmann::json entry{{"job", id},
-                         {"nspace", job->spec.nspace},
-                         {"np", job->spec.ranks.size()},
-                         {"daemons", job->daemons},
-                         {"command", command_text(job->spec.apps)},
-                         {"state", job->failed ? "ending" : "running"},
-                         {"ranks_running", job->spec.ranks.size() - job->finished.size()},
-                         {"started", job->started_s},
-                         {"message", job->message}};
-    if (job->parent) entry["parent"] = *job->parent;
+    nlohmann::json entry = summary(*job);
+    entry["state"] = job->failed ? "ending" : "running";
+    entry["ranks_running"] = job->spec.ranks.size() - job->finished.size();
     out.push_back(std::move(entry));
   }
   return out;
@@ -476,20 +481,11 @@ void JobManager::maybe_finish(std::uint32_t id) {
                              {"job", job.id},
                              {"status", job.failed ? job.status : 0},
                              {"message", job.message}};
-  nlohmann::json ended{{"job", job.id},
-                       {"nspace", job.spec.nspace},
-                       {"np", job.spec.ranks.size()},
-                       {"daemons", job.daemons},
-                       {"command", command_text(job.spec.apps)},
-                       {"state", job.killed   ? "killed"
-                                 : job.failed ? "failed"
-                                              : "done"},
-                       {"status", job.failed ? job.status : 0},
-                       {"ranks_running", 0},
-                       {"started", job.started_s},
-                       {"ended", static_cast<std::int64_t>(std::time(nullptr))},
-                       {"message", job.message}};
-  if (job.parent) ended["parent"] = *job.parent;
+  nlohmann::json ended = summary(job);
+  ended["state"] = job.killed ? "killed" : job.failed ? "failed" : "done";
+  ended["status"] = job.failed ? job.status : 0;
+  ended["ranks_running"] = 0;
+  ended["ended"] = static_cast<std::int64_t>(std::time(nullptr));
   ended_.push_back(std::move(ended));
   if (ended_.size() > kRecentJobs) ended_.pop_front();
   JobEventFn events = std::move(job.events);

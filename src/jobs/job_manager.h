@@ -110,6 +110,8 @@ class JobManager {
   void note_gone(Job& job, GoneRank rank);
   static void on_gone_timer(evutil_socket_t, short, void* arg);
   void flush_acks(Job& job);
+  // What running and ended jobs share in jobs_json().
+  static nlohmann::json summary(const Job& job);
   // Answers the job's input still waiting for daemons; `lost`: only those
   // waiting for that daemon, which will not answer (none: every one).
   void settle_stdin(Job& job, std::optional<Vpid> lost);

@@ -11,8 +11,7 @@ bool JobSpec::wire_valid() const {
   }
   if (app_ranks != ranks.size()) return false;
   if (!node_slots.empty() && node_slots.size() != hostnames.size()) return false;
-  if (bind_to != "none" && bind_to != "core" && bind_to != "hwthread" && bind_to != "socket")
-    return false;
+  if (!valid_bind_to(bind_to)) return false;
   if (stdin_rank < kStdinAll || stdin_rank >= static_cast<std::int64_t>(ranks.size())) return false;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (ranks[i].rank != i) return false;

@@ -61,6 +61,10 @@ struct JobSpec {
                     m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank, m.bind_to,
                     m.report_bindings);
   }
+  // none, core, hwthread or socket (--bind-to).
+  static bool valid_bind_to(const std::string& text) {
+    return text == "none" || text == "core" || text == "hwthread" || text == "socket";
+  }
   // Whether `rank` reads the job's stdin.
   bool reads_stdin(std::uint32_t rank) const {
     return stdin_rank == kStdinAll || stdin_rank == static_cast<std::int64_t>(rank);
