@@ -2,32 +2,33 @@
 """The docs cannot drift from grove: every grove command in README.md and
 docs/*.md is checked against the grove that was built.
 
-- Every command line (in a fenced block, `$ ` prompt or not) names a command
-  grove has and only options that command takes, with their values; an
-  `--mca NAME` names a parameter grove has (on `grove run`, a name that is
-  not grove's is the application's, docs/parameters.md).
+- Every command line (in a fenced block, `$ ` prompt or not, or a script
+  given to `sh -c`) names a command grove has and only options that command
+  takes, with their values; an `--mca NAME` names a parameter grove has (on
+  `grove run`, a name that is not grove's is the application's,
+  docs/parameters.md).
 - Synopsis lines (with [optional] parts or a|b choices) name only options
   their command takes.
 - Every `$ ` example of a command that needs no DVM (info, model, topo, sim,
   --version) is run, and the lines shown after it must appear in its output,
   in order (`...` stands for lines left out).
-- Every block that starts a local DVM (`grove start --local N --daemonize`)
-  is run line by line in a sandbox (its own TMPDIR and HOME), and each line
-  must exit 0; lines naming hosts, an allocation, a job number or a program
-  of the reader's (`./my_mpi_app`) are checked as commands only.
+- Every block that starts a DVM on this host is run line by line in a
+  sandbox, with its hidden set-up (docs_sessions.py says how). Blocks that
+  name other hosts or Slurm are run by docs_swarm.py on a namespace swarm.
 
-Usage: check_docs.py GROVE_BINARY SOURCE_ROOT
+Usage: check_docs.py GROVE_BINARY SOURCE_ROOT [PMIX_FENCE_CLIENT]
+       check_docs.py GROVE_BINARY --self-test
 """
 import json
 import os
 import re
-import shlex
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+sys.dont_write_bytecode = True
+from docs_sessions import Session, run_block, session_blocks  # noqa: E402
+from docs_text import fenced_blocks, grove_commands, grove_words, is_synopsis  # noqa: E402
 
 OFFLINE = {"info", "model", "topo", "sim"}
 
@@ -71,47 +72,6 @@ class Grove:
         info = json.loads(run(binary, ["info", "--json"]).stdout)
         entries = info if isinstance(info, list) else info["params"]
         self.params = {entry["name"] for entry in entries}
-
-
-def fenced_blocks(text):
-    """(line number, lines) of every fenced code block."""
-    lines = text.splitlines()
-    at = 0
-    while at < len(lines):
-        if lines[at].startswith("```"):
-            start = at + 1
-            at += 1
-            while at < len(lines) and not lines[at].startswith("```"):
-                at += 1
-            yield start + 1, lines[start:at]
-        at += 1
-
-
-def grove_words(line):
-    """The words after `grove` in a shell line, or None if it runs no grove."""
-    line = line.strip()
-    if line.startswith("$ "):
-        line = line[2:]
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        return None
-    launchers = ("salloc", "srun", "time", "env", "nice", "sudo", "exec")
-    for at, word in enumerate(words):
-        if word == "grove" or word.endswith("/grove"):
-            # A command, not prose or a log line that mentions grove.
-            before = words[:at]
-            if before and before[0] not in launchers and not all("=" in w for w in before):
-                return None
-            rest = []
-            for later in words[at + 1:]:
-                if later in ("|", "&&", ";", ">", "<", "2>", "&") or later.startswith(">"):
-                    break
-                rest.append(later)
-            return rest
-        if word in ("|", "&&", ";"):
-            continue
-    return None
 
 
 def check_synopsis(grove, words, where, problems):
@@ -229,7 +189,7 @@ PLANTED = """
 ```
 grove run --bind-too core -n 2 ./a.out
 grove stat
-grove start --local 2 --mca rml_base_radx2 4
+grove --mca rml_base_radx2 4 status
 grove run -n NP [--frobnicate] PROGRAM
 $ grove model -N 1000 -M 10KB
 for 1000 daemons and 10 KB releases: set rml_base_radix2=11
@@ -238,82 +198,38 @@ for 1000 daemons and 10 KB releases: set rml_base_radix2=11
 ```
 grove start --local 2 --daemonize
 grove run -n 1 false
-grove stop
+$ grove run -n 1 true    # (exit 3)
+$ grove stop
+grove: DVM halted (2 daemons)
 ```
 """
+PLANTED_COUNT = 8
 
 
 def check_text(grove, name, text, problems):
     checked = 0
-    for start, block in fenced_blocks(text):
-        for offset, line in enumerate(block):
-            words = grove_words(line)
-            if words is None:
-                continue
-            where = f"{name}:{start + offset}"
-            synopsis = bool(re.search(r"\[|\||\.\.\.|\bNP\b|\bPROGRAM\b", line.split("#")[0]))
-            # A `$ ` example of an offline command is run below: its
-            # output, error included, is what is checked.
-            run_below = line.startswith("$ ") and any(w in OFFLINE for w in words)
-            check_command(grove, words, synopsis, where, problems, not run_below)
-            checked += 1
-        check_examples(grove, block, f"{name}:{start}", problems)
+    for block in fenced_blocks(text):
+        for offset, line in enumerate(block.lines):
+            where = f"{name}:{block.first_line + offset}"
+            for words in grove_commands(line):
+                # A `$ ` example of an offline command is run below: its
+                # output, error included, is what is checked.
+                run_below = line.startswith("$ ") and any(w in OFFLINE for w in words)
+                check_command(grove, words, is_synopsis(line), where, problems, not run_below)
+                checked += 1
+        check_examples(grove, block.lines, f"{name}:{block.first_line}", problems)
     return checked
 
 
-def runnable(words, line):
-    """Whether a command line of a session block can run here as it stands."""
-    if any(w in ("--host", "-H", "--hostfile", "--dvm", "--dvm-uri") for w in words):
-        return False
-    if re.search(r"\b(salloc|srun)\b|[|>]", line.split("#")[0]):
-        return False
-    command = next((w for w in words if not w.startswith("-")), "")
-    if command == "start" and "--daemonize" not in words:
-        return False  # it would stay in the foreground
-    if command == "kill":
-        return False  # names a job of the reader's
-    if command == "run":
-        # The first word after run's options that is a program on PATH.
-        programs = [w for w in words if shutil.which(w)]
-        if not programs or any(w.startswith("./") for w in words):
-            return False
-    return True
-
-
-def run_sessions(grove, name, text, problems):
-    """Runs each block that starts a local DVM, line by line, in a sandbox.
-
-    Every line that can run here (no hosts, no program of the reader's)
-    must exit 0; the DVM is stopped, and ended by pid, whatever happens."""
+def run_sessions(grove, name, text, problems, fence_client):
+    """Runs each block that starts a local DVM (docs_sessions.py says how)."""
     ran = 0
-    for start, block in fenced_blocks(text):
-        lines = [(offset, line, grove_words(line)) for offset, line in enumerate(block)]
-        if not any(w and "start" in w and "--local" in w and "--daemonize" in w
-                   for _, _, w in lines):
-            continue
-        with tempfile.TemporaryDirectory(prefix="grove-docs-") as sandbox:
-            env = {"PATH": "/usr/bin:/bin", "TMPDIR": sandbox, "HOME": sandbox}
-            controllers = []
-            try:
-                for offset, line, words in lines:
-                    if not words or not runnable(words, line):
-                        continue
-                    result = subprocess.run([grove.binary, *words], capture_output=True,
-                                            text=True, timeout=300, env=env, cwd=sandbox,
-                                            stdin=subprocess.DEVNULL)
-                    ran += 1
-                    controllers += re.findall(r"controller pid (\d+)", result.stdout)
-                    if result.returncode != 0:
-                        problems.append(f"{name}:{start + offset}: `{line.strip()}` exited "
-                                        f"{result.returncode}: {result.stderr.strip()[:300]}")
-            finally:
-                subprocess.run([grove.binary, "stop"], capture_output=True, timeout=120,
-                               env=env, stdin=subprocess.DEVNULL)
-                for pid in controllers:
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except (ProcessLookupError, ValueError):
-                        pass
+    for block in session_blocks(fenced_blocks(text), with_hosts=False):
+        session = Session(grove.binary, fence_client)
+        try:
+            ran += run_block(session, name, block, problems)
+        finally:
+            problems += [f"{name}:{block.first_line}: {p}" for p in session.close()]
     return ran
 
 
@@ -323,19 +239,21 @@ def main():
         # The checker's canary: every planted line must be caught.
         problems = []
         check_text(grove, "planted", PLANTED, problems)
-        run_sessions(grove, "planted", PLANTED, problems)
+        run_sessions(grove, "planted", PLANTED, problems, None)
         for problem in problems:
             print(problem)
-        print(f"self-test: {len(problems)} of 6 planted problems caught")
-        return 0 if len(problems) == 6 else 1
+        print(f"self-test: {len(problems)} of {PLANTED_COUNT} planted problems caught")
+        return 0 if len(problems) == PLANTED_COUNT else 1
     root = Path(sys.argv[2])
+    fence_client = sys.argv[3] if len(sys.argv) > 3 else None
     problems = []
     files = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
     checked = 0
     ran = 0
     for path in files:
         checked += check_text(grove, str(path.relative_to(root)), path.read_text(), problems)
-        ran += run_sessions(grove, str(path.relative_to(root)), path.read_text(), problems)
+        ran += run_sessions(grove, str(path.relative_to(root)), path.read_text(), problems,
+                            fence_client)
     for problem in problems:
         print(problem)
     print(f"docs: {checked} grove command lines checked, {ran} run on a local DVM, "

@@ -1,0 +1,269 @@
+"""Running the docs' session blocks as a reader would type them.
+
+A session block is a fenced block (with its hidden set-up) that starts a DVM.
+Its lines run in order, each through `sh -c` with the built grove first on
+PATH, in a sandbox of their own (TMPDIR, HOME and working directory). The
+reader's programs the docs name (`./my_mpi_app`, `./ring`) are stand-ins put
+in the sandbox: a real PMIx program that fences, and a long runner. Each line
+must exit with the status its comment announces (`(exit N)`, else 0); the
+output a `$ ` line shows must appear in what it prints, in order, a number
+(a word of digits, `:` and `.`) standing for any number (times, pids). Whatever happens, the
+session's DVMs are stopped and ended by pid, and its background jobs ended.
+GROVE_DOCS_VERBOSE=1 prints each line run and its output.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from docs_text import (expected_exit, grove_commands, in_background, is_synopsis, needs_hosts,
+                       shell_text)
+
+FENCE_PROGRAMS = ("my_mpi_app", "my_fence_program", "a.out")
+RING = """#!/bin/sh
+# Stands in for the reader's long-running program (docs/cli.md's ./ring): it
+# runs until it is ended; SIGUSR1 is reported, not fatal.
+trap 'echo "rank $PMIX_RANK: got SIGUSR1"' USR1
+while :; do sleep 1 & wait $!; done
+"""
+
+
+def provided(word, programs):
+    return word.startswith("./") and word[2:] in programs
+
+
+def runnable(words, line, programs, with_hosts, has_setup):
+    """Whether a session line can run here as it stands."""
+    if is_synopsis(line) or needs_hosts(words, line) and not with_hosts:
+        return False
+    if any(w in ("--dvm", "--dvm-uri") for w in words):
+        return False  # a DVM of the reader's
+    command = next((w for w in words if not w.startswith("-")), "")
+    if command == "kill" and not has_setup:
+        return False  # a job of the reader's, unless the set-up made it
+    if command == "run":
+        program = [w for w in words if w.startswith("./") or shutil.which(w)]
+        if not program or program[0].startswith("./") and not provided(program[0], programs):
+            return False
+    return True
+
+
+def starts_dvm(commands):
+    return any(words and words[0] == "start" for words in commands)
+
+
+def in_foreground(commands):
+    """`grove start` without --daemonize: the DVM lives as long as the line."""
+    return any(words and words[0] == "start" and "--daemonize" not in words
+               for words in commands)
+
+
+def same_line(want, got):
+    wanted, seen = want.split(), got.split()
+    if len(wanted) != len(seen):
+        return False
+    number = re.compile(r"^[\d:.,/-]*\d[\d:.,/-]*$")  # 2, 0:42, 14:30:15, 1.08
+    return all(w == g or (number.match(w) and number.match(g)) for w, g in zip(wanted, seen))
+
+
+def missing_output(expected, output):
+    """The first expected line not printed (in order), or None."""
+    position = 0
+    for want in expected:
+        if want.strip() == "...":
+            continue
+        while position < len(output) and not same_line(want, output[position]):
+            position += 1
+        if position == len(output):
+            return want
+        position += 1
+    return None
+
+
+class Session:
+    """A sandbox for one block: commands run through `wrapper + sh -c LINE`
+    (the wrapper enters a swarm host, or is empty here)."""
+
+    def __init__(self, grove, fence_client, wrapper=(), env=None, parent=None):
+        self.grove = grove
+        self.wrapper = list(wrapper)
+        self.dir = tempfile.mkdtemp(prefix="grove-docs-", dir=parent)
+        os.mkdir(f"{self.dir}/bin")
+        os.symlink(grove, f"{self.dir}/bin/grove")
+        self.env = {"PATH": f"{self.dir}/bin:/usr/bin:/bin", "TMPDIR": self.dir,
+                    "HOME": self.dir, **(env or {})}
+        self.programs = set()
+        if fence_client:
+            for name in FENCE_PROGRAMS:
+                shutil.copy(fence_client, f"{self.dir}/{name}")
+            Path(f"{self.dir}/ring").write_text(RING)
+            os.chmod(f"{self.dir}/ring", 0o755)
+            self.programs = {*FENCE_PROGRAMS, "ring"}
+        self.controllers = []
+        self.background = []
+        self.foreground_dvms = []
+
+    def command(self, line):
+        return [*self.wrapper, "sh", "-c", line]
+
+    def run(self, line, timeout=300):
+        """Runs a line to its end; one still running after timeout seconds is
+        ended (its process group) and reported as exit status "timeout"."""
+        process = subprocess.Popen(self.command(line), env=self.env, cwd=self.dir,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = process.communicate(timeout=timeout)
+            status = process.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+            status = f"timeout ({timeout} s)"
+        self.controllers += re.findall(r"controller pid (\d+)", out + err)
+        return subprocess.CompletedProcess(line, status, out, err)
+
+    def run_in_background(self, line):
+        """Starts a job line (`... &`) and waits until all its ranks run."""
+        before = self.running_jobs()
+        process = subprocess.Popen(self.command(line.split("#")[0].rstrip().rstrip("&")),
+                                   env=self.env,
+                                   cwd=self.dir, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   start_new_session=True)
+        self.background.append(process)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            jobs = self.running_jobs()
+            if any(job["job"] not in before and job["ranks_running"] == job["np"]
+                   for job in jobs.values()):
+                return None
+            time.sleep(0.1)
+        return f"`{line}` did not get all its ranks running in 120 s"
+
+    def start_in_foreground(self, line):
+        """Starts a foreground `grove start` (as in a terminal of its own) and
+        waits until its DVM answers; close() stops it and checks its exit."""
+        process = subprocess.Popen(self.command(line), env=self.env, cwd=self.dir,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.foreground_dvms.append((line, process))
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            if self.run("grove status", timeout=60).returncode == 0:
+                return None
+            time.sleep(0.2)
+        if process.poll() is None:
+            return f"`{line}`: its DVM did not answer `grove status` in 120 s"
+        return f"`{line}` exited {process.returncode}: {process.stdout.read().strip()[-400:]}"
+
+    def running_jobs(self):
+        result = self.run("grove ps --json", timeout=60)
+        if result.returncode != 0:
+            return {}
+        jobs = json.loads(result.stdout)
+        jobs = jobs["jobs"] if isinstance(jobs, dict) else jobs
+        return {job["job"]: job for job in jobs if job.get("state") == "running"}
+
+    def close(self):
+        """Ends everything; returns problems of foreground DVMs' exits."""
+        problems = []
+        try:
+            self.run("grove stop", timeout=120)
+        except subprocess.TimeoutExpired:
+            pass
+        for line, process in self.foreground_dvms:
+            try:
+                output, _ = process.communicate(timeout=60)
+                if process.returncode != 0:
+                    problems.append(f"`{line}` exited {process.returncode} after `grove stop`: "
+                                    f"{output.strip()[-400:]}")
+            except subprocess.TimeoutExpired:
+                problems.append(f"`{line}` still ran 60 s after `grove stop`")
+        for pid in self.controllers:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        for process in self.background:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        for _, process in self.foreground_dvms:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return problems
+
+
+def session_blocks(blocks, with_hosts):
+    """The blocks that start a DVM: on this host, or (with_hosts) on others."""
+    for block in blocks:
+        lines = [*block.setup, *block.lines]
+        commands = [grove_commands(line) for line in lines]
+        if not any(starts_dvm(c) for c in commands):
+            continue
+        hosts = any(not is_synopsis(line) and needs_hosts(sum(c, []), line)
+                    for line, c in zip(lines, commands) if c)
+        if hosts == with_hosts:
+            yield block
+
+
+def run_block(session, name, block, problems, with_hosts=False):
+    """Runs a session block's set-up and lines; returns how many lines ran."""
+    ran = 0
+    for line in block.setup:
+        if in_background(line):
+            problem = session.run_in_background(line)
+        else:
+            result = session.run(line)
+            problem = None if result.returncode == 0 else (
+                f"set-up `{line}` exited {result.returncode}: {result.stderr.strip()[:300]}")
+        if problem:
+            problems.append(f"{name}:{block.first_line}: {problem}")
+            return ran
+    at = 0
+    while at < len(block.lines):
+        line = block.lines[at]
+        where = f"{name}:{block.first_line + at}"
+        at += 1
+        expected = []
+        if line.startswith("$ "):
+            while at < len(block.lines) and not block.lines[at].startswith("$ "):
+                expected.append(block.lines[at])
+                at += 1
+        commands = grove_commands(line)
+        if not commands or not all(runnable(words, line, session.programs, with_hosts,
+                                            bool(block.setup)) for words in commands):
+            continue
+        ran += 1
+        if in_foreground(commands):
+            problem = session.start_in_foreground(shell_text(line))
+            if problem:
+                problems.append(f"{where}: {problem}")
+                return ran
+            continue
+        if in_background(line):
+            problem = session.run_in_background(shell_text(line))
+            if problem:
+                problems.append(f"{where}: {problem}")
+                return ran
+            continue
+        result = session.run(shell_text(line))
+        if os.environ.get("GROVE_DOCS_VERBOSE"):
+            print(f"{where}: $ {shell_text(line)}  [exit {result.returncode}]\n"
+                  f"{result.stdout}{result.stderr}", end="")
+        want = expected_exit(line)
+        if result.returncode != want:
+            problems.append(f"{where}: `{shell_text(line)}` exited {result.returncode}, not "
+                            f"{want}: {(result.stderr or result.stdout).strip()[-400:]}")
+            continue
+        missing = missing_output(expected, (result.stdout + result.stderr).splitlines())
+        if missing is not None:
+            problems.append(f"{where}: `{shell_text(line)}` does not print: {missing}")
+    return ran
