@@ -11,7 +11,8 @@ docs/*.md is checked against the grove that was built.
   their command takes.
 - Every `$ ` example of a command that needs no DVM (info, model, topo, sim,
   --version) is run, and the lines shown after it must appear in its output,
-  in order (`...` stands for lines left out).
+  in order (`...` stands for lines left out); a `grove --help` or
+  `--version` line with no output shown must exit 0.
 - Every block that starts a DVM on this host is run line by line in a
   sandbox, with its hidden set-up (docs_sessions.py says how). Blocks that
   name other hosts or Slurm are run by docs_swarm.py on a namespace swarm.
@@ -159,6 +160,11 @@ def check_examples(grove, block, where, problems):
         line = block[at]
         if not line.startswith("$ "):
             at += 1
+            words = grove_words(line)
+            if words and not is_synopsis(line) and words[0] in ("--help", "--version"):
+                result = run(grove.binary, words)  # a line with no output shown
+                if result.returncode != 0:
+                    problems.append(f"{where}: `{line.strip()}` exited {result.returncode}")
             continue
         expected = []
         at += 1
