@@ -40,6 +40,7 @@ Usage: benchmarks/prrte_compare.py [--build DIR] [--prrte-prefix DIR]
 benchmarks/vs_prrte.sh builds both runtimes first and runs this.
 """
 import argparse
+import glob
 import json
 import os
 import platform
@@ -628,6 +629,22 @@ def on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
+def keep_logs(work, out):
+    """Copies grove's DVM logs (every daemon's lines, ssh-started ones
+    included, reach the controller's) out of the swarm before it is torn
+    down, so a failed job can be explained: RESULT's directory/logs-TIME/."""
+    logs = glob.glob(os.path.join(work, "grove-*", "dvm-*.log"))
+    if not logs:
+        return None
+    where = os.path.join(os.path.dirname(os.path.abspath(out)),
+                         "logs-" + time.strftime("%Y%m%dT%H%M%S", time.gmtime()))
+    os.makedirs(where, exist_ok=True)
+    for path in logs:
+        shutil.copy(path, where)
+    log(f"a job failed: grove's DVM logs kept in {where}")
+    return where
+
+
 def main():
     args = parse_args()
     signal.signal(signal.SIGTERM, on_sigterm)
@@ -666,6 +683,7 @@ def main():
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        kept = keep_logs(work, args.out) if failures or interrupted else None
         swarm.down()
         shutil.rmtree(work, ignore_errors=True)
     summary = summarize(samples, args.loads)
@@ -700,7 +718,7 @@ def main():
                                                           "grace", "loads", "baseline")},
               "machine": info, "summary": {str(h): row for h, row in summary.items()},
               "samples": {str(h): per for h, per in samples.items()}, "leftovers": leftovers,
-              "failed_jobs": failures}
+              "failed_jobs": failures, "kept_logs": kept}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as handle:
         json.dump(result, handle, indent=1)

@@ -22,6 +22,7 @@
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
 #include "util/cpu_binding.h"
+#include "util/malloc_tuning.h"
 #include "util/man_page.h"
 #include "util/param_sources.h"
 #include "util/process_limits.h"
@@ -186,6 +187,7 @@ int main(int argc, char** argv) {
       params.get_string("daemon_bind_boot_id") == grove::kernel_boot_id()) {
     cpu_slot = options.vpid;
   }
+  const bool padded = grove::keep_freed_memory(params.get_size("daemon_malloc_top_pad"));
   std::string binding;  // logged once the log exists
   if (cpu_slot) {
     auto cpu = grove::bind_to_cpu_slot(*cpu_slot);
@@ -195,6 +197,7 @@ int main(int argc, char** argv) {
                      ":" + std::to_string(getpid()),
                  params);
   if (!binding.empty()) log.verbose("daemon", 1, "%s", binding.c_str());
+  if (!padded) log.verbose("daemon", 1, "the allocator refused daemon_malloc_top_pad");
   int code = 0;
   {
     grove::DaemonNode node(params, log, std::move(options));

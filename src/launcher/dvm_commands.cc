@@ -24,6 +24,7 @@
 #include "plm/remote_launcher.h"
 #include "plm/slurm_allocation.h"
 #include "plm/spawn_plan.h"
+#include "util/malloc_tuning.h"
 #include "util/process_limits.h"
 #include "util/text.h"
 
@@ -147,6 +148,10 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
       std::fflush(stdout);
     }
   };
+  // The controller is vpid 0 of the DVM: it handles every release first.
+  if (!keep_freed_memory(context.params.get_size("daemon_malloc_top_pad"))) {
+    log.verbose("daemon", 1, "the allocator refused daemon_malloc_top_pad");
+  }
   Controller controller(context.params, log, context.help, std::move(controller_options));
   return controller.run();
 }
