@@ -15,7 +15,12 @@ bool keep_freed_memory(std::uint64_t bytes) {
   // mprotect calls and a zeroed page fault per 4 KiB, every fence, in every
   // daemon. Padding keeps the top mapped; untouched pad pages cost nothing.
   const int value = bytes > static_cast<std::uint64_t>(INT_MAX) ? INT_MAX : static_cast<int>(bytes);
-  return mallopt(M_TOP_PAD, value) == 1;
+  // Setting the pad also fixes glibc's mmap threshold at 128 KiB (it no
+  // longer rises with the blocks freed), which would send every larger
+  // release buffer to mmap and munmap, a fault per page each time. Blocks up
+  // to glibc's largest threshold come from the heap instead.
+  constexpr int kLargestMmapThreshold = 32 * 1024 * 1024;
+  return mallopt(M_TOP_PAD, value) == 1 && mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) == 1;
 }
 
 }  // namespace grove

@@ -119,8 +119,9 @@ void register_standard_params(ParamRegistry& registry) {
                        "containers) binds as under daemon_bind_local"));
   registry.define(size("daemon_malloc_top_pad", "16M", 0, std::int64_t{1} << 30,
                        "Memory each daemon's allocator keeps beyond its need when its heap "
-                       "grows or shrinks (glibc M_TOP_PAD), so fence releases do not fault "
-                       "their buffers in anew each time (0: glibc's default)"));
+                       "grows or shrinks (glibc M_TOP_PAD; blocks up to 32 MiB then come "
+                       "from the heap), so fence releases do not fault their buffers in anew "
+                       "each time (0: glibc's defaults)"));
   registry.define(integer("daemon_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of the daemon framework (launch, PMIx server, failures)"));
   registry.define(integer("daemon_report_timeout_ms", "60000", 100, 3600000,

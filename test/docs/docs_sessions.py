@@ -6,8 +6,9 @@ PATH, in a sandbox of their own (TMPDIR, HOME and working directory). The
 reader's programs the docs name (`./my_mpi_app`, `./ring`) are stand-ins put
 in the sandbox: a real PMIx program that fences, and a long runner. Each line
 must exit with the status its comment announces (`(exit N)`, else 0); the
-output a `$ ` line shows must appear in what it prints, in order, a number
-(a word of digits, `:` and `.`) standing for any number (times, pids). Whatever happens, the
+output a `$ ` line shows must appear in what it prints, in order, a time or
+measure (digits with `:` or `.`: 14:30:15, 0:42, 1.08) standing for any
+other; plain integers (counts, job numbers) must be as shown. Whatever happens, the
 session's DVMs are stopped and ended by pid, and its background jobs ended.
 GROVE_DOCS_VERBOSE=1 prints each line run and its output.
 """
@@ -47,7 +48,7 @@ def runnable(words, line, programs, with_hosts, has_setup):
     if command == "kill" and not has_setup:
         return False  # a job of the reader's, unless the set-up made it
     if command == "run":
-        program = [w for w in words if w.startswith("./") or shutil.which(w)]
+        program = [w for w in words if w.startswith(("./", "/")) or shutil.which(w)]
         if not program or program[0].startswith("./") and not provided(program[0], programs):
             return False
     return True
@@ -67,8 +68,10 @@ def same_line(want, got):
     wanted, seen = want.split(), got.split()
     if len(wanted) != len(seen):
         return False
-    number = re.compile(r"^[\d:.,/-]*\d[\d:.,/-]*$")  # 2, 0:42, 14:30:15, 1.08
-    return all(w == g or (number.match(w) and number.match(g)) for w, g in zip(wanted, seen))
+    # Times and measures (14:30:15, 0:42, 1.08) vary; counts, job numbers
+    # and statuses (plain integers) must be as shown.
+    measure = re.compile(r"^\d[\d,]*[:.][\d:.,]*$")
+    return all(w == g or (measure.match(w) and measure.match(g)) for w, g in zip(wanted, seen))
 
 
 def missing_output(expected, output):
@@ -111,30 +114,55 @@ class Session:
     def command(self, line):
         return [*self.wrapper, "sh", "-c", line]
 
-    def run(self, line, timeout=300):
+    def spawn(self, line, name):
+        """Starts a line in a process group of its own, its output to a file
+        (never a pipe: a process that outlives it cannot hold us up)."""
+        out = open(f"{self.dir}/{name}.out", "w+")
+        err = open(f"{self.dir}/{name}.err", "w+")
+        process = subprocess.Popen(self.command(line), env=self.env, cwd=self.dir,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                   start_new_session=True)
+        process.files = (out, err)
+        return process
+
+    @staticmethod
+    def output_of(process):
+        """(stdout, stderr) of a spawned process so far; closes nothing."""
+        texts = []
+        for handle in process.files:
+            handle.seek(0)
+            texts.append(handle.read())
+        return tuple(texts)
+
+    @staticmethod
+    def close_files(process):
+        for handle in process.files:
+            handle.close()
+
+    def run(self, line, timeout=120):
         """Runs a line to its end; one still running after timeout seconds is
         ended (its process group) and reported as exit status "timeout"."""
-        process = subprocess.Popen(self.command(line), env=self.env, cwd=self.dir,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        process = self.spawn(line, "line")
         try:
-            out, err = process.communicate(timeout=timeout)
-            status = process.returncode
+            status = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-            out, err = process.communicate()
+            process.wait()
             status = f"timeout ({timeout} s)"
-        self.controllers += re.findall(r"controller pid (\d+)", out + err)
+        out, err = self.output_of(process)
+        self.close_files(process)
+        self.note_controllers(out + err)
         return subprocess.CompletedProcess(line, status, out, err)
+
+    def note_controllers(self, text):
+        for pid in re.findall(r"controller pid (\d+)", text):
+            if pid not in self.controllers:
+                self.controllers.append(pid)
 
     def run_in_background(self, line):
         """Starts a job line (`... &`) and waits until all its ranks run."""
         before = self.running_jobs()
-        process = subprocess.Popen(self.command(line.split("#")[0].rstrip().rstrip("&")),
-                                   env=self.env,
-                                   cwd=self.dir, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = self.spawn(line.split("#")[0].rstrip().rstrip("&"), f"bg{len(self.background)}")
         self.background.append(process)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:
@@ -143,14 +171,15 @@ class Session:
                    for job in jobs.values()):
                 return None
             time.sleep(0.1)
+        if process.poll() is not None:
+            return (f"`{line}` exited {process.returncode} before all its ranks ran: "
+                    f"{''.join(self.output_of(process)).strip()[-400:]}")
         return f"`{line}` did not get all its ranks running in 120 s"
 
     def start_in_foreground(self, line):
         """Starts a foreground `grove start` (as in a terminal of its own) and
         waits until its DVM answers; close() stops it and checks its exit."""
-        process = subprocess.Popen(self.command(line), env=self.env, cwd=self.dir,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        process = self.spawn(line, f"fg{len(self.foreground_dvms)}")
         self.foreground_dvms.append((line, process))
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:
@@ -159,7 +188,8 @@ class Session:
             time.sleep(0.2)
         if process.poll() is None:
             return f"`{line}`: its DVM did not answer `grove status` in 120 s"
-        return f"`{line}` exited {process.returncode}: {process.stdout.read().strip()[-400:]}"
+        output = "".join(self.output_of(process)).strip()
+        return f"`{line}` exited {process.returncode}: {output[-400:]}"
 
     def running_jobs(self):
         result = self.run("grove ps --json", timeout=60)
@@ -169,34 +199,43 @@ class Session:
         jobs = jobs["jobs"] if isinstance(jobs, dict) else jobs
         return {job["job"]: job for job in jobs if job.get("state") == "running"}
 
+    def kill_controller(self, pid):
+        """SIGKILL to a controller this session saw, if that pid is still a
+        grove process: after a stop it may since belong to someone else."""
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            return
+        if argv and os.path.basename(argv[0]) in (b"grove", b"groved"):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
     def close(self):
         """Ends everything; returns problems of foreground DVMs' exits."""
         problems = []
-        try:
-            self.run("grove stop", timeout=120)
-        except subprocess.TimeoutExpired:
-            pass
+        # A DVM a line started for itself (`grove run` with none running)
+        # printed no pid: ask it.
+        self.note_controllers(self.run("grove status", timeout=60).stdout)
+        self.run("grove stop", timeout=120)
         for line, process in self.foreground_dvms:
             try:
-                output, _ = process.communicate(timeout=60)
+                process.wait(timeout=60)
                 if process.returncode != 0:
+                    output = "".join(self.output_of(process)).strip()
                     problems.append(f"`{line}` exited {process.returncode} after `grove stop`: "
-                                    f"{output.strip()[-400:]}")
+                                    f"{output[-400:]}")
             except subprocess.TimeoutExpired:
                 problems.append(f"`{line}` still ran 60 s after `grove stop`")
         for pid in self.controllers:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        for process in self.background:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        for _, process in self.foreground_dvms:
+            self.kill_controller(pid)
+        for process in self.background + [p for _, p in self.foreground_dvms]:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+            self.close_files(process)
         shutil.rmtree(self.dir, ignore_errors=True)
         return problems
 

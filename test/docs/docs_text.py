@@ -107,8 +107,10 @@ def grove_commands(line):
 
 
 def is_synopsis(line):
-    """A usage line ([optional] parts, a|b choices, placeholders), not a command."""
-    return bool(re.search(r"\[|\||\.\.\.|\bNP\b|\bPROGRAM\b", line.split("#")[0]))
+    """A usage line ([optional] parts, a|b choices, placeholders), not a
+    command. A choice has no spaces around its bar; a shell pipe or `||` has."""
+    text = line.split("#")[0].replace("||", " ")
+    return bool(re.search(r"\[|\S\|\S|\.\.\.|\bNP\b|\bPROGRAM\b", text))
 
 
 def in_background(line):

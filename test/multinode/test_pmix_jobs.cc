@@ -55,6 +55,8 @@ TEST_CASE("PMIx fences with data across the radix and release matrix", "[pmix][m
         auto result = dvm.grove({"run", "-n", "24", "--map-by", "node", fence_client(), "--rounds",
                                  "3", "--max-bytes", "196608"},
                                 std::chrono::seconds(240));
+        INFO("grove run's stderr: " << result.err);
+        INFO("the DVM's log: " << dvm.controller().err());
         REQUIRE(result.exit_code == 0);
         auto results = client_results(result.out);
         REQUIRE(results.size() == 24);
