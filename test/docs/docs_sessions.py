@@ -100,6 +100,11 @@ class Session:
         os.symlink(grove, f"{self.dir}/bin/grove")
         self.env = {"PATH": f"{self.dir}/bin:/usr/bin:/bin", "TMPDIR": self.dir,
                     "HOME": self.dir, **(env or {})}
+        # The test runner's sanitizer settings (a sanitized build's ranks
+        # would otherwise fail on libpmix's leaks where the runner ignores them).
+        for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if name in os.environ:
+                self.env[name] = os.environ[name]
         self.programs = set()
         if fence_client:
             for name in FENCE_PROGRAMS:
