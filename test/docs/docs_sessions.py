@@ -286,14 +286,12 @@ def run_block(session, name, block, problems, with_hosts=False):
                                             bool(block.setup)) for words in commands):
             continue
         ran += 1
-        if in_foreground(commands):
-            problem = session.start_in_foreground(shell_text(line))
-            if problem:
-                problems.append(f"{where}: {problem}")
-                return ran
-            continue
-        if in_background(line):
-            problem = session.run_in_background(shell_text(line))
+        # A DVM in the foreground or a job in the background keeps running;
+        # the lines after it need it, so a failure ends the block.
+        keeps_running = (session.start_in_foreground if in_foreground(commands) else
+                         session.run_in_background if in_background(line) else None)
+        if keeps_running:
+            problem = keeps_running(shell_text(line))
             if problem:
                 problems.append(f"{where}: {problem}")
                 return ran
