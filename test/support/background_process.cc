@@ -1,5 +1,7 @@
 #include "support/background_process.h"
 
+#include "support/child_groups.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -53,6 +55,7 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
     _exit(127);
   }
   setpgid(pid_, pid_);
+  track_child_group(pid_);
   close(out_pipe[1]);
   close(err_pipe[1]);
   out_fd_ = out_pipe[0];
@@ -145,6 +148,7 @@ void BackgroundProcess::terminate(std::chrono::milliseconds grace) {
   }
   // Whatever the group started (daemons) ends with it.
   kill(-pid_, SIGKILL);
+  untrack_child_group(pid_);
   pid_ = -1;
 }
 

@@ -1,5 +1,7 @@
 #include "support/subprocess.h"
 
+#include "support/child_groups.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -64,6 +66,7 @@ RunResult run_program(const std::vector<std::string>& argv, const RunOptions& op
     _exit(127);
   }
   setpgid(pid, pid);
+  track_child_group(pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   close(in_pipe[0]);
@@ -108,6 +111,7 @@ RunResult run_program(const std::vector<std::string>& argv, const RunOptions& op
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  untrack_child_group(pid);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;

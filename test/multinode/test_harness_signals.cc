@@ -1,0 +1,97 @@
+// A test program that meson's timeout ends with SIGTERM must not leave its
+// DVMs (controller, daemons, ranks) running: support/child_groups.h.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dvm_harness.h"
+
+using namespace grove::test;
+
+namespace {
+
+constexpr char kChildVariable[] = "GROVE_TEST_SIGNAL_CHILD";
+
+bool pid_gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  // A zombie that its new parent has not reaped yet has ended too.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  return close == std::string::npos || text.compare(close + 2, 1, "Z") == 0;
+}
+
+std::vector<pid_t> pids_in(const std::string& line) {
+  std::istringstream words(line);
+  std::vector<pid_t> pids;
+  for (pid_t pid; words >> pid;)
+    pids.push_back(pid);
+  return pids;
+}
+
+}  // namespace
+
+// Run by the test below as a program of its own; does nothing otherwise.
+TEST_CASE("signal child: holds a DVM and a job until it is ended", "[.signal-child]") {
+  if (std::getenv(kChildVariable) == nullptr) return;
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  BackgroundProcess job({grove_binary(), "run", "--dvm", std::to_string(dvm.controller().pid()),
+                         "-n", "2", "sh", "-c", "echo rank-pid $$; exec sleep 300"},
+                        {"TMPDIR=" + dvm.tmpdir()});
+  auto ranks_printed = [&job] { return count_occurrences(job.out(), "rank-pid ") == 2; };
+  for (int i = 0; i < 600 && !ranks_printed(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(ranks_printed());
+  std::string pids = std::to_string(dvm.controller().pid()) + " " + std::to_string(job.pid());
+  const auto status = dvm.status();
+  for (const auto& daemon : status["daemons"])
+    pids += " " + std::to_string(daemon["pid"].get<int>());
+  std::istringstream lines(job.out());
+  for (std::string line; std::getline(lines, line);)
+    if (auto at = line.find("rank-pid "); at != std::string::npos)
+      pids += " " + line.substr(at + 9);
+  std::printf("holding: %s\n", pids.c_str());
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  FAIL("was not ended within 120 s");
+}
+
+TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first", "[harness]") {
+  BackgroundProcess child({"/proc/self/exe", "[.signal-child]"},
+                          {std::string(kChildVariable) + "=1"});
+  REQUIRE(child.wait_for("holding:", std::chrono::seconds(90)));
+  REQUIRE(child.wait_for("\n", std::chrono::seconds(5)));
+  const std::string out = child.out();
+  const auto start = out.find("holding:") + 8;
+  const auto pids = pids_in(out.substr(start, out.find('\n', start) - start));
+  INFO(out);
+  // The controller, `grove run`, two daemons and two ranks.
+  REQUIRE(pids.size() == 6);
+  for (pid_t pid : pids)
+    REQUIRE_FALSE(pid_gone(pid));
+
+  // As meson's timeout does: SIGTERM to the test program alone.
+  REQUIRE(kill(child.pid(), SIGTERM) == 0);
+  CHECK(child.wait_exit(std::chrono::seconds(20)) == -1);  // died of the signal
+  CHECK_FALSE(child.running());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::vector<pid_t> left = pids;
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::erase_if(left, pid_gone);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(left.empty());
+  for (pid_t pid : left)
+    kill(pid, SIGKILL);  // never leave one behind, even when the check fails
+}
