@@ -3,7 +3,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace grove {
@@ -12,17 +14,45 @@ namespace {
 
 constexpr int kPollMs = 5;
 
+// The fields of /proc/PID/stat after the command: "PID (COMM) STATE ...",
+// where COMM may hold spaces and parentheses. Empty if the process is gone.
+std::vector<std::string> stat_fields(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::vector<std::string> fields;
+  if (!std::getline(stat, text)) return fields;
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return fields;
+  std::istringstream rest(text.substr(close + 1));
+  for (std::string field; rest >> field;)
+    fields.push_back(field);
+  return fields;
+}
+
+// When the process started (clock ticks since boot; field 22), 0 if it is
+// gone: with the pid, it names one process even after the pid is reused.
+std::uint64_t start_ticks(pid_t pid) {
+  const auto fields = stat_fields(pid);
+  return fields.size() > 19 ? std::strtoull(fields[19].c_str(), nullptr, 10) : 0;
+}
+
+bool is_stop(int signal) {
+  return signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+}
+
+// Signals that end a user's stop: SIGCONT itself, SIGKILL, and SIGTERM and
+// SIGHUP, which a shell follows with SIGCONT for a stopped job so that they
+// take effect. Any other signal waits in a stopped rank, as under kill(1).
+bool ends_stop(int signal) {
+  return signal == SIGCONT || signal == SIGKILL || signal == SIGTERM || signal == SIGHUP;
+}
+
 }  // namespace
 
 bool process_stopped_or_gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return true;
-  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses; the state
-  // follows the last ')'.
-  const std::size_t close = text.rfind(')');
-  if (close == std::string::npos || close + 2 >= text.size()) return true;
-  const char state = text[close + 2];
+  const auto fields = stat_fields(pid);
+  if (fields.empty()) return true;
+  const char state = fields[0][0];
   return state == 'T' || state == 't' || state == 'Z' || state == 'X';
 }
 
@@ -99,12 +129,19 @@ void QuietSignaller::on_tick(evutil_socket_t, short, void* arg) {
 void QuietSignaller::finish(Request& request) {
   // A stop signal (grove kill --signal STOP) is meant to leave the ranks
   // stopped: they are, at a point where no handshake waits, so no SIGCONT.
+  // Nor after a later signal that does not end that stop: the SIGCONT here
+  // only undoes this signaller's own SIGSTOP.
   const int signal = request.signal;
-  const bool stops =
-      signal == SIGSTOP || signal == SIGTSTP || signal == SIGTTIN || signal == SIGTTOU;
+  std::erase_if(stopped_by_user_,
+                [](const auto& entry) { return start_ticks(entry.first) != entry.second; });
   for (pid_t group : request.groups()) {
     kill(-group, signal);
-    if (!stops) kill(-group, SIGCONT);
+    if (is_stop(signal)) {
+      stopped_by_user_[group] = start_ticks(group);
+      continue;
+    }
+    if (ends_stop(signal)) stopped_by_user_.erase(group);
+    if (stopped_by_user_.count(group) == 0) kill(-group, SIGCONT);
   }
   requests_.remove_if([&](const std::unique_ptr<Request>& held) { return held.get() == &request; });
 }

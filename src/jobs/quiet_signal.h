@@ -8,7 +8,8 @@
 // client stopped before it wrote its handshake would hold the server, which
 // reads handshakes with a blocking receive, for as long as it is stopped)
 // and are stopped once answered. When every rank is stopped and nothing is
-// unanswered, or at a deadline, the signal goes and the ranks continue.
+// unanswered, or at a deadline, the signal goes and the ranks continue,
+// except those a stop signal of the user's left stopped.
 #pragma once
 
 #include <event2/event.h>
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
@@ -67,6 +69,10 @@ class QuietSignaller {
   HandshakesPending pending_;
   TimeNs max_wait_ns_;
   std::list<std::unique_ptr<Request>> requests_;
+  // Groups a stop signal left stopped, with their leader's start time (a
+  // reused pid is another process): a later signal leaves them stopped
+  // unless it ends the stop (quiet_signal.cc, ends_stop).
+  std::map<pid_t, std::uint64_t> stopped_by_user_;
 };
 
 }  // namespace grove

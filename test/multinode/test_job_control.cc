@@ -1,6 +1,14 @@
 // grove ps and grove kill as a user runs them, against jobs of a real DVM.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "dvm_harness.h"
 
 using namespace grove::test;
@@ -99,4 +107,80 @@ TEST_CASE("grove ps lists a DVM's jobs; grove kill signals one or ends it", "[ru
   RunResult bad_job = dvm.grove({"kill", "one"});
   CHECK(bad_job.exit_code == 1);
   CHECK_THAT(bad_job.err, Catch::Contains("'one' is not a job"));
+}
+
+namespace {
+
+// The state letter of /proc/PID/stat and the process's shared pending set.
+char state_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
+bool signal_pending(pid_t pid, int signal) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("ShdPnd:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1) & 1) != 0;
+  }
+  return false;
+}
+
+template <typename Condition>
+bool eventually(Condition condition) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a job grove kill stopped stays stopped through other signals until CONT", "[run]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const std::string trapping =
+      "trap 'echo got USR1 $PMIX_RANK' USR1; trap 'echo got USR2 $PMIX_RANK' USR2; "
+      "echo ready $PMIX_RANK $$; while :; do sleep 0.05; done";
+  auto job = run_in_background(dvm, {"-n", "2", "--map-by", "node", "sh", "-c", trapping});
+  REQUIRE(job.wait_for("ready 0 ", std::chrono::seconds(30)));
+  REQUIRE(job.wait_for("ready 1 ", std::chrono::seconds(30)));
+  std::vector<pid_t> ranks;
+  for (const char* tag : {"ready 0 ", "ready 1 "}) {
+    const std::string out = job.out();
+    ranks.push_back(std::stoi(out.substr(out.find(tag) + 8)));
+  }
+
+  REQUIRE(dvm.grove({"kill", "1", "--signal", "STOP"}).exit_code == 0);
+  for (pid_t rank : ranks)
+    REQUIRE(eventually([rank] { return state_of(rank) == 'T'; }));
+  // Each signal waits in the stopped ranks, as under kill(1). The daemons
+  // handle one request after another, so once USR2 is pending the USR1
+  // request is over: a SIGCONT after it would have shown by then.
+  REQUIRE(dvm.grove({"kill", "1", "--signal", "USR1"}).exit_code == 0);
+  REQUIRE(dvm.grove({"kill", "1", "--signal", "USR2"}).exit_code == 0);
+  for (pid_t rank : ranks) {
+    REQUIRE(eventually([rank] { return signal_pending(rank, SIGUSR2); }));
+    CHECK(signal_pending(rank, SIGUSR1));
+    CHECK(state_of(rank) == 'T');
+  }
+  CHECK(job.out().find("got USR") == std::string::npos);
+  CHECK(jobs_of(dvm)[0]["state"] == "running");
+
+  // CONT lets them run on, and the waiting signals reach their traps.
+  REQUIRE(dvm.grove({"kill", "1", "--signal", "CONT"}).exit_code == 0);
+  for (const char* line : {"got USR1 0", "got USR1 1", "got USR2 0", "got USR2 1"})
+    CHECK(job.wait_for(line, std::chrono::seconds(30)));
+
+  // Stopped again, a plain grove kill still ends the job (TERM, then CONT).
+  REQUIRE(dvm.grove({"kill", "1", "--signal", "TSTP"}).exit_code == 0);
+  for (pid_t rank : ranks)
+    REQUIRE(eventually([rank] { return state_of(rank) == 'T'; }));
+  REQUIRE(dvm.grove({"kill", "1"}).exit_code == 0);
+  CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
 }

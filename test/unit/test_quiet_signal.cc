@@ -10,7 +10,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <set>
+#include <string>
 
 #include "jobs/quiet_signal.h"
 
@@ -19,13 +21,22 @@ namespace {
 
 // A process of its own group that waits to be signalled.
 pid_t start_sleeper() {
+  // Signals wait until the child has dropped the test runner's handlers: a
+  // signal sent before the child first runs must kill it, not run Catch's
+  // fatal-signal report in it.
+  sigset_t all, before;
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &before);
   pid_t child = fork();
   if (child == 0) {
     setpgid(0, 0);
-    std::signal(SIGTERM, SIG_DFL);  // not the test runner's handler: die of it
+    std::signal(SIGTERM, SIG_DFL);
+    std::signal(SIGINT, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &before, nullptr);
     for (;;)
       pause();
   }
+  sigprocmask(SIG_SETMASK, &before, nullptr);
   setpgid(child, child);  // either side may win the race; both ask the same
   return child;
 }
@@ -149,6 +160,60 @@ TEST_CASE("a stop signal leaves the ranks stopped; another one lets them run on"
   REQUIRE(waitpid(child, &status, WCONTINUED) == child);
   CHECK(WIFCONTINUED(status));
   kill(child, SIGTERM);
+  CHECK(wait_for_signal(child) == SIGTERM);
+}
+
+namespace {
+
+char state_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
+}  // namespace
+
+TEST_CASE("ranks a stop signal left stopped stay stopped through other signals", "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  QuietSignaller signaller(
+      base.get(), [](const std::vector<pid_t>&) { return std::set<pid_t>{}; },
+      TimeNs{10'000'000'000});
+  auto groups = [&] { return std::vector<pid_t>{child}; };
+  signaller.signal(groups, SIGSTOP);
+  run_until_done(base.get(), signaller);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
+  REQUIRE(WIFSTOPPED(status));
+  // SIGUSR1 (deadly to the sleeper) waits in the stopped process, as it
+  // would under kill(1): no SIGCONT follows it.
+  signaller.signal(groups, SIGUSR1);
+  run_until_done(base.get(), signaller);
+  CHECK(signaller.waiting() == 0);
+  CHECK(state_of(child) == 'T');
+  // SIGCONT ends the stop, and the pending SIGUSR1 then takes effect.
+  signaller.signal(groups, SIGCONT);
+  run_until_done(base.get(), signaller);
+  CHECK(wait_for_signal(child) == SIGUSR1);
+}
+
+TEST_CASE("SIGTERM ends a stopped rank: it is continued, as a shell does for a stopped job",
+          "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  QuietSignaller signaller(
+      base.get(), [](const std::vector<pid_t>&) { return std::set<pid_t>{}; },
+      TimeNs{10'000'000'000});
+  auto groups = [&] { return std::vector<pid_t>{child}; };
+  signaller.signal(groups, SIGTSTP);
+  run_until_done(base.get(), signaller);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
+  REQUIRE(WIFSTOPPED(status));
+  signaller.signal(groups, SIGTERM);
+  run_until_done(base.get(), signaller);
   CHECK(wait_for_signal(child) == SIGTERM);
 }
 }  // namespace grove
