@@ -7,7 +7,10 @@
 # round (benchmarks/pmix_fence_bench, COLLECTS of them; a build configured
 # with -Dbenchmarks=true). Prints, per size, the CPU each daemon spends per fence (from
 # /proc utime+stime before and after, so perf's own overhead is not in it),
-# the share of the two CPUs' time the DVM was not running (the ranks', the
+# the CPU each rank spends per fence (its shell's `times`), the share of the
+# CPUs' time the DVM and the ranks together kept busy (near 100%: the fence
+# is bound by CPU, not by waiting), the share of the two CPUs' time the DVM
+# was not running under the profiler (the ranks', the
 # kernel's idle and other processes'), and the DVM's CPU
 # split into buckets (benchmarks/perf_buckets.py). Writes
 # benchmarks/results/profile_fence.json.
@@ -73,10 +76,18 @@ for N in $DAEMONS; do
   TAG=$N-$MODE
   # First without the profiler (DWARF sampling slows the daemons): the
   # fence's median and the DVM's CPU per fence as they are.
+  # Each rank's CPU too: its shell writes `times` (the second line is the
+  # rank's user and system time) to a file of its own.
+  RANKCPU=$OUT/rank-cpu-$TAG
+  rm -rf "$RANKCPU"; mkdir -p "$RANKCPU"
   plain_before=$(cpu_ticks $PIDS)
-  # shellcheck disable=SC2086 # PROGRAM is the program and its arguments
-  "$GROVE" run -n "$N" --map-by node $PROGRAM > "$OUT/job-$TAG-plain.txt"
+  p0=$(date +%s.%N)
+  # shellcheck disable=SC2086,SC2016 # PROGRAM is the program and its arguments
+  "$GROVE" run -n "$N" --map-by node sh -c '"$@"; s=$?; times > "$0/$$"; exit $s' "$RANKCPU" $PROGRAM > "$OUT/job-$TAG-plain.txt"
+  p1=$(date +%s.%N)
   plain_after=$(cpu_ticks $PIDS)
+  ranks_cpu_s=$(awk 'FNR == 2 { split($1, u, "m"); split($2, s, "m"); t += u[1] * 60 + u[2] + s[1] * 60 + s[2] } END { printf "%.3f", t }' "$RANKCPU"/*)
+  [ "$(ls "$RANKCPU" | wc -l)" -eq "$N" ] || { echo "profile_fence: $(ls "$RANKCPU" | wc -l) of $N ranks reported their CPU" >&2; exit 1; }
   plain_median=$(sed -n -e 's/.*median \([0-9.]*\) us.*/\1/p' -e 's/.*median_us=\([0-9.]*\).*/\1/p' "$OUT/job-$TAG-plain.txt" | head -1)
   perf record -F "$FREQ" --call-graph dwarf,16384 --no-inherit -p "$PIDLIST" -o "$OUT/perf-$TAG.data" >/dev/null 2>"$OUT/perf-$TAG.log" &
   PERF=$!
@@ -93,7 +104,7 @@ for N in $DAEMONS; do
   rm -f "$OUT/perf-$TAG.script"
   median=$(sed -n -e 's/.*median \([0-9.]*\) us.*/\1/p' -e 's/.*median_us=\([0-9.]*\).*/\1/p' "$OUT/job-$TAG.txt" | head -1)
   row=$(python3 - "$N" "$ROUNDS" "$before" "$after" "$t0" "$t1" "$HZ" "$median" "$split" "$MODE" \
-    "$plain_before" "$plain_after" "$plain_median" <<'PY'
+    "$plain_before" "$plain_after" "$plain_median" "$p0" "$p1" "$ranks_cpu_s" <<'PY'
 import json, os, sys
 n, rounds, before, after = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 t0, t1, hz = float(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
@@ -102,9 +113,15 @@ split = json.loads(sys.argv[9])
 cpu_s = (after - before) / hz
 wall = t1 - t0
 plain_cpu_s = (int(sys.argv[12]) - int(sys.argv[11])) / hz
+plain_wall, ranks_cpu_s = float(sys.argv[15]) - float(sys.argv[14]), float(sys.argv[16])
 row = {"daemons": n, "load": sys.argv[10], "fences": rounds,
        "fence_median_us": float(sys.argv[13]) if sys.argv[13] else None,
        "cpu_per_fence_per_daemon_us": round(plain_cpu_s / rounds / n * 1e6, 1),
+       # The whole job: DVM and ranks together against what the CPUs had.
+       "cpu_per_fence_per_rank_us": round(ranks_cpu_s / rounds / n * 1e6, 1),
+       "dvm_cpu_per_fence_us": round(plain_cpu_s / rounds * 1e6, 1),
+       "ranks_cpu_per_fence_us": round(ranks_cpu_s / rounds * 1e6, 1),
+       "busy_share": round((plain_cpu_s + ranks_cpu_s) / (plain_wall * (os.cpu_count() or 1)), 3),
        "profiled": {"fence_median_us": median,
        "job_wall_s": round(wall, 3), "dvm_cpu_s": round(cpu_s, 3),
        "cpu_per_fence_per_daemon_us": round(cpu_s / rounds / n * 1e6, 1),
@@ -121,9 +138,11 @@ import json, sys
 r = json.load(sys.stdin)
 b = r["buckets_percent"]
 p = r["profiled"]
-print("%3d daemons, %-9s: fence median %s us, CPU per fence per daemon %.1f us "
+print("%3d daemons, %-9s: fence median %s us, CPU per fence per daemon %.1f us, per rank "
+      "%.1f us, DVM and ranks busy %.0f%% of the CPUs "
       "(profiled: %s us, %.1f us, DVM off CPU %.0f%%)" % (
           r["daemons"], r["load"], r["fence_median_us"], r["cpu_per_fence_per_daemon_us"],
+          r["cpu_per_fence_per_rank_us"], 100 * r["busy_share"],
           p["fence_median_us"], p["cpu_per_fence_per_daemon_us"], 100 * p["dvm_off_cpu_share"]))
 print("    " + ", ".join("%s %.1f%%" % (k, v) for k, v in sorted(b.items(), key=lambda kv: -kv[1])))'
   done
