@@ -1,6 +1,7 @@
 // grove ps / grove kill: a running DVM's jobs from the command line.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <ctime>
@@ -117,6 +118,23 @@ int kill_job(const std::string& selector, const std::string& job_text,
       return 1;
     }
     signal = *parsed;
+  }
+  // A namespace names its DVM too: one of another DVM must not signal the
+  // job that has the same number here.
+  if (job_text.find('.') != std::string::npos) {
+    auto jobs = ask_dvm(selector, {{"cmd", "jobs"}}, std::chrono::seconds(30));
+    if (!jobs) {
+      print_cli_error(jobs.error().message);
+      return 1;
+    }
+    const auto& listed = (*jobs)["jobs"];
+    if (std::none_of(listed.begin(), listed.end(), [&](const nlohmann::json& entry) {
+          return entry.value("nspace", std::string()) == job_text;
+        })) {
+      print_cli_error("no job with namespace '" + job_text +
+                      "' in this DVM (grove ps --all lists its jobs)");
+      return 1;
+    }
   }
   auto reply = ask_dvm(selector, {{"cmd", "kill"}, {"job", *job}, {"signal", signal}},
                        std::chrono::seconds(30));

@@ -60,8 +60,15 @@ TEST_CASE("grove ps lists a DVM's jobs; grove kill signals one or ends it", "[ru
     CHECK_THAT(table.out, Catch::Contains("running") && Catch::Contains("sh -c 'trap"));
     CHECK(dvm.status()["jobs"].size() == 1);
 
+    // A namespace names its DVM: another DVM's job 1 is not this one.
+    const std::string nspace = jobs[0]["nspace"];
+    const std::string elsewhere = "grove-elsewhere-x" + nspace.substr(nspace.rfind('.'));
+    RunResult wrong = dvm.grove({"kill", elsewhere, "--signal", "usr1"});
+    CHECK(wrong.exit_code == 1);
+    CHECK_THAT(wrong.err, Catch::Contains("no job with namespace '" + elsewhere + "'"));
+
     // A signal alone leaves the job running: its ranks trap it and go on.
-    RunResult signalled = dvm.grove({"kill", "1", "--signal", "usr1"});
+    RunResult signalled = dvm.grove({"kill", nspace, "--signal", "usr1"});
     CHECK(signalled.exit_code == 0);
     CHECK_THAT(signalled.out, Catch::Contains("SIGUSR1 sent to the ranks of job 1"));
     CHECK(job.wait_for("got USR1 0", std::chrono::seconds(30)));
