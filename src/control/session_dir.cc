@@ -1,6 +1,7 @@
 #include "control/session_dir.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@
 namespace grove {
 
 namespace {
+
+constexpr char kOneJobMark[] = "one-job";
 
 Status make_private_dir(const std::string& path) {
   if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
@@ -74,7 +77,7 @@ void remove_stale_dvm_directories(const std::string& base) {
 
 }  // namespace
 
-Result<DvmInfo> create_dvm_directory(int controller_pid) {
+Result<DvmInfo> create_dvm_directory(int controller_pid, bool one_job) {
   auto base = session_base();
   if (!base) return base.error();
   remove_stale_dvm_directories(*base);
@@ -89,6 +92,13 @@ Result<DvmInfo> create_dvm_directory(int controller_pid) {
   }
   auto status = make_private_dir(info.directory);
   if (!status) return status.error();
+  if (one_job) {
+    const std::string mark = info.directory + "/" + kOneJobMark;
+    const int fd = open(mark.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return Error{"cannot create " + mark + ": " + std::strerror(errno)};
+    close(fd);
+    info.one_job = true;
+  }
   return info;
 }
 
@@ -115,12 +125,19 @@ std::vector<DvmInfo> running_dvms() {
     std::string name = entry.path().filename().string();
     if (name.rfind("dvm-", 0) != 0) continue;
     int pid = std::atoi(name.c_str() + 4);
-    DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock"};
+    DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock",
+                 std::filesystem::exists(entry.path() / kOneJobMark)};
     if (process_alive(pid) && std::filesystem::exists(info.socket_path)) out.push_back(info);
   }
   std::sort(out.begin(), out.end(),
             [](const DvmInfo& a, const DvmInfo& b) { return a.pid < b.pid; });
   return out;
+}
+
+std::vector<DvmInfo> shared_dvms() {
+  auto running = running_dvms();
+  std::erase_if(running, [](const DvmInfo& info) { return info.one_job; });
+  return running;
 }
 
 Result<DvmInfo> select_dvm(const std::string& selector) {
@@ -131,6 +148,9 @@ Result<DvmInfo> select_dvm(const std::string& selector) {
     }
     return Error{"no running DVM matches '" + selector + "'"};
   }
+  // A DVM someone started outlives its jobs; a one-job DVM is the default
+  // only when it is all there is (`grove ps` while `grove run` runs).
+  if (auto shared = shared_dvms(); !shared.empty()) running = std::move(shared);
   if (running.empty()) return Error{"no running DVM (start one with 'grove start')"};
   if (running.size() > 1) {
     std::string message =

@@ -21,11 +21,16 @@ struct DvmInfo {
   std::string directory;
   int pid = 0;
   std::string socket_path;
+  // Started by `grove run` for its own job, and stopped with it: no other
+  // `grove run` may pick it by default (its job would end with the DVM).
+  bool one_job = false;
 };
 
 // Creates <base>/dvm-<pid> (0700), first removing the directories of
 // controllers that are gone (a crashed or killed DVM's socket and files).
-Result<DvmInfo> create_dvm_directory(int controller_pid);
+// A one-job DVM's directory says so (a file `one-job`) before its socket
+// exists, so that no command ever sees it without the mark.
+Result<DvmInfo> create_dvm_directory(int controller_pid, bool one_job = false);
 // Creates <dvm>/daemon-<vpid> (0700).
 Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid);
 // Removes a directory tree; returns an Error naming what could not be removed.
@@ -35,7 +40,10 @@ Status remove_tree(const std::string& path);
 // are not listed (the next `grove start` removes them).
 std::vector<DvmInfo> running_dvms();
 // Picks the DVM a command should talk to: `selector` is a pid or a directory;
-// empty means "the only one running" (an error lists them if there are several).
+// empty means "the only one running" (an error lists them if there are
+// several), where one-job DVMs count only if no other runs.
 Result<DvmInfo> select_dvm(const std::string& selector);
+// The running DVMs that are not one-job DVMs.
+std::vector<DvmInfo> shared_dvms();
 
 }  // namespace grove

@@ -97,7 +97,7 @@ Status Controller::start() {
   if (auto status = enable_event_threads(); !status) return status;
   base_.reset(event_base_new());
   if (!base_) return Error{"cannot create the event loop"};
-  auto dvm = create_dvm_directory(static_cast<int>(getpid()));
+  auto dvm = create_dvm_directory(static_cast<int>(getpid()), options_.one_job);
   if (!dvm) return dvm.error();
   dvm_ = *dvm;
   secret_ = generate_dvm_secret();

@@ -42,7 +42,8 @@ struct ControllerOptions {
   // Daemons on other hosts; without a plan, `daemons` run on this host.
   std::optional<SpawnPlan> plan;
   RemoteLauncherKind launcher = RemoteLauncherKind::ssh;
-  std::string prefix;  // --prefix / GROVE_PREFIX: the install on remote hosts
+  std::string prefix;    // --prefix / GROVE_PREFIX: the install on remote hosts
+  bool one_job = false;  // started by `grove run` for its job (DvmInfo::one_job)
   // Called once: with an empty string when the DVM is ready, else an error.
   std::function<void(const std::string& error)> on_ready;
 };

@@ -1,6 +1,7 @@
 // grove start / stop / status / bench: a DVM's life from the command line.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ struct StartOptions {
   std::string prefix;
   bool another = false;              // start even if one is running
   bool verbose_to_terminal = false;  // --daemonize: the log on the terminal too
+  bool one_job = false;              // grove run's own DVM: ends with that process
 };
 
 // The DVM's hosts, who starts whom and how; no plan means daemons on this
@@ -130,6 +132,7 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
   controller_options.plan = std::move(layout->plan);
   controller_options.launcher = layout->launcher;
   controller_options.prefix = options.prefix;
+  controller_options.one_job = options.one_job;
   if (controller_options.prefix.empty()) {
     if (const char* prefix = std::getenv("GROVE_PREFIX")) controller_options.prefix = prefix;
   }
@@ -181,6 +184,7 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
     for (int i = 0; i < 3; ++i)
       sigaction(caught[i], &before[i], nullptr);
   };
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     restore();
@@ -191,6 +195,12 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
   if (pid == 0) {
     restore();
     close(fds[0]);
+    // grove run's own DVM must not outlive it, however it ends (SIGKILL
+    // included): the controller stops on SIGTERM.
+    if (options.one_job) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(1);
+    }
     setsid();
     int null = open("/dev/null", O_RDWR);
     dup2(null, STDIN_FILENO);
@@ -250,8 +260,9 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
 int start_dvm(CliContext& context, const StartOptions& options) {
   // A second DVM is rarely meant: every later command would have to pick
   // one. (A check, not a lock: two starts at the same instant both pass.)
+  // A DVM `grove run` started for its own job ends with it: not counted.
   if (!options.another) {
-    auto running = running_dvms();
+    auto running = shared_dvms();
     if (!running.empty()) {
       std::string which;
       for (const DvmInfo& info : running)
@@ -291,6 +302,7 @@ Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::st
   options.local = daemons;
   options.daemonize = true;
   options.another = true;  // the caller found none running
+  options.one_job = true;
   options.report_uri = uri_file;
   Result<pid_t> pid = daemonize_controller(context, options);
   if (!pid) return pid.error();

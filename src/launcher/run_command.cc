@@ -154,7 +154,8 @@ int run_job(CliContext& context, const RunOptions& options) {
   // Use the DVM asked for, or the one running, or start one for this job.
   std::string selector = options.dvm;
   std::string started_uri;
-  if (selector.empty() && running_dvms().empty()) {
+  // Another `grove run`'s own DVM is not one to use: it stops when that job ends.
+  if (selector.empty() && shared_dvms().empty()) {
     // The started DVM's URI comes back through a file in the private
     // session base, where its session directory will live too.
     auto base = session_base();
