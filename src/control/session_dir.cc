@@ -11,7 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+
+#include "util/proc_stat.h"
 
 namespace grove {
 
@@ -38,11 +39,8 @@ bool process_alive(int pid) {
   if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
   // A zombie has ended: a killed --daemonize controller stays one until
   // init reaps it, which some inits (in containers) do late.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!std::getline(stat, text)) return true;  // no /proc: kill() has the last word
-  const std::size_t close = text.rfind(')');
-  return close == std::string::npos || close + 2 >= text.size() || text[close + 2] != 'Z';
+  const auto stat = read_proc_stat(pid);
+  return !stat || stat->state != 'Z';  // no /proc: kill() has the last word
 }
 
 }  // namespace

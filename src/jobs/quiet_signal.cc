@@ -3,10 +3,8 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-#include <string>
+
+#include "util/proc_stat.h"
 
 namespace grove {
 
@@ -14,26 +12,10 @@ namespace {
 
 constexpr int kPollMs = 5;
 
-// The fields of /proc/PID/stat after the command: "PID (COMM) STATE ...",
-// where COMM may hold spaces and parentheses. Empty if the process is gone.
-std::vector<std::string> stat_fields(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::vector<std::string> fields;
-  if (!std::getline(stat, text)) return fields;
-  const std::size_t close = text.rfind(')');
-  if (close == std::string::npos) return fields;
-  std::istringstream rest(text.substr(close + 1));
-  for (std::string field; rest >> field;)
-    fields.push_back(field);
-  return fields;
-}
-
-// When the process started (clock ticks since boot; field 22), 0 if it is
-// gone: with the pid, it names one process even after the pid is reused.
+// 0 if the process is gone.
 std::uint64_t start_ticks(pid_t pid) {
-  const auto fields = stat_fields(pid);
-  return fields.size() > 19 ? std::strtoull(fields[19].c_str(), nullptr, 10) : 0;
+  const auto stat = read_proc_stat(pid);
+  return stat ? stat->start_ticks : 0;
 }
 
 bool is_stop(int signal) {
@@ -50,9 +32,9 @@ bool ends_stop(int signal) {
 }  // namespace
 
 bool process_stopped_or_gone(pid_t pid) {
-  const auto fields = stat_fields(pid);
-  if (fields.empty()) return true;
-  const char state = fields[0][0];
+  const auto stat = read_proc_stat(pid);
+  if (!stat) return true;
+  const char state = stat->state;
   return state == 'T' || state == 't' || state == 'Z' || state == 'X';
 }
 

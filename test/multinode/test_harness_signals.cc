@@ -8,28 +8,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "dvm_harness.h"
+#include "support/process_probe.h"
 
 using namespace grove::test;
 
 namespace {
 
 constexpr char kChildVariable[] = "GROVE_TEST_SIGNAL_CHILD";
-
-bool pid_gone(pid_t pid) {
-  if (kill(pid, 0) != 0) return true;
-  // A zombie that its new parent has not reaped yet has ended too.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  auto close = text.rfind(')');
-  return close == std::string::npos || text.compare(close + 2, 1, "Z") == 0;
-}
 
 std::vector<pid_t> pids_in(const std::string& line) {
   std::istringstream words(line);
@@ -79,7 +70,7 @@ TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first
   // The controller, `grove run`, two daemons and two ranks.
   REQUIRE(pids.size() == 6);
   for (pid_t pid : pids)
-    REQUIRE_FALSE(pid_gone(pid));
+    REQUIRE_FALSE(ended(pid));
 
   // As meson's timeout does: SIGTERM to the test program alone.
   REQUIRE(kill(child.pid(), SIGTERM) == 0);
@@ -88,7 +79,7 @@ TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::vector<pid_t> left = pids;
   while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-    std::erase_if(left, pid_gone);
+    std::erase_if(left, ended);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK(left.empty());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dvm_harness.h"
+#include "support/process_probe.h"
 
 using namespace grove::test;
 
@@ -118,15 +119,6 @@ TEST_CASE("grove ps lists a DVM's jobs; grove kill signals one or ends it", "[ru
 
 namespace {
 
-// The state letter of /proc/PID/stat and the process's shared pending set.
-char state_of(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const auto close = text.rfind(')');
-  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
-}
-
 bool signal_pending(pid_t pid, int signal) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
@@ -134,16 +126,6 @@ bool signal_pending(pid_t pid, int signal) {
       return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1) & 1) != 0;
   }
   return false;
-}
-
-template <typename Condition>
-bool eventually(Condition condition) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 }  // namespace

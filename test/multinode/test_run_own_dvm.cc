@@ -10,33 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dvm_harness.h"
+#include "support/process_probe.h"
 
 using namespace grove::test;
 
 namespace {
-
-// Ended, or a zombie that its parent (init) has not reaped yet.
-bool pid_gone(int pid) {
-  if (kill(pid, 0) != 0) return true;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  return close == std::string::npos || text.compare(close + 2, 1, "Z") == 0;
-}
-
-template <typename Condition>
-bool eventually(Condition condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
 
 // The controllers with a session directory under `tmpdir`, and how many of
 // them carry the one-job mark.
@@ -119,7 +100,7 @@ TEST_CASE("grove run's own DVM ends with it when it is killed by SIGKILL", "[run
 
   REQUIRE(kill(run.pid(), SIGKILL) == 0);
   for (int pid : pids)
-    CHECK(eventually([pid] { return pid_gone(pid); }));
+    CHECK(eventually([pid] { return ended(pid); }));
   for (int pid : pids)
     kill(pid, SIGKILL);  // whatever a failed check left
 }

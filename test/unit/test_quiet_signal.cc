@@ -10,11 +10,11 @@
 
 #include <chrono>
 #include <csignal>
-#include <fstream>
 #include <set>
 #include <string>
 
 #include "jobs/quiet_signal.h"
+#include "support/process_probe.h"
 
 namespace grove {
 namespace {
@@ -163,18 +163,6 @@ TEST_CASE("a stop signal leaves the ranks stopped; another one lets them run on"
   CHECK(wait_for_signal(child) == SIGTERM);
 }
 
-namespace {
-
-char state_of(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const auto close = text.rfind(')');
-  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
-}
-
-}  // namespace
-
 TEST_CASE("ranks a stop signal left stopped stay stopped through other signals", "[quiet_signal]") {
   EventBasePtr base(event_base_new());
   pid_t child = start_sleeper();
@@ -192,7 +180,7 @@ TEST_CASE("ranks a stop signal left stopped stay stopped through other signals",
   signaller.signal(groups, SIGUSR1);
   run_until_done(base.get(), signaller);
   CHECK(signaller.waiting() == 0);
-  CHECK(state_of(child) == 'T');
+  CHECK(test::state_of(child) == 'T');
   // SIGCONT ends the stop, and the pending SIGUSR1 then takes effect.
   signaller.signal(groups, SIGCONT);
   run_until_done(base.get(), signaller);

@@ -1,0 +1,31 @@
+#include "util/proc_stat.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace grove {
+
+std::optional<ProcStat> read_proc_stat(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return std::nullopt;
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses, so the
+  // fields are counted from the last ')'.
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 1));
+  ProcStat out;
+  std::string field;
+  for (int index = 3; rest >> field; ++index) {
+    if (index == 3) out.state = field[0];
+    if (index == 22) {
+      out.start_ticks = std::strtoull(field.c_str(), nullptr, 10);
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace grove

@@ -1,0 +1,22 @@
+// What /proc/PID/stat says of a process: its state letter and when it
+// started. Read by the job signaller and by the CLI's check for live DVMs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace grove {
+
+struct ProcStat {
+  char state = '?';  // R, S, T (stopped), Z (zombie), ...
+  // Clock ticks since boot: with the pid, it names one process even after
+  // the pid is reused.
+  std::uint64_t start_ticks = 0;
+};
+
+// Nothing if the process is gone (or /proc cannot be read).
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+}  // namespace grove
