@@ -75,7 +75,7 @@ constexpr void (*kDecoders[])(std::span<const std::byte>) = {
     check<CountersReply>,   check<ShowHelpTopic>,    check<BenchBarrier>,  check<Heartbeat>,
     check<CountersRequest>, check<MembershipNotice>, check<FenceRollup>,   check_release_header,
     check<XcastAck>,        check<OpReport>,         check<OpAbort>,       check<LinkLost>,
-    check<Eviction>,
+    check<Eviction>,        check<RanksStarted>,
 };
 
 }  // namespace

@@ -172,6 +172,7 @@ Status Controller::start() {
     job_manager_->on_output(output, kControllerVpid);
   };
   reports.exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
+  reports.started = [this](const RanksStarted& started) { job_manager_->on_started(started); };
   auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, kControllerVpid, *daemon_dir,
                                 topology_->handle(), std::move(reports));
   if (!ranks) return ranks.error();
@@ -313,6 +314,10 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
     }
     case job_tags::exited: {
       if (auto exit = wire_decode<RankExit>(payload)) job_manager_->on_exit(*exit);
+      return;
+    }
+    case job_tags::ranks_started: {
+      if (auto started = wire_decode<RanksStarted>(payload)) job_manager_->on_started(*started);
       return;
     }
     case job_tags::stdin_ack: {

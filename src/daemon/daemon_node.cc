@@ -96,6 +96,9 @@ int DaemonNode::run() {
   reports.exit = [this](const RankExit& exit) {
     runtime_->send_control(kControllerVpid, job_tags::exited, encode(exit));
   };
+  reports.started = [this](const RanksStarted& started) {
+    runtime_->send_control(kControllerVpid, job_tags::ranks_started, encode(started));
+  };
   auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, options_.vpid,
                                 options_.session_dir, topology_->handle(), std::move(reports));
   if (!ranks) {

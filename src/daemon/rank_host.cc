@@ -13,6 +13,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   host->runtime_ = &runtime;
   JobHostHooks hooks;
   hooks.on_output = std::move(reports.output);
+  hooks.on_started = std::move(reports.started);
   hooks.on_exit = [raw, report = std::move(reports.exit)](RankExit exit) {
     raw->pmix_->classify_exit(exit);
     report(exit);

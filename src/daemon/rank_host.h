@@ -25,6 +25,7 @@ struct RankReports {
   // Classified by the PMIx side first (left_without_finalize, the fence
   // rounds the rank took part in).
   std::function<void(const RankExit&)> exit;
+  std::function<void(const RanksStarted&)> started;
 };
 
 class RankHost {

@@ -166,11 +166,14 @@ void JobHost::launch(const JobSpec& spec) {
           ? std::clamp<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 16, 16, 256)
           : 256;
   std::vector<std::unique_ptr<ForkedRank>> forked;
+  RanksStarted started{spec.job, {}};
   auto release_all = [&] {
     for (auto& rank : forked)
       let_go(*rank);
-    for (auto& rank : forked)
+    for (auto& rank : forked) {
       watch_rank(spec, *rank);
+      if (rank->rank->start_error.empty()) started.ranks.push_back(rank->rank->rank);
+    }
     forked.clear();
   };
   for (const RankPlacement& placement : spec.ranks) {
@@ -179,6 +182,8 @@ void JobHost::launch(const JobSpec& spec) {
     if (forked.size() == batch) release_all();
   }
   release_all();
+  // Sent before the loop runs again, so before any of these ranks' exits.
+  if (!started.ranks.empty() && hooks_.on_started) hooks_.on_started(started);
   // Input that came before the launch (a control frame can overtake the
   // launch's broadcast) goes in now, in order.
   auto early = waiting_stdin_.extract(spec.job);

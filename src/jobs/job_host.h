@@ -42,6 +42,8 @@ struct JobHostHooks {
   std::function<void(std::uint32_t job, std::uint32_t rank)> rank_reaped;
   std::function<void(const JobOutput&)> on_output;
   std::function<void(const RankExit&)> on_exit;
+  // Ranks of a job launched here whose exec succeeded (none: not called).
+  std::function<void(const RanksStarted&)> on_started;
   // A job was launched on the DVM (every daemon hears of every job, hosting
   // or not), before any of its ranks here starts; then it is over here.
   std::function<void(const JobSpec&)> on_launch;

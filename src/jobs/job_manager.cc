@@ -1,5 +1,6 @@
 #include "jobs/job_manager.h"
 
+#include <algorithm>
 #include <ctime>
 #include <set>
 
@@ -13,6 +14,7 @@ struct JobManager::Job {
   JobSpec spec;
   JobEventFn events;
   std::set<std::uint32_t> finished;  // ranks known to be gone
+  std::set<std::uint32_t> started;   // ranks whose program runs (or ran)
   bool failed = false;
   int status = 0;
   std::string message;
@@ -309,7 +311,10 @@ nlohmann::json JobManager::jobs_json() const {
   for (const auto& [id, job] : jobs_) {
     nlohmann::json entry = summary(*job);
     entry["state"] = job->failed ? "ending" : "running";
-    entry["ranks_running"] = job->spec.ranks.size() - job->finished.size();
+    // Started and not gone: a rank being launched, or whose exec failed, is
+    // not running.
+    entry["ranks_running"] = std::ranges::count_if(
+        job->started, [&](std::uint32_t rank) { return !job->finished.contains(rank); });
     out.push_back(std::move(entry));
   }
   return out;
@@ -384,6 +389,15 @@ void JobManager::on_gone_timer(evutil_socket_t, short, void* arg) {
   // A failed job is being killed; a finished one is gone already.
   if (job->failed) return;
   job->manager->hooks_.broadcast(job_tags::ranks_gone, encode(gone));
+}
+
+void JobManager::on_started(const RanksStarted& started) {
+  auto found = jobs_.find(started.job);
+  if (found == jobs_.end()) return;
+  Job& job = *found->second;
+  for (std::uint32_t rank : started.ranks) {
+    if (rank < job.spec.ranks.size()) job.started.insert(rank);
+  }
 }
 
 void JobManager::on_exit(const RankExit& exit) {

@@ -69,6 +69,8 @@ class JobManager {
   // Output of the job from daemon `from`, passed to the CLI; acknowledged
   // to `from` at once, or once the CLI has read what is queued to it.
   void on_output(const JobOutput& output, Vpid from);
+  // Ranks a daemon has exec'd; until then grove ps does not count them running.
+  void on_started(const RanksStarted& started);
   void on_exit(const RankExit& exit);
   void on_abort(const JobAbort& abort);
   void on_daemon_lost(Vpid vpid);

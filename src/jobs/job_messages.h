@@ -147,6 +147,16 @@ struct OutputAck {
   static auto wire_fields(auto& m) { return std::tie(m.job, m.bytes); }
 };
 
+// Ranks of a job whose program a daemon has exec'd: `grove ps` counts a rank
+// as running from this report until its exit, not from the launch on.
+struct RanksStarted {
+  std::uint32_t job = 0;
+  std::vector<std::uint32_t> ranks;
+
+  static constexpr const char* wire_name = "ranks started";
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.ranks); }
+};
+
 // Ranks of a job that exited cleanly while others run: a fence that includes
 // one of them can never complete.
 struct GoneRank {

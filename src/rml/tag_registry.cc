@@ -36,6 +36,7 @@ constexpr std::array kTags{
     TagInfo{job_tags::signal, "job-signal"},
     TagInfo{job_tags::stdin_data, "job-stdin"},
     TagInfo{job_tags::stdin_ack, "job-stdin-ack"},
+    TagInfo{job_tags::ranks_started, "job-ranks-started"},
     TagInfo{pmix_tags::modex_request, "modex-request"},
     TagInfo{pmix_tags::modex_reply, "modex-reply"},
     TagInfo{pmix_tags::publish, "pmix-publish"},

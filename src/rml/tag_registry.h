@@ -55,6 +55,8 @@ inline constexpr std::uint16_t signal = tags::first_daemon_tag + 23;  // broadca
 // grove run's stdin: controller -> a daemon hosting a reading rank, and its answer
 inline constexpr std::uint16_t stdin_data = tags::first_daemon_tag + 35;  // control
 inline constexpr std::uint16_t stdin_ack = tags::first_daemon_tag + 36;   // control
+// hosting daemon -> controller: ranks whose program is exec'd (grove ps)
+inline constexpr std::uint16_t ranks_started = tags::first_daemon_tag + 37;  // control
 }  // namespace job_tags
 
 // The PMIx bridge's direct modex (daemon/pmix_bridge.h).

@@ -173,3 +173,41 @@ TEST_CASE("a job grove kill stopped stays stopped through other signals until CO
   REQUIRE(dvm.grove({"kill", "1"}).exit_code == 0);
   CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
 }
+
+TEST_CASE("grove ps counts a rank as running once its program runs and not from its launch",
+          "[run]") {
+  // No heartbeats: the daemon held stopped below must not be declared lost.
+  Dvm dvm(2, {"--mca", "daemon_heartbeat_ms", "0"});
+  REQUIRE(dvm.ready());
+  pid_t held = 0;
+  const nlohmann::json status = dvm.status();
+  for (const auto& daemon : status["daemons"]) {
+    if (daemon["vpid"].get<int>() != 0) held = daemon["pid"].get<pid_t>();
+  }
+  REQUIRE(held > 0);
+  // The daemon hosting one rank is stopped: it gets the launch but cannot
+  // fork until it is let go. Let go whatever the checks below find.
+  REQUIRE(kill(held, SIGSTOP) == 0);
+  struct Resume {
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{held};
+  REQUIRE(eventually([held] { return state_of(held) == 'T'; }));
+
+  auto job = run_in_background(
+      dvm, {"-n", "2", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 60"});
+  REQUIRE(job.wait_for("ready ", std::chrono::seconds(30)));
+  nlohmann::json jobs = jobs_of(dvm);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0]["np"] == 2);
+  CHECK(jobs[0]["state"] == "running");
+  CHECK(jobs[0]["ranks_running"] == 1);  // the stopped daemon's rank has not started
+
+  kill(held, SIGCONT);
+  CHECK(eventually([&] { return jobs_of(dvm)[0]["ranks_running"] == 2; }));
+  CHECK(job.wait_for("ready 0", std::chrono::seconds(30)));
+  CHECK(job.wait_for("ready 1", std::chrono::seconds(30)));
+  REQUIRE(dvm.grove({"kill", "1"}).exit_code == 0);
+  CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
+  CHECK(jobs_of(dvm)[0]["ranks_running"] == 0);
+}

@@ -210,6 +210,7 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(JobAbort{1, 2, 7, "why"}).message == "why");
   CHECK(round_trip(OutputAck{4, 1ULL << 40}).bytes == 1ULL << 40);
   CHECK(round_trip(RanksGone{2, {GoneRank{5, {}}}}).ranks.size() == 1);
+  CHECK(round_trip(RanksStarted{2, {0, 3}}).ranks == std::vector<std::uint32_t>{0, 3});
   CHECK(round_trip(JobRef{77}).job == 77);
   CHECK(round_trip(JobSignal{3, 10}).signal == 10);
   CHECK(round_trip(JobStdin{3, 9, std::string("a\0b", 3), true}).data == std::string("a\0b", 3));
