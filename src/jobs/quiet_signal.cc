@@ -61,6 +61,16 @@ void QuietSignaller::signal(Groups groups, int signal) {
       kill(-group, signal);
     return;
   }
+  // A rank grove kill stopped but something else resumed (kill -CONT on its
+  // node) is the user's stop no longer. Looked at only between requests:
+  // while one waits, its own SIGCONTs (a handshake let finish) resume ranks.
+  if (requests_.empty()) {
+    std::erase_if(stopped_by_user_, [](const auto& entry) {
+      const auto stat = read_proc_stat(entry.first);
+      return !stat || stat->start_ticks != entry.second ||
+             (stat->state != 'T' && stat->state != 't');
+    });
+  }
   for (pid_t group : now)
     kill(-group, SIGSTOP);
   auto request = std::make_unique<Request>();

@@ -187,6 +187,31 @@ TEST_CASE("ranks a stop signal left stopped stay stopped through other signals",
   CHECK(wait_for_signal(child) == SIGUSR1);
 }
 
+TEST_CASE("ranks resumed by other means than the signaller are not stopped again by a signal",
+          "[quiet_signal]") {
+  EventBasePtr base(event_base_new());
+  pid_t child = start_sleeper();
+  QuietSignaller signaller(
+      base.get(), [](const std::vector<pid_t>&) { return std::set<pid_t>{}; },
+      TimeNs{10'000'000'000});
+  auto groups = [&] { return std::vector<pid_t>{child}; };
+  signaller.signal(groups, SIGSTOP);
+  run_until_done(base.get(), signaller);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
+  REQUIRE(WIFSTOPPED(status));
+  // Continued on its node, not through grove kill.
+  REQUIRE(kill(child, SIGCONT) == 0);
+  REQUIRE(waitpid(child, &status, WCONTINUED) == child);
+  REQUIRE(WIFCONTINUED(status));
+  // SIGWINCH is ignored by the sleeper: it runs on, not held stopped.
+  signaller.signal(groups, SIGWINCH);
+  run_until_done(base.get(), signaller);
+  CHECK(test::eventually([child] { return test::state_of(child) == 'S'; }));
+  kill(child, SIGTERM);
+  CHECK(wait_for_signal(child) == SIGTERM);
+}
+
 TEST_CASE("SIGTERM ends a stopped rank: it is continued, as a shell does for a stopped job",
           "[quiet_signal]") {
   EventBasePtr base(event_base_new());
