@@ -123,9 +123,11 @@ std::vector<DvmInfo> running_dvms() {
     std::string name = entry.path().filename().string();
     if (name.rfind("dvm-", 0) != 0) continue;
     int pid = std::atoi(name.c_str() + 4);
-    DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock",
-                 std::filesystem::exists(entry.path() / kOneJobMark)};
-    if (process_alive(pid) && std::filesystem::exists(info.socket_path)) out.push_back(info);
+    DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock", false};
+    if (!process_alive(pid) || !std::filesystem::exists(info.socket_path)) continue;
+    // The mark is written before the socket: read after it, it is never missed.
+    info.one_job = std::filesystem::exists(entry.path() / kOneJobMark);
+    out.push_back(info);
   }
   std::sort(out.begin(), out.end(),
             [](const DvmInfo& a, const DvmInfo& b) { return a.pid < b.pid; });

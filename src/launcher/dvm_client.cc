@@ -11,17 +11,18 @@ void add_dvm_option(CLI::App& command, std::string& selector) {
                      "(default: the only one running)");
 }
 
+Result<std::string> resolve_dvm(const std::string& selector) {
+  if (selector.rfind("unix:", 0) == 0) return selector;
+  auto dvm = select_dvm(selector);
+  if (!dvm) return dvm.error();
+  return "unix:" + dvm->socket_path;
+}
+
 Result<nlohmann::json> ask_dvm(const std::string& selector, const nlohmann::json& request,
                                std::chrono::milliseconds timeout) {
-  std::string socket_path;
-  if (selector.rfind("unix:", 0) == 0) {
-    socket_path = selector.substr(5);
-  } else {
-    auto dvm = select_dvm(selector);
-    if (!dvm) return dvm.error();
-    socket_path = dvm->socket_path;
-  }
-  auto reply = control_request(socket_path, request, timeout);
+  auto resolved = resolve_dvm(selector);
+  if (!resolved) return resolved.error();
+  auto reply = control_request(resolved->substr(5), request, timeout);
   if (!reply) return reply.error();
   if (!reply->value("ok", false)) {
     return Error{reply->value("error", std::string("the controller refused the request"))};

@@ -119,10 +119,15 @@ int kill_job(const std::string& selector, const std::string& job_text,
     }
     signal = *parsed;
   }
+  auto dvm = resolve_dvm(selector);
+  if (!dvm) {
+    print_cli_error(dvm.error().message);
+    return 1;
+  }
   // A namespace names its DVM too: one of another DVM must not signal the
   // job that has the same number here.
   if (job_text.find('.') != std::string::npos) {
-    auto jobs = ask_dvm(selector, {{"cmd", "jobs"}}, std::chrono::seconds(30));
+    auto jobs = ask_dvm(*dvm, {{"cmd", "jobs"}}, std::chrono::seconds(30));
     if (!jobs) {
       print_cli_error(jobs.error().message);
       return 1;
@@ -136,8 +141,8 @@ int kill_job(const std::string& selector, const std::string& job_text,
       return 1;
     }
   }
-  auto reply = ask_dvm(selector, {{"cmd", "kill"}, {"job", *job}, {"signal", signal}},
-                       std::chrono::seconds(30));
+  auto reply =
+      ask_dvm(*dvm, {{"cmd", "kill"}, {"job", *job}, {"signal", signal}}, std::chrono::seconds(30));
   if (!reply) {
     print_cli_error(reply.error().message);
     return 1;

@@ -154,8 +154,12 @@ int run_job(CliContext& context, const RunOptions& options) {
   // Use the DVM asked for, or the one running, or start one for this job.
   std::string selector = options.dvm;
   std::string started_uri;
-  // Another `grove run`'s own DVM is not one to use: it stops when that job ends.
-  if (selector.empty() && shared_dvms().empty()) {
+  // Another `grove run`'s own DVM is not one to use: it stops when that job
+  // ends. The one shared DVM is named by its socket, as found in this one
+  // look; with several, select_dvm below names them.
+  std::vector<DvmInfo> shared = selector.empty() ? shared_dvms() : std::vector<DvmInfo>{};
+  if (selector.empty() && shared.size() == 1) selector = "unix:" + shared.front().socket_path;
+  if (selector.empty() && shared.empty()) {
     // The started DVM's URI comes back through a file in the private
     // session base, where its session directory will live too.
     auto base = session_base();
