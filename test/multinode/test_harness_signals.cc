@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,6 +29,22 @@ std::vector<pid_t> pids_in(const std::string& line) {
   for (pid_t pid; words >> pid;)
     pids.push_back(pid);
   return pids;
+}
+
+std::string cmdline_of(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+// A child of `parent` that runs parent's program without having exec'd:
+// child_groups' escalation helper.
+bool has_forked_helper(pid_t parent) {
+  const std::string program = cmdline_of(parent);
+  std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                         "/children");
+  for (pid_t pid; children >> pid;)
+    if (cmdline_of(pid) == program && getpgid(pid) == pid) return true;
+  return false;
 }
 
 }  // namespace
@@ -85,4 +102,44 @@ TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first
   CHECK(left.empty());
   for (pid_t pid : left)
     kill(pid, SIGKILL);  // never leave one behind, even when the check fails
+}
+
+// Run by the test below as a program of its own; does nothing otherwise.
+TEST_CASE("signal child: holds a group that ignores SIGTERM", "[.signal-child-stubborn]") {
+  if (std::getenv(kChildVariable) == nullptr) return;
+  BackgroundProcess stubborn({"/bin/sh", "-c", "trap '' TERM; echo stubborn $$; exec sleep 300"},
+                             {});
+  REQUIRE(stubborn.wait_for("stubborn ", std::chrono::seconds(30)));
+  REQUIRE(stubborn.wait_for("\n", std::chrono::seconds(5)));
+  std::printf("holding: %s", stubborn.out().substr(9).c_str());
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(120));
+  FAIL("was not ended within 120 s");
+}
+
+TEST_CASE("what a test program started ends even if meson SIGKILLs the program after its SIGTERM",
+          "[harness]") {
+  BackgroundProcess child({"/proc/self/exe", "[.signal-child-stubborn]"},
+                          {std::string(kChildVariable) + "=1"});
+  REQUIRE(child.wait_for("holding:", std::chrono::seconds(60)));
+  REQUIRE(child.wait_for("\n", std::chrono::seconds(5)));
+  const std::string out = child.out();
+  const auto start = out.find("holding:") + 8;
+  const auto pids = pids_in(out.substr(start, out.find('\n', start) - start));
+  INFO(out);
+  REQUIRE(pids.size() == 1);
+  const pid_t stubborn = pids.front();
+  REQUIRE_FALSE(ended(stubborn));
+
+  // meson's timeout: SIGTERM to the program's group, SIGKILL to it soon after
+  // (0.5 s). Here as soon as the program has forked its helper, the worst
+  // case, whatever the machine's load.
+  REQUIRE(kill(-child.pid(), SIGTERM) == 0);
+  CHECK(eventually([&] { return has_forked_helper(child.pid()); }, std::chrono::seconds(10)));
+  kill(-child.pid(), SIGKILL);
+  CHECK(child.wait_exit(std::chrono::seconds(20)) == -1);
+  // The group ignores SIGTERM: only the helper's SIGKILL, after three
+  // seconds, ends it.
+  CHECK(eventually([stubborn] { return ended(stubborn); }, std::chrono::seconds(15)));
+  kill(stubborn, SIGKILL);  // never leave it behind, even when the check fails
 }

@@ -42,10 +42,9 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
   for (auto& entry : env)
     env_ptrs.push_back(entry.data());
   env_ptrs.push_back(nullptr);
-  pid_ = fork();
+  pid_ = fork_tracked_group();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
-    setpgid(0, 0);
     int null = open("/dev/null", O_RDONLY);
     dup2(null, STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
@@ -54,8 +53,6 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
     std::fprintf(stderr, "exec %s: %s\n", argv_ptrs[0], std::strerror(errno));
     _exit(127);
   }
-  setpgid(pid_, pid_);
-  track_child_group(pid_);
   close(out_pipe[1]);
   close(err_pipe[1]);
   out_fd_ = out_pipe[0];

@@ -54,10 +54,10 @@ RunResult run_program(const std::vector<std::string>& argv, const RunOptions& op
     argv_ptrs.push_back(arg.data());
   argv_ptrs.push_back(nullptr);
 
-  pid_t pid = fork();
+  // A group of its own, so a timeout can end everything it started.
+  pid_t pid = fork_tracked_group();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    setpgid(0, 0);  // a group of its own, so a timeout can end everything it started
     dup2(in_pipe[0], STDIN_FILENO);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
@@ -65,8 +65,6 @@ RunResult run_program(const std::vector<std::string>& argv, const RunOptions& op
     std::fprintf(stderr, "exec %s: %s\n", argv_ptrs[0], std::strerror(errno));
     _exit(127);
   }
-  setpgid(pid, pid);
-  track_child_group(pid);
   close(out_pipe[1]);
   close(err_pipe[1]);
   close(in_pipe[0]);
