@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <set>
 
 #include "util/proc_stat.h"
 
@@ -62,15 +63,18 @@ void QuietSignaller::signal(Groups groups, int signal) {
     return;
   }
   // A rank grove kill stopped but something else resumed (kill -CONT on its
-  // node) is the user's stop no longer. Looked at only between requests:
-  // while one waits, its own SIGCONTs (a handshake let finish) resume ranks.
-  if (requests_.empty()) {
-    std::erase_if(stopped_by_user_, [](const auto& entry) {
-      const auto stat = read_proc_stat(entry.first);
-      return !stat || stat->start_ticks != entry.second ||
-             (stat->state != 'T' && stat->state != 't');
-    });
+  // node) is the user's stop no longer. Not judged for a group a request
+  // still holds: that request's own SIGCONTs (a handshake let finish) resume it.
+  std::set<pid_t> held;
+  for (const auto& request : requests_) {
+    for (pid_t group : request->groups())
+      held.insert(group);
   }
+  std::erase_if(stopped_by_user_, [&held](const auto& entry) {
+    if (held.contains(entry.first)) return false;
+    const auto stat = read_proc_stat(entry.first);
+    return !stat || stat->start_ticks != entry.second || (stat->state != 'T' && stat->state != 't');
+  });
   for (pid_t group : now)
     kill(-group, SIGSTOP);
   auto request = std::make_unique<Request>();
