@@ -338,7 +338,10 @@ void JobHost::let_go(ForkedRank& forked) {
     sent_go = write(forked.go_pipe.write.get(), &go, 1);
   } while (sent_go < 0 && errno == EINTR);
   forked.go_pipe.write.reset();
-  if (sent_go != 1) kill(forked.pid, SIGKILL);  // it would wait for ever; reaped and reported
+  if (sent_go != 1) {  // it would wait for ever; reaped and reported as never started
+    forked.rank->start_error = std::string("cannot let it exec: ") + std::strerror(errno);
+    kill(forked.pid, SIGKILL);
+  }
 }
 
 void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {

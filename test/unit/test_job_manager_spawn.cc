@@ -1,7 +1,8 @@
 // The JobManager's side of PMIx_Spawn: a spawned job's launch names its
 // parent, its output reaches the spawning job's CLI marked with its job, the
 // spawning job ends only after it and fails when it fails; and failing ranks
-// are reported (they become PMIx events at the controller).
+// are reported (they become PMIx events at the controller). Also which ranks
+// grove ps counts as running.
 #include <catch2/catch.hpp>
 
 #include <event2/event.h>
@@ -143,4 +144,25 @@ TEST_CASE("a spawn from a job that is not running, or is ending, is refused", "[
   Result<std::string> refused = f.manager->spawn(request_of(1), "grove.9.1", 0);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("ending") != std::string::npos);
+}
+
+TEST_CASE("a rank counts as running from its daemon's started report to its exit, in any order",
+          "[jobs]") {
+  Fixture f;
+  f.manager->submit(request_of(4), [](const nlohmann::json&, bool) { return std::size_t{0}; });
+  auto running = [&] {
+    const nlohmann::json jobs = f.manager->jobs_json();
+    REQUIRE(jobs.size() == 1);
+    return jobs[0]["ranks_running"].get<int>();
+  };
+  CHECK(running() == 0);  // launched, none exec'd yet
+  f.manager->on_started(RanksStarted{1, {0, 1}});
+  CHECK(running() == 2);
+  // Rank 3's exit overtakes its daemon's report; rank 9 is no rank; job 5 is none.
+  f.manager->on_exit(RankExit{1, 3, ExitKind::exited, 0, "", {}});
+  f.manager->on_started(RanksStarted{1, {2, 3, 9}});
+  f.manager->on_started(RanksStarted{5, {0}});
+  CHECK(running() == 3);
+  f.manager->on_exit(RankExit{1, 0, ExitKind::exited, 0, "", {}});
+  CHECK(running() == 2);
 }
