@@ -114,6 +114,11 @@ Status remove_tree(const std::string& path) {
   return ok_status();
 }
 
+Status remove_dvm_directory(const DvmInfo& dvm) {
+  if (!dvm.socket_path.empty()) ::unlink(dvm.socket_path.c_str());
+  return remove_tree(dvm.directory);
+}
+
 std::vector<DvmInfo> running_dvms() {
   std::vector<DvmInfo> out;
   auto base = session_base();
@@ -150,7 +155,9 @@ Result<DvmInfo> select_dvm(const std::string& selector) {
   }
   // A DVM someone started outlives its jobs; a one-job DVM is the default
   // only when it is all there is (`grove ps` while `grove run` runs).
-  if (auto shared = shared_dvms(); !shared.empty()) running = std::move(shared);
+  if (std::any_of(running.begin(), running.end(),
+                  [](const DvmInfo& info) { return !info.one_job; }))
+    std::erase_if(running, [](const DvmInfo& info) { return info.one_job; });
   if (running.empty()) return Error{"no running DVM (start one with 'grove start')"};
   if (running.size() > 1) {
     std::string message =

@@ -35,6 +35,10 @@ Result<DvmInfo> create_dvm_directory(int controller_pid, bool one_job = false);
 Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid);
 // Removes a directory tree; returns an Error naming what could not be removed.
 Status remove_tree(const std::string& path);
+// A DVM's session directory, its socket first: without the socket the DVM
+// is not running to others (running_dvms), so none sees it half removed
+// (say, a one-job DVM whose mark is gone taken for a shared one).
+Status remove_dvm_directory(const DvmInfo& dvm);
 
 // The DVMs whose controller is still alive. Directories of dead controllers
 // are not listed (the next `grove start` removes them).

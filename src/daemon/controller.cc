@@ -4,8 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-
 #include "daemon/host_info.h"
 #include "plm/route_address.h"
 #include "rml/transport/dvm_secret.h"
@@ -440,70 +438,6 @@ void Controller::on_fence_done(const FenceDone& done) {
 void Controller::on_help(const ShowHelpTopic& help) {
   // Daemons forward their topics here; once-only topics print once per DVM.
   show_help(help_, help.file, help.topic, help.args);
-}
-
-void Controller::become_ready() {
-  ready_ = true;
-  startup_timer_.reset();
-  const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
-  if (heartbeat_ms > 0) {
-    const auto interval_ns = static_cast<TimeNs>(heartbeat_ms) * 1'000'000ULL;
-    heartbeat_watch_.emplace(
-        interval_ns, interval_ns * static_cast<TimeNs>(params_.get_int("daemon_heartbeat_misses")));
-    heartbeat_watch_->check(runtime_->now());
-    heartbeat_timer_ = make_timer([this] { check_heartbeats(); });
-    arm(heartbeat_timer_, heartbeat_ms, /*persist=*/true);
-  }
-  std::ofstream(dvm_.directory + "/dvm.json") << nlohmann::json{{"pid", getpid()},
-                                                                {"daemons", options_.daemons},
-                                                                {"socket", dvm_.socket_path},
-                                                                {"endpoint", endpoint_}}
-                                                     .dump()
-                                              << "\n";
-  if (!options_.report_uri.empty()) {
-    std::ofstream(options_.report_uri) << "unix:" << dvm_.socket_path << "\n";
-  }
-  log_.verbose("daemon", 1, "DVM ready with %u daemons", options_.daemons);
-  if (options_.on_ready) {
-    options_.on_ready("");
-    options_.on_ready = nullptr;
-  }
-}
-
-void Controller::fail_startup(const std::string& message) {
-  if (start_failed_) return;
-  start_failed_ = true;
-  startup_timer_.reset();
-  log_.error("%s", message.c_str());
-  if (options_.on_ready) {
-    options_.on_ready(message);
-    options_.on_ready = nullptr;
-  }
-  for (const auto& daemon : daemons_) {
-    if (daemon.vpid != 0 && daemon.pid > 0) kill(daemon.pid, SIGKILL);
-  }
-  for (auto& daemon : daemons_) {
-    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
-    waitpid(daemon.pid, nullptr, 0);
-    daemon.pid = -daemon.pid;  // reaped: never signal this pid again
-  }
-  // Daemons already up on other hosts leave when our connections close.
-  remote_.reset();
-  control_.reset();
-  runtime_.reset();
-  if (!dvm_.directory.empty()) {
-    if (auto removed = remove_tree(dvm_.directory); !removed) {
-      log_.error("%s", removed.error().message.c_str());
-    }
-  }
-  exit_code_ = 1;
-  if (base_) event_base_loopexit(base_.get(), nullptr);
-}
-
-void Controller::on_startup_timeout() {
-  const std::string missing = describe_launching();
-  fail_startup("daemons never reported within daemon_report_timeout_ms (" +
-               std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): " + missing);
 }
 
 void Controller::on_peer_lost(Vpid peer) {

@@ -360,7 +360,7 @@ void Controller::complete_stop() {
   stop_stage_ = StopStage::done;
   reap_timer_.reset();
   stop_timer_.reset();
-  auto removed = remove_tree(dvm_.directory);
+  auto removed = remove_dvm_directory(dvm_);
   // The controller and every daemon still in the DVM; lost ones apart.
   std::size_t stopped = 0, lost = 0;
   for (const auto& daemon : daemons_)
