@@ -313,8 +313,9 @@ nlohmann::json JobManager::jobs_json() const {
     entry["state"] = job->failed ? "ending" : "running";
     // Started and not gone: a rank being launched, or whose exec failed, is
     // not running.
+    const std::set<std::uint32_t>& finished = job->finished;
     entry["ranks_running"] = std::ranges::count_if(
-        job->started, [&](std::uint32_t rank) { return !job->finished.contains(rank); });
+        job->started, [&finished](std::uint32_t rank) { return !finished.contains(rank); });
     out.push_back(std::move(entry));
   }
   return out;
