@@ -1,11 +1,42 @@
 #include "dvm_harness.h"
 
+#include <signal.h>
+
 #include <stdexcept>
+
+#include "support/child_groups.h"
+#include "support/process_probe.h"
 
 namespace grove::test {
 
 std::string grove_binary() {
   return binary_from_env("GROVE_BIN");
+}
+
+pid_t controller_pid_in(const std::string& start_output) {
+  const auto at = start_output.find("controller pid ");
+  return at == std::string::npos ? 0 : std::stoi(start_output.substr(at + 15));
+}
+
+DaemonizedController::DaemonizedController(pid_t pid) : pid_(pid) {
+  if (pid_ <= 0) return;
+  const auto stat = read_proc_stat(pid_);
+  start_ticks_ = stat ? stat->start_ticks : 0;
+  track_child_group(pid_);  // its session's id is its group's
+}
+
+bool DaemonizedController::still_ours() const {
+  const auto stat = read_proc_stat(pid_);
+  return stat && stat->start_ticks == start_ticks_ && stat->state != 'Z';
+}
+
+DaemonizedController::~DaemonizedController() {
+  if (pid_ <= 0) return;
+  untrack_child_group(pid_);
+  if (!still_ours()) return;
+  kill(-pid_, SIGTERM);  // it stops its daemons
+  if (!eventually([this] { return !still_ours(); }, std::chrono::seconds(5)) && still_ours())
+    kill(-pid_, SIGKILL);
 }
 
 Dvm::Dvm(int daemons, const std::vector<std::string>& extra_args,

@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +44,27 @@ class Dvm {
   bool ready_ = false;
   bool stopped_ = false;
 };
+
+// A `grove start --daemonize` controller: a session of its own, so neither
+// the test's destructors nor its signal handler (support/child_groups.h)
+// would reach it. Tracked while the guard lives; when the guard goes, a
+// controller still running (the test failed before `grove stop`) gets
+// SIGTERM, then SIGKILL after 5 s.
+class DaemonizedController {
+ public:
+  explicit DaemonizedController(pid_t pid);  // 0 or less: nothing to guard
+  ~DaemonizedController();
+  DaemonizedController(const DaemonizedController&) = delete;
+  DaemonizedController& operator=(const DaemonizedController&) = delete;
+
+ private:
+  bool still_ours() const;  // the same process, not ended
+  pid_t pid_;
+  std::uint64_t start_ticks_ = 0;
+};
+
+// The controller pid `grove start --daemonize` printed (0 if none).
+pid_t controller_pid_in(const std::string& start_output);
 
 std::string grove_binary();
 // Sums an engine accounting table (status JSON) over entries matching a type and tag.

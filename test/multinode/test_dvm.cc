@@ -317,6 +317,7 @@ TEST_CASE("two DVMs on one host do not interfere; commands ask which one", "[dvm
   RunOptions options;
   options.extra_env = {shared.env()};
   auto refused = run_program({grove_binary(), "start", "--local", "2", "--daemonize"}, options);
+  DaemonizedController not_refused(controller_pid_in(refused.out));  // if it wrongly started
   CHECK(refused.exit_code == 1);
   CHECK_THAT(refused.err, Catch::Contains("a DVM is already running: controller pid " +
                                           std::to_string(first.controller().pid())));
@@ -382,6 +383,7 @@ TEST_CASE("grove start --daemonize returns once ready and writes the URI", "[dvm
   auto started = run_program(
       {grove_binary(), "start", "--local", "3", "--daemonize", "--report-uri", uri_file}, options);
   REQUIRE(started.exit_code == 0);
+  DaemonizedController guard(controller_pid_in(started.out));
   CHECK_THAT(started.out, Catch::Contains("DVM ready: 3 daemons"));
   std::ifstream file(uri_file);
   std::string uri;

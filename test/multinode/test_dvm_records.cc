@@ -18,11 +18,6 @@ using namespace grove::test;
 
 namespace {
 
-int controller_pid(const std::string& started) {
-  const auto at = started.find("controller pid ");
-  return at == std::string::npos ? 0 : std::stoi(started.substr(at + 15));
-}
-
 // Reaps `pid` (ours while we adopt orphans) once it has ended.
 bool reaped(int pid) {
   return waitpid(pid, nullptr, WNOHANG) == pid || (kill(pid, 0) != 0 && errno == ESRCH);
@@ -43,8 +38,9 @@ TEST_CASE("a DVM whose controller was killed is gone for the CLI before it is re
   options.timeout = std::chrono::seconds(60);
   auto started = run_program({grove_binary(), "start", "--local", "2", "--daemonize"}, options);
   REQUIRE(started.exit_code == 0);
-  const int killed = controller_pid(started.out);
+  const int killed = controller_pid_in(started.out);
   REQUIRE(killed > 0);
+  DaemonizedController first_guard(killed);
   auto status = run_program({grove_binary(), "status", "--json"}, options);
   REQUIRE(status.exit_code == 0);
   const auto json = nlohmann::json::parse(status.out);
@@ -64,7 +60,8 @@ TEST_CASE("a DVM whose controller was killed is gone for the CLI before it is re
   CHECK_THAT(again.out, Catch::Contains("DVM ready: 2 daemons"));
   CHECK_FALSE(std::filesystem::exists(session));
   CHECK(state_of(killed) == 'Z');  // the check above ran against the zombie
-  const int second = controller_pid(again.out);
+  const int second = controller_pid_in(again.out);
+  DaemonizedController second_guard(second);
   if (second > 0) {
     CHECK(run_program({grove_binary(), "stop"}, options).exit_code == 0);
     CHECK(eventually([&] { return reaped(second); }));

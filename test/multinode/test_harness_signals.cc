@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -36,14 +37,25 @@ std::string cmdline_of(pid_t pid) {
   return std::string(std::istreambuf_iterator<char>(file), {});
 }
 
-// A child of `parent` that runs parent's program without having exec'd:
-// child_groups' escalation helper.
+// A child of `parent` that runs parent's program without having exec'd and
+// leads its own group: child_groups' escalation helper. (/proc/*/stat, not
+// /proc/PID/task/TID/children, which some kernels lack.)
 bool has_forked_helper(pid_t parent) {
   const std::string program = cmdline_of(parent);
-  std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
-                         "/children");
-  for (pid_t pid; children >> pid;)
-    if (cmdline_of(pid) == program && getpgid(pid) == pid) return true;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream file(entry.path() / "stat");
+    std::string stat(std::istreambuf_iterator<char>(file), {});
+    const auto after_name = stat.rfind(')');
+    if (after_name == std::string::npos) continue;
+    std::istringstream fields(stat.substr(after_name + 1));
+    char state = 0;
+    pid_t ppid = 0, pgrp = 0;
+    fields >> state >> ppid >> pgrp;
+    const pid_t pid = std::stoi(name);
+    if (ppid == parent && pgrp == pid && cmdline_of(pid) == program) return true;
+  }
   return false;
 }
 

@@ -69,6 +69,7 @@ TEST_CASE("grove run does not use another grove run's own DVM", "[run]") {
   options.timeout = std::chrono::seconds(60);
   auto started = run_program({grove_binary(), "start", "--local", "2", "--daemonize"}, options);
   CHECK(started.exit_code == 0);
+  DaemonizedController shared_guard(controller_pid_in(started.out));
   auto on_shared = run_program({grove_binary(), "run", "-n", "2", "true"}, options);
   CHECK(on_shared.exit_code == 0);
   CHECK_THAT(on_shared.out, !Catch::Contains("DVM stopped"));

@@ -57,11 +57,7 @@ TEST_CASE("grove start --daemonize --verbose-to-terminal: the log comes to the t
   const std::string out = start.out();
   REQUIRE(std::regex_search(out, pid_match, std::regex(R"(controller pid (\d+))")));
   const pid_t controller = std::stoi(pid_match[1]);
-  // Whatever happens below, no DVM outlives the test.
-  struct Ender {
-    pid_t pid;
-    ~Ender() { kill(pid, SIGKILL); }
-  } ender{controller};
+  DaemonizedController guard(controller);  // whatever happens below
 
   CHECK(start.wait_for("daemon: DVM ready with 2 daemons", std::chrono::seconds(30)));
   RunOptions options;

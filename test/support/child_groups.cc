@@ -54,11 +54,14 @@ void end_tracked_groups(int sig) {
     pid_t group = slot.load();
     if (group > 0) kill(-group, SIGTERM);
   }
-  const pid_t helper = fork();
+  // _Fork, not fork: fork's atfork handlers (malloc's locks) are not
+  // async-signal-safe; the helper only calls kill, nanosleep and _exit.
+  const pid_t helper = _Fork();
   if (helper == 0) {
     setpgid(0, 0);
     escalate_in_helper();
   }
+  if (helper > 0) setpgid(helper, helper);  // out of reach of meson's SIGKILL at once
   // Meanwhile reap: a group's leader is our child, and its zombie would keep
   // the group alive for the helper.
   for (int round = 0; helper > 0 && round < 80; ++round) {

@@ -12,7 +12,8 @@
 namespace grove::test {
 
 // fork() for a child that leads a process group of its own, tracked before
-// any of the signals above can be handled (they wait meanwhile). In the
+// any of the signals above can be handled (they wait meanwhile) on the
+// calling thread; another thread could still take one in between. In the
 // child (0), the group is made and the signal mask is the caller's.
 pid_t fork_tracked_group();
 
