@@ -20,6 +20,8 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
   std::string field;
   for (int index = 3; rest >> field; ++index) {
     if (index == 3) out.state = field[0];
+    if (index == 4) out.parent = static_cast<pid_t>(std::atoi(field.c_str()));
+    if (index == 5) out.group = static_cast<pid_t>(std::atoi(field.c_str()));
     if (index == 22) {
       out.start_ticks = std::strtoull(field.c_str(), nullptr, 10);
       break;

@@ -1,5 +1,6 @@
-// What /proc/PID/stat says of a process: its state letter and when it
-// started. Read by the job signaller and by the CLI's check for live DVMs.
+// What /proc/PID/stat says of a process: its state letter, parent, group and
+// when it started. Read by the job signaller, the CLI's check for live DVMs
+// and the tests' process probes.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +12,8 @@ namespace grove {
 
 struct ProcStat {
   char state = '?';  // R, S, T (stopped), Z (zombie), ...
+  pid_t parent = 0;
+  pid_t group = 0;
   // Clock ticks since boot: with the pid, it names one process even after
   // the pid is reused.
   std::uint64_t start_ticks = 0;

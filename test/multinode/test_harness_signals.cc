@@ -17,6 +17,7 @@
 
 #include "dvm_harness.h"
 #include "support/process_probe.h"
+#include "util/proc_stat.h"
 
 using namespace grove::test;
 
@@ -38,25 +39,28 @@ std::string cmdline_of(pid_t pid) {
 }
 
 // A child of `parent` that runs parent's program without having exec'd and
-// leads its own group: child_groups' escalation helper. (/proc/*/stat, not
-// /proc/PID/task/TID/children, which some kernels lack.)
+// leads its own group: child_groups' escalation helper.
 bool has_forked_helper(pid_t parent) {
   const std::string program = cmdline_of(parent);
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream file(entry.path() / "stat");
-    std::string stat(std::istreambuf_iterator<char>(file), {});
-    const auto after_name = stat.rfind(')');
-    if (after_name == std::string::npos) continue;
-    std::istringstream fields(stat.substr(after_name + 1));
-    char state = 0;
-    pid_t ppid = 0, pgrp = 0;
-    fields >> state >> ppid >> pgrp;
     const pid_t pid = std::stoi(name);
-    if (ppid == parent && pgrp == pid && cmdline_of(pid) == program) return true;
+    const auto stat = grove::read_proc_stat(pid);
+    if (stat && stat->parent == parent && stat->group == pid && cmdline_of(pid) == program)
+      return true;
   }
   return false;
+}
+
+// The pids a child running one of the signal-child cases below prints
+// ("holding: PID...") once it holds what it started.
+std::vector<pid_t> held_by_child(BackgroundProcess& child) {
+  REQUIRE(child.wait_for("holding:", std::chrono::seconds(90)));
+  REQUIRE(child.wait_for("\n", std::chrono::seconds(5)));
+  const std::string out = child.out();
+  const auto start = out.find("holding:") + 8;
+  return pids_in(out.substr(start, out.find('\n', start) - start));
 }
 
 }  // namespace
@@ -90,12 +94,8 @@ TEST_CASE("signal child: holds a DVM and a job until it is ended", "[.signal-chi
 TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first", "[harness]") {
   BackgroundProcess child({"/proc/self/exe", "[.signal-child]"},
                           {std::string(kChildVariable) + "=1"});
-  REQUIRE(child.wait_for("holding:", std::chrono::seconds(90)));
-  REQUIRE(child.wait_for("\n", std::chrono::seconds(5)));
-  const std::string out = child.out();
-  const auto start = out.find("holding:") + 8;
-  const auto pids = pids_in(out.substr(start, out.find('\n', start) - start));
-  INFO(out);
+  const auto pids = held_by_child(child);
+  INFO(child.out());
   // The controller, `grove run`, two daemons and two ranks.
   REQUIRE(pids.size() == 6);
   for (pid_t pid : pids)
@@ -117,13 +117,12 @@ TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first
 }
 
 // Run by the test below as a program of its own; does nothing otherwise.
-TEST_CASE("signal child: holds a group that ignores SIGTERM", "[.signal-child-stubborn]") {
+TEST_CASE("signal child: holds a group that ignores SIGTERM", "[.signal-child-deaf]") {
   if (std::getenv(kChildVariable) == nullptr) return;
-  BackgroundProcess stubborn({"/bin/sh", "-c", "trap '' TERM; echo stubborn $$; exec sleep 300"},
-                             {});
-  REQUIRE(stubborn.wait_for("stubborn ", std::chrono::seconds(30)));
-  REQUIRE(stubborn.wait_for("\n", std::chrono::seconds(5)));
-  std::printf("holding: %s", stubborn.out().substr(9).c_str());
+  BackgroundProcess deaf({"/bin/sh", "-c", "trap '' TERM; echo deaf $$; exec sleep 300"}, {});
+  REQUIRE(deaf.wait_for("deaf ", std::chrono::seconds(30)));
+  REQUIRE(deaf.wait_for("\n", std::chrono::seconds(5)));
+  std::printf("holding: %s", deaf.out().substr(5).c_str());
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::seconds(120));
   FAIL("was not ended within 120 s");
@@ -131,17 +130,13 @@ TEST_CASE("signal child: holds a group that ignores SIGTERM", "[.signal-child-st
 
 TEST_CASE("what a test program started ends even if meson SIGKILLs the program after its SIGTERM",
           "[harness]") {
-  BackgroundProcess child({"/proc/self/exe", "[.signal-child-stubborn]"},
+  BackgroundProcess child({"/proc/self/exe", "[.signal-child-deaf]"},
                           {std::string(kChildVariable) + "=1"});
-  REQUIRE(child.wait_for("holding:", std::chrono::seconds(60)));
-  REQUIRE(child.wait_for("\n", std::chrono::seconds(5)));
-  const std::string out = child.out();
-  const auto start = out.find("holding:") + 8;
-  const auto pids = pids_in(out.substr(start, out.find('\n', start) - start));
-  INFO(out);
+  const auto pids = held_by_child(child);
+  INFO(child.out());
   REQUIRE(pids.size() == 1);
-  const pid_t stubborn = pids.front();
-  REQUIRE_FALSE(ended(stubborn));
+  const pid_t deaf = pids.front();
+  REQUIRE_FALSE(ended(deaf));
 
   // meson's timeout: SIGTERM to the program's group, SIGKILL to it soon after
   // (0.5 s). Here as soon as the program has forked its helper, the worst
@@ -152,6 +147,6 @@ TEST_CASE("what a test program started ends even if meson SIGKILLs the program a
   CHECK(child.wait_exit(std::chrono::seconds(20)) == -1);
   // The group ignores SIGTERM: only the helper's SIGKILL, after three
   // seconds, ends it.
-  CHECK(eventually([stubborn] { return ended(stubborn); }, std::chrono::seconds(15)));
-  kill(stubborn, SIGKILL);  // never leave it behind, even when the check fails
+  CHECK(eventually([deaf] { return ended(deaf); }, std::chrono::seconds(15)));
+  kill(deaf, SIGKILL);  // never leave it behind, even when the check fails
 }

@@ -56,6 +56,16 @@ int wait_for_signal(pid_t child) {
   return WTERMSIG(status);
 }
 
+// `stop` (STOP or TSTP) through the signaller; returns once the child has
+// stopped, as its parent sees it.
+void stop_through(QuietSignaller& signaller, event_base* base, pid_t child, int stop) {
+  signaller.signal([child] { return std::vector<pid_t>{child}; }, stop);
+  run_until_done(base, signaller);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
+  REQUIRE(WIFSTOPPED(status));
+}
+
 }  // namespace
 
 TEST_CASE("a signal goes to stopped ranks once no handshake is pending", "[quiet_signal]") {
@@ -171,11 +181,7 @@ TEST_CASE("ranks a stop signal left stopped stay stopped through other signals",
       base.get(), [](const std::vector<pid_t>&) { return std::set<pid_t>{}; },
       TimeNs{10'000'000'000});
   auto groups = [&] { return std::vector<pid_t>{child}; };
-  signaller.signal(groups, SIGSTOP);
-  run_until_done(base.get(), signaller);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
-  REQUIRE(WIFSTOPPED(status));
+  stop_through(signaller, base.get(), child, SIGSTOP);
   // SIGUSR1 (deadly to the sleeper) waits in the stopped process, as it
   // would under kill(1): no SIGCONT follows it.
   signaller.signal(groups, SIGUSR1);
@@ -202,11 +208,7 @@ TEST_CASE("ranks resumed by other means than the signaller are not stopped again
       },
       TimeNs{10'000'000'000});
   auto groups = [&] { return std::vector<pid_t>{child}; };
-  signaller.signal(groups, SIGSTOP);
-  run_until_done(base.get(), signaller);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
-  REQUIRE(WIFSTOPPED(status));
+  stop_through(signaller, base.get(), child, SIGSTOP);
   // Another job's request waits on a handshake meanwhile: that does not
   // keep this rank's old stop alive.
   other_connecting = true;
@@ -214,6 +216,7 @@ TEST_CASE("ranks resumed by other means than the signaller are not stopped again
   REQUIRE(signaller.waiting() == 1);
   // Continued on its node, not through grove kill.
   REQUIRE(kill(child, SIGCONT) == 0);
+  int status = 0;
   REQUIRE(waitpid(child, &status, WCONTINUED) == child);
   REQUIRE(WIFCONTINUED(status));
   // SIGWINCH is ignored by the sleeper: it runs on, not held stopped.
@@ -239,11 +242,7 @@ TEST_CASE("SIGTERM ends a stopped rank: it is continued, as a shell does for a s
       base.get(), [](const std::vector<pid_t>&) { return std::set<pid_t>{}; },
       TimeNs{10'000'000'000});
   auto groups = [&] { return std::vector<pid_t>{child}; };
-  signaller.signal(groups, SIGTSTP);
-  run_until_done(base.get(), signaller);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, WUNTRACED) == child);
-  REQUIRE(WIFSTOPPED(status));
+  stop_through(signaller, base.get(), child, SIGTSTP);
   signaller.signal(groups, SIGTERM);
   run_until_done(base.get(), signaller);
   CHECK(wait_for_signal(child) == SIGTERM);
