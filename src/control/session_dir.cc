@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "os/litter.h"
 #include "util/proc_stat.h"
 
 namespace grove {
@@ -33,14 +34,6 @@ Status make_private_dir(const std::string& path) {
                  std::to_string(info.st_mode & 0777) + "); refusing to use it"};
   }
   return ok_status();
-}
-
-bool process_alive(int pid) {
-  if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
-  // A zombie has ended: a killed --daemonize controller stays one until
-  // init reaps it, which some inits (in containers) do late.
-  const auto stat = read_proc_stat(pid);
-  return !stat || stat->state != 'Z';  // no /proc: kill() has the last word
 }
 
 }  // namespace
@@ -67,10 +60,14 @@ void remove_stale_dvm_directories(const std::string& base) {
     if (end == nullptr || *end != '\0' || pid <= 0) continue;
     // A directory whose controller is gone (killed, crashed) is litter: its
     // socket answers nobody and its jobs' files are orphans.
-    if (!process_alive(static_cast<int>(pid))) stale.push_back(entry.path());
+    if (!process_running(static_cast<int>(pid))) stale.push_back(entry.path());
   }
   for (const auto& path : stale)
     (void)remove_tree(path.string());
+  // The empty logs of DVMs that ended (a one-shot grove run's, one SIGKILLed)
+  // and the directories of daemons on this host that were killed.
+  remove_litter_of_ended(base, "dvm-", LitterKind::empty_file);
+  remove_litter_of_ended(base, "groved-", LitterKind::directory);
 }
 
 }  // namespace
@@ -98,6 +95,17 @@ Result<DvmInfo> create_dvm_directory(int controller_pid, bool one_job) {
     info.one_job = true;
   }
   return info;
+}
+
+Result<std::string> create_own_daemon_directory() {
+  auto base = session_base();
+  if (!base) return base.error();
+  remove_litter_of_ended(*base, "groved-", LitterKind::directory);
+  std::string pattern = *base + "/groved-" + std::to_string(getpid()) + "-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return Error{"cannot create a directory in " + *base + ": " + std::strerror(errno)};
+  }
+  return pattern;
 }
 
 Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid) {
@@ -129,7 +137,7 @@ std::vector<DvmInfo> running_dvms() {
     if (name.rfind("dvm-", 0) != 0) continue;
     int pid = std::atoi(name.c_str() + 4);
     DvmInfo info{entry.path().string(), pid, entry.path().string() + "/control.sock", false};
-    if (!process_alive(pid) || !std::filesystem::exists(info.socket_path)) continue;
+    if (!process_running(pid) || !std::filesystem::exists(info.socket_path)) continue;
     // The mark is written before the socket: read after it, it is never missed.
     info.one_job = std::filesystem::exists(entry.path() / kOneJobMark);
     out.push_back(info);

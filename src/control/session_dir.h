@@ -31,6 +31,10 @@ struct DvmInfo {
 // A one-job DVM's directory says so (a file `one-job`) before its socket
 // exists, so that no command ever sees it without the mark.
 Result<DvmInfo> create_dvm_directory(int controller_pid, bool one_job = false);
+// A daemon started on another host (no DVM directory of the controller's
+// there): <base>/groved-<pid>-XXXXXX (0700), after removing those of
+// daemons that ended without removing theirs.
+Result<std::string> create_own_daemon_directory();
 // Creates <dvm>/daemon-<vpid> (0700).
 Result<std::string> create_daemon_directory(const std::string& dvm_directory, unsigned vpid);
 // Removes a directory tree; returns an Error naming what could not be removed.

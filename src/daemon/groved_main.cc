@@ -160,18 +160,12 @@ int main(int argc, char** argv) {
   // makes its own and removes it when it leaves.
   std::string own_directory;
   if (options.session_dir.empty()) {
-    auto base = grove::session_base();
-    if (!base) {
-      std::fprintf(stderr, "groved: error: %s\n", base.error().message.c_str());
+    auto own = grove::create_own_daemon_directory();
+    if (!own) {
+      std::fprintf(stderr, "groved: error: %s\n", own.error().message.c_str());
       return 1;
     }
-    std::string pattern = *base + "/groved-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      std::fprintf(stderr, "groved: error: cannot create a directory in %s: %s\n", base->c_str(),
-                   std::strerror(errno));
-      return 1;
-    }
-    own_directory = pattern;
+    own_directory = *own;
     auto made = grove::create_daemon_directory(own_directory, options.vpid);
     if (!made) {
       std::fprintf(stderr, "groved: error: %s\n", made.error().message.c_str());

@@ -39,6 +39,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
                                                        const Log& log, const std::string& tmpdir,
                                                        DirectoriesFn directories,
                                                        bool verify_clients,
+                                                       std::int64_t handshake_timeout_ms,
                                                        hwloc_topology* topology) {
   std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(directories)));
   bridge->base_ = base;
@@ -73,6 +74,17 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
     self->log_.error("refused a PMIx connection claiming to be rank %u of %s: %s", rank,
                      nspace.c_str(), why.c_str());
   };
+  hooks.on_handshake_cut = [self](HandshakeCut cut) {
+    std::string who = cut.connection.client_uid
+                          ? "uid " + std::to_string(*cut.connection.client_uid)
+                          : std::string("an unknown user");
+    self->log_.error(
+        "cut a PMIx connection from %s (%s) that held the server in its handshake "
+        "for %llu ms: %s",
+        cut.connection.peer.c_str(), who.c_str(),
+        static_cast<unsigned long long>(cut.stalled_ns / 1'000'000),
+        std::string(cut_reason_text(cut.reason)).c_str());
+  };
   hooks.on_finalized = [self](std::string nspace, std::uint32_t rank) {
     auto job = self->by_nspace_.find(nspace);
     if (job != self->by_nspace_.end()) self->unfinalized_.erase({job->second, rank});
@@ -95,6 +107,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   options.tmpdir = tmpdir;
   options.daemon_vpid = runtime.self();
   options.verify_clients = verify_clients;
+  options.handshake_timeout_ms = handshake_timeout_ms;
   options.topology = topology;
   auto server = PmixServer::create(base, options, std::move(hooks));
   if (!server) return Error{"PMIx server: " + server.error().message};
@@ -113,10 +126,41 @@ void PmixBridge::note_job(const JobSpec& spec) {
   launched_[spec.nspace] = spec;
 }
 
-Status PmixBridge::ensure_registered(const JobSpec& spec) {
-  if (jobs_.count(spec.job) != 0) return ok_status();
+void PmixBridge::ensure_registered(const JobSpec& spec, std::function<void(Status)> done) {
+  if (jobs_.count(spec.job) != 0) {
+    done(ok_status());
+    return;
+  }
+  auto waiting = registering_.find(spec.job);
+  if (waiting != registering_.end()) {  // on its way: answered with the rest
+    waiting->second.push_back(std::move(done));
+    return;
+  }
   const JobDirectories* directories = directories_();
-  if (directories == nullptr) return Error{"the daemon is ending"};
+  if (directories == nullptr) {
+    done(Error{"the daemon is ending"});
+    return;
+  }
+  registering_[spec.job].push_back(std::move(done));
+  server_->register_job(pmix_job(spec, *directories), [this, spec](Status registered) {
+    std::vector<std::function<void(Status)>> answers = std::move(registering_[spec.job]);
+    registering_.erase(spec.job);
+    if (ended_while_registering_.erase(spec.job) != 0) {
+      if (registered) server_->deregister_job(spec.nspace, [](Status) {});
+      registered = Error{"job " + spec.nspace + " has ended"};
+    } else if (registered) {
+      jobs_[spec.job] = spec;
+      by_nspace_[spec.nspace] = spec.job;
+    } else {
+      registered =
+          Error{"registering job " + spec.nspace + " with PMIx: " + registered.error().message};
+    }
+    for (auto& answer : answers)
+      answer(registered);
+  });
+}
+
+PmixJob PmixBridge::pmix_job(const JobSpec& spec, const JobDirectories& directories) const {
   bool hosts_ranks = false;
   PmixJob job;
   job.nspace = spec.nspace;
@@ -143,7 +187,7 @@ Status PmixBridge::ensure_registered(const JobSpec& spec) {
   for (std::uint32_t node = 0; node < spec.hostnames.size(); ++node) {
     if (spec.node_oversubscribed(node)) job.oversubscribed_nodes.push_back(node);
   }
-  job.nsdir = directories->job(spec.job);
+  job.nsdir = directories.job(spec.job);
   job.tmpdir = std::filesystem::path(job.nsdir).parent_path().string();
   job.map_by = spec.map_by;
   job.bind_to = spec.bind_to;
@@ -163,22 +207,49 @@ Status PmixBridge::ensure_registered(const JobSpec& spec) {
     job.avail_phys_memory =
         static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
   }
-  if (auto status = server_->register_job(job); !status) {
-    return Error{"registering job " + spec.nspace + " with PMIx: " + status.error().message};
-  }
-  jobs_[spec.job] = spec;
-  by_nspace_[spec.nspace] = spec.job;
-  return ok_status();
+  return job;
+}
+
+void PmixBridge::prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
+                               PreparedFn done) {
+  ensure_registered(spec, [this, spec, ranks, done = std::move(done)](Status registered) mutable {
+    RankFailures failed;
+    if (!registered || directories_() == nullptr) {
+      const std::string why =
+          registered ? "the daemon is ending: no rank starts now" : registered.error().message;
+      for (std::uint32_t rank : ranks)
+        failed[rank] = why;
+      done(std::move(failed));
+      return;
+    }
+    // Every client of the slice at once; one answer when PMIx has answered
+    // them all.
+    struct Slice {
+      std::size_t left = 0;
+      RankFailures failed;
+      PreparedFn done;
+    };
+    auto slice = std::make_shared<Slice>(Slice{ranks.size(), {}, std::move(done)});
+    if (ranks.empty()) {
+      slice->done({});
+      return;
+    }
+    for (std::uint32_t rank : ranks) {
+      server_->register_client(spec.nspace, rank, getuid(), getgid(), [slice, rank](Status ok) {
+        if (!ok)
+          slice->failed[rank] =
+              "registering rank " + std::to_string(rank) + " with PMIx: " + ok.error().message;
+        if (--slice->left == 0) slice->done(std::move(slice->failed));
+      });
+    }
+  });
 }
 
 Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::uint32_t rank) {
   const JobDirectories* directories = directories_();
   if (directories == nullptr) return Error{"the daemon is ending: no rank starts now"};
-  if (auto registered = ensure_registered(spec); !registered) return registered.error();
-  auto env = server_->register_client(spec.nspace, rank, getuid(), getgid());
-  if (!env) {
-    return Error{"registering rank " + std::to_string(rank) + " with PMIx: " + env.error().message};
-  }
+  auto env = server_->client_environment(spec.nspace, rank);
+  if (!env) return env.error();
   // Open MPI 4.1 under a PMIx server it did not start: it must be told this
   // is a direct launch, and its shared-memory segments must not collide
   // between daemons that share a host.
@@ -474,9 +545,12 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
     const auto& nspaces = entry.second.nspaces;
     return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
   });
+  if (registering_.count(job) != 0) ended_while_registering_.insert(job);
   auto found = jobs_.find(job);
   if (found == jobs_.end()) return;
-  (void)server_->deregister_job(found->second.nspace);
+  server_->deregister_job(found->second.nspace, [this, nspace](Status done) {
+    if (!done) log_.error("%s", done.error().message.c_str());
+  });
   by_nspace_.erase(found->second.nspace);
   jobs_.erase(found);
 }

@@ -22,17 +22,24 @@ namespace grove {
 class PmixBridge {
  public:
   // `directories()`: the directories this daemon keeps for its jobs (null
-  // once ranks can no longer start). `verify_clients`: pmix_verify_clients.
+  // once ranks can no longer start). `verify_clients`: pmix_verify_clients;
+  // `handshake_timeout_ms`: pmix_handshake_timeout_ms.
   // `topology`: this host's, for libpmix to share (outlives the bridge).
   using DirectoriesFn = std::function<const JobDirectories*()>;
   static Result<std::unique_ptr<PmixBridge>> create(event_base* base, DaemonRuntime& runtime,
                                                     const Log& log, const std::string& tmpdir,
                                                     DirectoriesFn directories, bool verify_clients,
+                                                    std::int64_t handshake_timeout_ms,
                                                     hwloc_topology* topology);
   ~PmixBridge();
 
-  // For JobHost: the PMIx (and Open MPI) environment of one local rank; the
-  // job is registered with PMIx on its first rank.
+  // For JobHost: registers the job (once) and these ranks with PMIx; `done`
+  // runs later on the loop with the ranks that cannot start, and why.
+  using RankFailures = std::map<std::uint32_t, std::string>;
+  using PreparedFn = std::function<void(RankFailures failed)>;
+  void prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks, PreparedFn done);
+  // For JobHost: the PMIx (and Open MPI) environment of one local rank,
+  // prepared before.
   Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank);
   // For JobHost: the rank's process, forked and not yet exec'd; only it (or
   // its descendants) may connect as that rank.
@@ -76,12 +83,17 @@ class PmixBridge {
   void finish_collective(const PendingConnect& pending, int status,
                          std::optional<std::uint64_t> context_id);
   void on_connect_done(const FenceDone& done);
+  // Registers the jobs taking part in a connect or group that completed,
+  // then answers it.
+  void register_participants(PendingConnect pending, std::optional<std::uint64_t> context_id,
+                             const std::string& signature);
   // pmix_bridge_services.cc: PMIx_Query_info and PMIx_Log.
   void on_query(const PmixQueryCall& call);
   int on_log(const PmixLogCall& call);
   // Registers `spec` with PMIx if it is not yet (with no local ranks when it
-  // has none here).
-  Status ensure_registered(const JobSpec& spec);
+  // has none here); `done` runs at once if it is, else once PMIx answers.
+  void ensure_registered(const JobSpec& spec, std::function<void(Status)> done);
+  PmixJob pmix_job(const JobSpec& spec, const JobDirectories& directories) const;
   void on_direct_modex(std::uint64_t handle, const std::string& nspace, std::uint32_t rank);
   void on_abort(const std::string& nspace, std::uint32_t rank, int status,
                 const std::string& message);
@@ -93,6 +105,10 @@ class PmixBridge {
   std::unique_ptr<PmixServer> server_;
   hwloc_topology* topology_ = nullptr;     // this host's (--bind-to)
   std::map<std::uint32_t, JobSpec> jobs_;  // jobs registered here
+  // Jobs whose registration PMIx has not answered yet: who waits for it.
+  std::map<std::uint32_t, std::vector<std::function<void(Status)>>> registering_;
+  // Of those, the jobs that ended meanwhile: deregistered once answered.
+  std::set<std::uint32_t> ended_while_registering_;
   std::map<std::string, std::uint32_t> by_nspace_;
   std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace
   LogOutputFn log_output_;

@@ -131,23 +131,12 @@ void PmixBridge::on_connect_done(const FenceDone& done) {
     answered.push_back(std::move(entry->second));
     entry = pending_connects_.erase(entry);
   }
-  for (const PendingConnect& pending : answered) {
+  for (PendingConnect& pending : answered) {
     int status = kPmixSuccess;
     if (done.status != FenceStatus::ok) {
       log_.error("PMIx %s ended: %s (daemon %u)", done.key.signature.c_str(),
                  std::string(fence_status_name(done.status)).c_str(), done.lost);
       status = kPmixErrorUnreachable;
-    }
-    for (std::size_t i = 0;
-         status == kPmixSuccess && !pending.disconnect && i < pending.nspaces.size(); ++i) {
-      const JobSpec* job = job_by_nspace(pending.nspaces[i]);
-      Status registered =
-          job == nullptr ? Status(Error{"the job has ended"}) : ensure_registered(*job);
-      if (!registered) {
-        log_.error("PMIx %s: %s: %s", done.key.signature.c_str(), pending.nspaces[i].c_str(),
-                   registered.error().message.c_str());
-        status = kPmixErrorNotFound;
-      }
     }
     std::optional<std::uint64_t> context_id;
     if (status == kPmixSuccess && pending.wants_context_id) {
@@ -157,8 +146,48 @@ void PmixBridge::on_connect_done(const FenceDone& done) {
         status = kPmixError;
       }
     }
-    finish_collective(pending, status, context_id);
+    if (status != kPmixSuccess || pending.disconnect) {
+      finish_collective(pending, status, context_id);
+      continue;
+    }
+    register_participants(std::move(pending), context_id, done.key.signature);
   }
+}
+
+void PmixBridge::register_participants(PendingConnect pending,
+                                       std::optional<std::uint64_t> context_id,
+                                       const std::string& signature) {
+  // libpmix hands the local participants the other jobs' data: every
+  // participating job is registered here before the answer. One answer
+  // once every registration has been (the extra count is this loop's).
+  struct Waiting {
+    std::size_t left = 0;
+    int status = kPmixSuccess;
+    PendingConnect pending;
+    std::optional<std::uint64_t> context_id;
+  };
+  auto waiting = std::make_shared<Waiting>(
+      Waiting{pending.nspaces.size() + 1, kPmixSuccess, std::move(pending), context_id});
+  auto one_done = [this, waiting, signature](const std::string& nspace, Status registered) {
+    if (!registered) {
+      log_.error("PMIx %s: %s: %s", signature.c_str(), nspace.c_str(),
+                 registered.error().message.c_str());
+      waiting->status = kPmixErrorNotFound;
+    }
+    if (--waiting->left > 0) return;
+    const bool ok = waiting->status == kPmixSuccess;
+    finish_collective(waiting->pending, waiting->status, ok ? waiting->context_id : std::nullopt);
+  };
+  for (const std::string& nspace : waiting->pending.nspaces) {
+    const JobSpec* job = job_by_nspace(nspace);
+    if (job == nullptr) {
+      one_done(nspace, Error{"the job has ended"});
+    } else {
+      ensure_registered(
+          *job, [one_done, nspace](Status registered) { one_done(nspace, std::move(registered)); });
+    }
+  }
+  one_done("", ok_status());
 }
 
 }  // namespace grove

@@ -18,6 +18,10 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
     raw->pmix_->classify_exit(exit);
     report(exit);
   };
+  hooks.prepare_ranks = [raw](const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
+                              std::function<void(JobHostHooks::RankFailures)> done) {
+    raw->pmix_->prepare_ranks(spec, ranks, std::move(done));
+  };
   hooks.rank_env = [raw](const JobSpec& spec, std::uint32_t rank) {
     return raw->pmix_->rank_env(spec, rank);
   };
@@ -51,7 +55,8 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   auto pmix = PmixBridge::create(
       base, runtime, log, daemon_dir + "/pmix",
       [raw]() { return raw->job_host_ ? &raw->job_host_->directories() : nullptr; },
-      params.get_bool("pmix_verify_clients"), topology);
+      params.get_bool("pmix_verify_clients"), params.get_int("pmix_handshake_timeout_ms"),
+      topology);
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);
   host->pmix_->set_log_output(

@@ -58,12 +58,7 @@ void become_plain_child(pid_t daemon) {
 // errno of chdir, or this minus an errno of binding its CPUs.
 constexpr int kBindFailed = -(1 << 20);
 
-struct Pipe {
-  Fd read;
-  Fd write;
-};
-
-bool make_pipe(Pipe& pipe) {
+bool make_pipe(ChildPipe& pipe) {
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0) return false;
   pipe.read = Fd(ends[0]);
@@ -142,57 +137,6 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
   return false;
 }
 
-// A rank forked and waiting for the daemon's go before it execs.
-struct JobHost::ForkedRank {
-  Rank* rank = nullptr;
-  pid_t pid = -1;
-  Pipe out_pipe, err_pipe, exec_pipe, go_pipe;  // the daemon's ends
-  Pipe in_pipe;                                 // when it reads grove run's stdin
-};
-
-void JobHost::launch(const JobSpec& spec) {
-  nspaces_[spec.job] = spec.nspace;
-  newest_launched_ = std::max(newest_launched_, spec.job);
-  if (hooks_.on_launch) hooks_.on_launch(spec);
-  directories_->make(spec.job);
-  // Every local rank is forked before any is let go: a rank that runs early
-  // spins in MPI_Init (waiting for the others) on the cores the daemon needs
-  // to start the rest, and its PMIx handshake keeps the progress thread that
-  // registrations wait for busy. In batches, so the pipes held at once (four
-  // per held rank, two per running one) stay well within the open-file limit.
-  rlimit files{};
-  const std::size_t batch =
-      getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
-          ? std::clamp<std::size_t>(static_cast<std::size_t>(files.rlim_cur) / 16, 16, 256)
-          : 256;
-  std::vector<std::unique_ptr<ForkedRank>> forked;
-  RanksStarted started{spec.job, {}};
-  auto release_all = [&] {
-    for (auto& rank : forked)
-      let_go(*rank);
-    for (auto& rank : forked) {
-      watch_rank(spec, *rank);
-      if (rank->rank->start_error.empty()) started.ranks.push_back(rank->rank->rank);
-    }
-    forked.clear();
-  };
-  for (const RankPlacement& placement : spec.ranks) {
-    if (placement.daemon != self_) continue;
-    if (auto rank = fork_rank(spec, placement)) forked.push_back(std::move(rank));
-    if (forked.size() == batch) release_all();
-  }
-  release_all();
-  // Sent before the loop runs again, so before any of these ranks' exits.
-  if (!started.ranks.empty() && hooks_.on_started) hooks_.on_started(started);
-  // Input that came before the launch (a control frame can overtake the
-  // launch's broadcast) goes in now, in order.
-  auto early = waiting_stdin_.extract(spec.job);
-  if (!early.empty()) {
-    for (auto& [input, ack] : early.mapped())
-      on_stdin(input, std::move(ack));
-  }
-}
-
 std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
                                                         const RankPlacement& placement) {
   auto rank = std::make_unique<Rank>();
@@ -258,10 +202,10 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
   // Owned ends: whatever fails half way, nothing leaks.
   auto forked = std::make_unique<ForkedRank>();
   forked->rank = &r;
-  Pipe& out_pipe = forked->out_pipe;
-  Pipe& err_pipe = forked->err_pipe;
-  Pipe& exec_pipe = forked->exec_pipe;
-  Pipe& go_pipe = forked->go_pipe;
+  ChildPipe& out_pipe = forked->out_pipe;
+  ChildPipe& err_pipe = forked->err_pipe;
+  ChildPipe& exec_pipe = forked->exec_pipe;
+  ChildPipe& go_pipe = forked->go_pipe;
   if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe) ||
       !make_pipe(go_pipe) || (spec.reads_stdin(placement.rank) && !make_pipe(forked->in_pipe))) {
     return fail(std::string("cannot create pipes: ") + std::strerror(errno));
@@ -347,7 +291,7 @@ void JobHost::let_go(ForkedRank& forked) {
 void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
   Rank& r = *forked.rank;
   const pid_t pid = forked.pid;
-  Pipe& exec_pipe = forked.exec_pipe;
+  ChildPipe& exec_pipe = forked.exec_pipe;
   // The exec pipe closes without data when exec succeeded.
   int code = 0;
   ssize_t got;
@@ -453,6 +397,7 @@ void JobHost::close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key) {
 void JobHost::kill_job(std::uint32_t job, int grace_ms) {
   // A job being ended drains its pipes whatever the controller's pace: its
   // exits are reported only after its output.
+  if (auto launch = launches_.find(job); launch != launches_.end()) launch->second->killed = true;
   OutputFlow& flow = flows_[job];
   flow.unbounded = true;
   if (flow.paused) {
@@ -511,6 +456,7 @@ void JobHost::forget(std::uint32_t job) {
 }
 
 void JobHost::erase_job(std::uint32_t job) {
+  launches_.erase(job);
   flows_.erase(job);
   waiting_stdin_.erase(job);
   auto nspace = nspaces_.find(job);

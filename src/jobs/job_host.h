@@ -30,6 +30,13 @@ struct RankCpus {
 };
 
 struct JobHostHooks {
+  // Readies these ranks of the job to start (the PMIx server's
+  // registrations); `done` runs later, on the loop, with those that cannot
+  // start and why. Unset: every rank is ready at once.
+  using RankFailures = std::map<std::uint32_t, std::string>;
+  std::function<void(const JobSpec&, const std::vector<std::uint32_t>& ranks,
+                     std::function<void(RankFailures)> done)>
+      prepare_ranks;
   // Extra environment for one rank (the PMIx server's, Open MPI's); an Error
   // fails that rank's start.
   std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
@@ -66,8 +73,13 @@ class JobHost {
 
   // Handles the job broadcasts (launch, kill, cleanup); false for other tags.
   bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
-  // Starts the ranks of `spec` placed on this daemon.
+  // Starts the ranks of `spec` placed on this daemon, in slices of at most
+  // `slice_size()`, one slice per pass of the loop (job_host_launch.cc): a
+  // large job never keeps the daemon from its heartbeats and frames.
   void launch(const JobSpec& spec);
+  // Ranks started per slice: what the open-file limit allows to be held
+  // before exec (four pipes each), at most 256.
+  static std::size_t slice_size();
   // SIGTERM to every rank of the job, SIGKILL after `grace_ms`.
   void kill_job(std::uint32_t job, int grace_ms = 2000);
   // Forgets a finished job (its ranks have all exited).
@@ -91,6 +103,15 @@ class JobHost {
  private:
   struct Rank;
   struct ForkedRank;
+  // A launch whose ranks here have not all started (job_host_launch.cc).
+  struct Launch;
+  void next_slice(std::uint32_t job);
+  void run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
+                 JobHostHooks::RankFailures failed);
+  void finish_launch(std::uint32_t job);
+  // Reports a rank that was never forked: `why` it could not start, or
+  // killed (by `signal`) with its job before its turn came.
+  void never_forked(std::uint32_t job, std::uint32_t rank, const std::string& why, int signal = 0);
   // Forks the rank, held before exec (null if it could not start: reported).
   std::unique_ptr<ForkedRank> fork_rank(const JobSpec& spec, const RankPlacement& placement);
   // Lets it exec; then (once every rank of the batch is let go) learns
@@ -117,6 +138,7 @@ class JobHost {
   std::unique_ptr<JobDirectories> directories_;
   JobHostHooks hooks_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<Rank>> ranks_;
+  std::map<std::uint32_t, std::unique_ptr<Launch>> launches_;
   struct KillTimer {
     JobHost* host = nullptr;
     std::uint32_t job = 0;
@@ -131,7 +153,8 @@ class JobHost {
   };
   std::uint64_t output_window_;
   std::map<std::uint32_t, OutputFlow> flows_;
-  // Input for jobs whose launch has not arrived yet, in order.
+  // Input for jobs whose launch has not arrived yet, or has not started
+  // every rank here yet, in order.
   std::map<std::uint32_t, std::vector<std::pair<JobStdin, StdinAckFn>>> waiting_stdin_;
   std::uint32_t newest_launched_ = 0;
   std::unique_ptr<QuietSignaller> signaller_;

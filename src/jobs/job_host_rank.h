@@ -1,5 +1,5 @@
-// A rank as its daemon's JobHost keeps it: shared by the files of
-// job_host*.cc, not by JobHost's users.
+// A rank, a forked rank and a launch as a daemon's JobHost keeps them:
+// shared by the files of job_host*.cc, not by JobHost's users.
 #pragma once
 
 #include <sys/types.h>
@@ -31,6 +31,29 @@ struct JobHost::Rank {
     Rank* rank;
     int which;
   } callbacks[2];
+};
+
+struct ChildPipe {
+  Fd read;
+  Fd write;
+};
+
+// A rank forked and waiting for the daemon's go before it execs.
+struct JobHost::ForkedRank {
+  Rank* rank = nullptr;
+  pid_t pid = -1;
+  ChildPipe out_pipe, err_pipe, exec_pipe, go_pipe;  // the daemon's ends
+  ChildPipe in_pipe;                                 // when it reads grove run's stdin
+};
+
+// A launch whose ranks here have not all started (job_host_launch.cc).
+struct JobHost::Launch {
+  JobHost* host = nullptr;
+  JobSpec spec;
+  std::vector<std::uint32_t> ranks;  // this daemon's, in rank order
+  std::size_t next = 0;              // the first not yet in a slice
+  bool killed = false;               // the job was killed: no more forks
+  EventPtr next_pass;                // starts the next slice on a later pass
 };
 
 }  // namespace grove

@@ -14,6 +14,10 @@ void JobHost::on_stdin(const JobStdin& input, StdinAckFn ack) {
     }
     return;
   }
+  if (launches_.count(input.job) != 0) {  // not every rank here reads yet
+    waiting_stdin_[input.job].emplace_back(input, std::move(ack));
+    return;
+  }
   const std::vector<RankStdin*> readers = stdin_readers(input.job);
   if (readers.empty()) {
     ack(StdinAck{input.job, input.seq, false});

@@ -2,6 +2,8 @@
 // and its action in context.actions.
 #pragma once
 
+#include <sys/types.h>
+
 #include <nlohmann/json.hpp>
 
 #include "launcher/cli_context.h"
@@ -22,8 +24,9 @@ void print_jobs(const nlohmann::json& jobs, bool all);
 // process (no exec: `grove run` starting its own DVM saves a program load):
 // returns once the DVM is ready, its control URI in `uri_file`.
 // `verbose_to_terminal`: its log comes to this process's stderr as well.
-Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::string& uri_file,
-                       bool verbose_to_terminal);
+// The controller's pid (a child of this process, to be waited for).
+Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
+                              const std::string& uri_file, bool verbose_to_terminal);
 // Before parsing `grove run`: rewrites mpirun's `-np` to `--np` and refuses an
 // unknown option ahead of the program (it would otherwise become the program).
 // `args` is the whole command line; `first` is the word after "run".

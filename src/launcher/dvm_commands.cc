@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -221,7 +222,14 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
       close(log_fd);
     }
     close(null);
-    _exit(run_controller(context, options, fds[1]));
+    const int code = run_controller(context, options, fds[1]);
+    // A log nobody wrote to is not kept (a one-shot grove run's DVM leaves
+    // none). Through a tee the file may still be filling: kept then.
+    struct stat written {};
+    if (!options.verbose_to_terminal && log_path != "/dev/null" &&
+        stat(log_path.c_str(), &written) == 0 && S_ISREG(written.st_mode) && written.st_size == 0)
+      unlink(log_path.c_str());
+    _exit(code);
   }
   close(fds[1]);
   std::string line;
@@ -295,8 +303,8 @@ int start_dvm(CliContext& context, const StartOptions& options) {
 
 }  // namespace
 
-Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::string& uri_file,
-                       bool verbose_to_terminal) {
+Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
+                              const std::string& uri_file, bool verbose_to_terminal) {
   StartOptions options;
   options.verbose_to_terminal = verbose_to_terminal;
   options.local = daemons;
@@ -304,9 +312,7 @@ Status start_local_dvm(CliContext& context, std::uint32_t daemons, const std::st
   options.another = true;  // the caller found none running
   options.one_job = true;
   options.report_uri = uri_file;
-  Result<pid_t> pid = daemonize_controller(context, options);
-  if (!pid) return pid.error();
-  return ok_status();
+  return daemonize_controller(context, options);
 }
 
 namespace {

@@ -31,6 +31,14 @@ extern char** environ;
 namespace grove {
 namespace {
 
+// Waits (up to `limit`) for child `pid` to end and reaps it.
+void wait_for_child(pid_t pid, std::chrono::milliseconds limit) {
+  if (pid <= 0) return;
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (waitpid(pid, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 struct RunOptions {
   std::uint32_t np = 1;
   std::string map_by = "slot";
@@ -154,6 +162,7 @@ int run_job(CliContext& context, const RunOptions& options) {
   // Use the DVM asked for, or the one running, or start one for this job.
   std::string selector = options.dvm;
   std::string started_uri;
+  pid_t own_controller = 0;
   // Another `grove run`'s own DVM is not one to use: it stops when that job
   // ends. The one shared DVM is named by its socket, as found in this one
   // look; with several, select_dvm below names them.
@@ -174,13 +183,14 @@ int run_job(CliContext& context, const RunOptions& options) {
       return 1;
     }
     close(fd);
-    if (Status started =
-            start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal);
-        !started) {
+    Result<pid_t> started =
+        start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal);
+    if (!started) {
       print_cli_error(started.error().message);
       std::remove(uri_file.c_str());
       return 1;
     }
+    own_controller = *started;
     std::ifstream(uri_file) >> started_uri;
     std::remove(uri_file.c_str());
     selector = started_uri;
@@ -280,6 +290,10 @@ int run_job(CliContext& context, const RunOptions& options) {
       const int daemons = stopped->value("stopped", 0);
       std::printf("grove: DVM stopped (%d daemon%s)\n", daemons, daemons == 1 ? "" : "s");
     }
+    // Its controller is this process's child: gone before this returns, so
+    // it neither outlives the job nor dies half way through tidying up (its
+    // parent's end would send it SIGTERM).
+    wait_for_child(own_controller, std::chrono::seconds(10));
   }
   return status;
 }

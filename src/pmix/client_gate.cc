@@ -1,37 +1,20 @@
 #include "pmix/client_gate.h"
 
-#include "pmix/socket_owner.h"
-
-#include <dirent.h>
 #include <fcntl.h>
-#include <linux/sockios.h>
-#include <linux/tcp.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
-#include <cinttypes>
-#include <cstdio>
 #include <deque>
-#include <fstream>
 #include <sstream>
-#include <unordered_map>
+
+#include "os/proc_files.h"
 
 namespace grove {
 namespace {
 
 // A runaway fork tree under one rank must not stall PMIx's progress thread.
 constexpr std::size_t kMaxProcessesSearched = 4096;
-
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string_view> fields_of(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -56,17 +39,6 @@ bool parse_decimal(std::string_view text, T& value) {
 
 std::string proc_dir(pid_t pid) {
   return pid == 0 ? std::string("/proc/self") : "/proc/" + std::to_string(pid);
-}
-
-std::vector<std::string> directory_entries(const std::string& path) {
-  std::vector<std::string> names;
-  DIR* dir = opendir(path.c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
-  }
-  closedir(dir);
-  return names;
 }
 
 }  // namespace
@@ -164,7 +136,7 @@ std::vector<pid_t> children_of(pid_t pid) {
   std::vector<pid_t> children;
   const std::string task_dir = proc_dir(pid) + "/task";
   for (const std::string& task : directory_entries(task_dir)) {
-    std::istringstream list(read_whole(task_dir + "/" + task + "/children"));
+    std::istringstream list(read_whole_file(task_dir + "/" + task + "/children"));
     pid_t child = 0;
     while (list >> child)
       children.push_back(child);
@@ -186,67 +158,16 @@ std::set<std::uint64_t> tree_socket_inodes(pid_t root) {
   return inodes;
 }
 
-// The connections waiting for their handshake, read once per decision: the
-// server ends are this daemon's own descriptors (on a PMIx port, not
-// listening, not admitted yet); the client ends are what the kernel says.
-struct ClientGate::Snapshot {
-  struct Waiting {
-    int fd = -1;
-    std::uint64_t server_inode = 0;
-    std::optional<SocketEnd> client;  // nothing: no live client end
-    // libpmix has answered its handshake: it is the connection being
-    // admitted now, already one of libpmix's clients.
-    bool answered = false;
-  };
-  std::vector<Waiting> waiting;
-};
-
-namespace {
-
-bool still_holds(int fd, std::uint64_t inode) {
-  struct stat held {};
-  return fstat(fd, &held) == 0 && held.st_ino == inode;
-}
-
-// Puts a closed socket in place of descriptor `fd` if it still holds
-// `inode`: libpmix, which has not read the handshake yet, then reads
-// end-of-file and drops the connection before looking up the rank it claims.
-void cut_connection(int fd, std::uint64_t inode) {
-  if (!still_holds(fd, inode)) return;  // closed meanwhile
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    shutdown(fd, SHUT_RDWR);
-    return;
-  }
-  close(pair[1]);
-  if (dup3(pair[0], fd, O_CLOEXEC) < 0) shutdown(fd, SHUT_RDWR);
-  close(pair[0]);
-}
-
-// Whether this process has written on the connection (bytes acknowledged
-// plus bytes still queued): libpmix writes nothing before its handshake
-// reply.
-bool server_has_written(int fd) {
-  tcp_info info{};
-  socklen_t size = sizeof info;
-  int queued = 0;
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return false;
-  if (size >= offsetof(tcp_info, tcpi_bytes_acked) + sizeof info.tcpi_bytes_acked &&
-      info.tcpi_bytes_acked > 0)
-    return true;
-  return ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0;
-}
-
-}  // namespace
-
 ClientGate::~ClientGate() {
   for (int end : sink_)
     if (end >= 0) close(end);
 }
 
-void ClientGate::remove_connection(int fd, std::uint64_t server_inode, bool answered) {
-  if (!answered) {
-    cut_connection(fd, server_inode);
+void ClientGate::remove_connection(const ServerConnection& connection) {
+  const int fd = connection.fd;
+  const std::uint64_t server_inode = connection.inode;
+  if (!connection.answered) {
+    swap_for_closed(fd, server_inode);
     return;
   }
   // libpmix 4.2 has made this connection a client of the rank it claims
@@ -260,10 +181,10 @@ void ClientGate::remove_connection(int fd, std::uint64_t server_inode, bool answ
   if (!still_holds(fd, server_inode)) return;
   if (sink_[0] < 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sink_) != 0) {
     sink_[0] = sink_[1] = -1;
-    shutdown(fd, SHUT_RDWR);
+    shut_down(fd, server_inode);
     return;
   }
-  if (dup3(sink_[0], fd, O_CLOEXEC) < 0) shutdown(fd, SHUT_RDWR);
+  if (dup3(sink_[0], fd, O_CLOEXEC) < 0) shut_down(fd, server_inode);
 }
 
 void ClientGate::add_listen_port(std::uint16_t port) {
@@ -286,46 +207,19 @@ void ClientGate::forget_job(const std::string& nspace) {
   expected_.erase(expected_.lower_bound({nspace, 0}), expected_.upper_bound({nspace, UINT32_MAX}));
 }
 
-ClientGate::Snapshot ClientGate::take_snapshot(const std::set<std::uint16_t>& ports) {
-  Snapshot snapshot;
-  std::set<std::uint64_t> ours;
-  for (const std::string& name : directory_entries("/proc/self/fd")) {
-    int fd = -1;
-    if (!parse_decimal(std::string_view(name), fd)) continue;
-    struct stat held {};
-    if (fstat(fd, &held) != 0 || !S_ISSOCK(held.st_mode)) continue;
-    ours.insert(held.st_ino);
-    if (admitted_.count(held.st_ino) != 0) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t length = sizeof local;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0) continue;
-    if (local.ss_family != AF_INET && local.ss_family != AF_INET6) continue;
-    const std::uint16_t port =
-        ntohs(local.ss_family == AF_INET ? reinterpret_cast<sockaddr_in&>(local).sin_port
-                                         : reinterpret_cast<sockaddr_in6&>(local).sin6_port);
-    if (ports.count(port) == 0) continue;
-    int accepting = 0;
-    socklen_t size = sizeof accepting;
-    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0 && accepting) continue;
-    Snapshot::Waiting waiting{fd, held.st_ino, std::nullopt, server_has_written(fd)};
-    length = sizeof peer;
-    // A stranger may have half-closed its end; one whose end is gone has no
-    // peer at all: both stay candidates, to be cut.
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0)
-      waiting.client = find_tcp_socket(peer, local);
-    snapshot.waiting.push_back(waiting);
-  }
+std::vector<ServerConnection> ClientGate::waiting_connections(
+    const std::set<std::uint16_t>& ports) {
+  // admitted_ is written on this thread only: reading it here needs no lock.
+  ServerConnections found = server_connections(ports, admitted_);
   std::lock_guard lock(admitted_mutex_);
-  for (auto it = admitted_.begin(); it != admitted_.end();) {
-    it = ours.count(*it) != 0 ? std::next(it) : admitted_.erase(it);
-  }
-  return snapshot;
+  std::erase_if(admitted_, [&](std::uint64_t inode) { return found.held.count(inode) == 0; });
+  return std::move(found.connections);
 }
 
-bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
+bool ClientGate::connected_from_tree(pid_t root, const std::vector<ServerConnection>& waiting) {
   std::map<std::uint64_t, std::uint64_t> server_of;  // client inode -> server inode
-  for (const Snapshot::Waiting& waiting : snapshot.waiting) {
-    if (waiting.client) server_of[waiting.client->inode] = waiting.server_inode;
+  for (const ServerConnection& connection : waiting) {
+    if (connection.client) server_of[connection.client->inode] = connection.inode;
   }
   if (server_of.empty()) return false;
   // Breadth first from the rank's process: a wrapper (a shell, a launcher
@@ -348,22 +242,23 @@ bool ClientGate::connected_from_tree(pid_t root, const Snapshot& snapshot) {
   return false;
 }
 
-void ClientGate::cut_foreign(Snapshot& snapshot) {
+void ClientGate::cut_foreign(std::vector<ServerConnection>& waiting) {
   const uid_t ours = geteuid();
-  std::erase_if(snapshot.waiting, [&](const Snapshot::Waiting& waiting) {
-    if (waiting.client && waiting.client->uid == ours) return false;
-    remove_connection(waiting.fd, waiting.server_inode, waiting.answered);
+  std::erase_if(waiting, [&](const ServerConnection& connection) {
+    if (connection.client && connection.client->uid == ours) return false;
+    remove_connection(connection);
     return true;
   });
 }
 
-void ClientGate::cut_strangers(Snapshot& snapshot, const Expected& expected) {
+void ClientGate::cut_strangers(const std::vector<ServerConnection>& waiting,
+                               const Expected& expected) {
   std::set<std::uint64_t> ours_started;  // socket inodes held by ranks started here
   for (const auto& [rank, pid] : expected)
     ours_started.merge(tree_socket_inodes(pid));
-  for (const Snapshot::Waiting& waiting : snapshot.waiting) {
-    if (!waiting.client || ours_started.count(waiting.client->inode) == 0)
-      remove_connection(waiting.fd, waiting.server_inode, waiting.answered);
+  for (const ServerConnection& connection : waiting) {
+    if (!connection.client || ours_started.count(connection.client->inode) == 0)
+      remove_connection(connection);
   }
 }
 
@@ -375,10 +270,10 @@ std::optional<std::string> ClientGate::admit(const std::string& nspace, std::uin
     expected = expected_;
     ports = listen_ports_;
   }
-  Snapshot snapshot = take_snapshot(ports);
+  std::vector<ServerConnection> waiting = waiting_connections(ports);
   // Another user's connection is cut whatever it claims, before anything is
   // admitted: it can never take a waiting rank's place.
-  cut_foreign(snapshot);
+  cut_foreign(waiting);
 
   std::string why;
   auto found = expected.find({nspace, rank});
@@ -386,13 +281,13 @@ std::optional<std::string> ClientGate::admit(const std::string& nspace, std::uin
     why = "the PMIx server's port is not known yet";
   } else if (found == expected.end()) {
     why = "no process was started as this rank here";
-  } else if (connected_from_tree(found->second, snapshot)) {
+  } else if (connected_from_tree(found->second, waiting)) {
     return std::nullopt;
   } else {
     why = "no new connection to this daemon comes from the process started as this rank (pid " +
           std::to_string(found->second) + ") or its descendants";
   }
-  cut_strangers(snapshot, expected);
+  cut_strangers(waiting, expected);
   return why;
 }
 
@@ -404,8 +299,8 @@ std::set<pid_t> ClientGate::handshakes_pending(const std::vector<pid_t>& roots) 
     ports = listen_ports_;
   }
   if (ports.empty() || roots.empty()) return pending;
-  std::vector<TcpSocketEntry> table = parse_proc_net_tcp(read_whole("/proc/net/tcp"));
-  for (TcpSocketEntry& entry : parse_proc_net_tcp(read_whole("/proc/net/tcp6")))
+  std::vector<TcpSocketEntry> table = parse_proc_net_tcp(read_whole_file("/proc/net/tcp"));
+  for (TcpSocketEntry& entry : parse_proc_net_tcp(read_whole_file("/proc/net/tcp6")))
     table.push_back(std::move(entry));
   std::set<std::uint64_t> admitted;
   {

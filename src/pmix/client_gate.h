@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "pmix/server_connections.h"
+
 namespace grove {
 
 // One line of /proc/net/tcp or /proc/net/tcp6 (socket_owner's fallback). Endpoints stay in the
@@ -89,18 +91,19 @@ class ClientGate {
 
  private:
   using Expected = std::map<std::pair<std::string, std::uint32_t>, pid_t>;
-  struct Snapshot;
-  Snapshot take_snapshot(const std::set<std::uint16_t>& ports);
-  bool connected_from_tree(pid_t root, const Snapshot& snapshot);
+  // The connections on `ports` not admitted yet (and admitted_ pruned of
+  // those closed), read once per decision.
+  std::vector<ServerConnection> waiting_connections(const std::set<std::uint16_t>& ports);
+  bool connected_from_tree(pid_t root, const std::vector<ServerConnection>& waiting);
   // Cuts the waiting connections whose client end belongs to another user,
   // or has no live client end at all: never a rank of this daemon.
-  void cut_foreign(Snapshot& snapshot);
+  void cut_foreign(std::vector<ServerConnection>& waiting);
   // Cuts every waiting connection whose client end no process started here
   // (nor a descendant) holds.
-  void cut_strangers(Snapshot& snapshot, const Expected& expected);
+  void cut_strangers(const std::vector<ServerConnection>& waiting, const Expected& expected);
   // Takes one waiting connection from libpmix: closed if its handshake is
   // unread, silenced if libpmix has answered it. On PMIx's progress thread.
-  void remove_connection(int fd, std::uint64_t server_inode, bool answered);
+  void remove_connection(const ServerConnection& connection);
 
   // expect/forget run on the daemon's loop, admit on PMIx's progress thread:
   // the lock guards only these two, never a scan of /proc.

@@ -13,9 +13,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "pmix/blocking_call.h"
+#include "pmix/async_ops.h"
 #include "pmix/client_gate.h"
 #include "pmix/dynamic_requests.h"
+#include "pmix/handshake_watchdog.h"
 #include "pmix/info_list.h"
 #include "pmix/job_info.h"
 #include "pmix/publish_requests.h"
@@ -27,16 +28,23 @@ namespace grove {
 namespace {
 
 using pmix_internal::AbortUpcall;
+using pmix_internal::AsyncOps;
 using pmix_internal::ConnectedUpcall;
 using pmix_internal::describe;
 using pmix_internal::DirectModexUpcall;
 using pmix_internal::FenceUpcall;
 using pmix_internal::FinalizedUpcall;
+using pmix_internal::HandshakeCutUpcall;
 using pmix_internal::InfoList;
 using pmix_internal::LocalModexReply;
-using pmix_internal::run_blocking;
+using pmix_internal::OpFinished;
 using pmix_internal::Upcall;
 using pmix_internal::UpcallMailbox;
+
+// How long a registration may wait for PMIx's progress thread (it takes
+// milliseconds; the watchdog frees the thread from a stalled handshake
+// within a second).
+constexpr TimeNs kRegistrationDeadline = 30'000'000'000ULL;
 
 // libpmix 4.2 cannot initialize its server again in a process that has
 // finalized it: the new listener thread selects on a stale descriptor and
@@ -95,10 +103,15 @@ class PmixServer::Impl {
   ~Impl();
 
   Status start(event_base* loop, const PmixServerOptions& options);
-  Status register_job(const PmixJob& job);
-  Result<std::vector<std::string>> register_client(const std::string& nspace, std::uint32_t rank,
-                                                   uid_t uid, gid_t gid);
-  Status deregister_job(const std::string& nspace);
+  Status watch_listeners(const PmixServerOptions& options,
+                         const std::set<std::uint64_t>& listening_before);
+  void register_job(const PmixJob& job, AsyncOps::Done done);
+  void register_client(const std::string& nspace, std::uint32_t rank, uid_t uid, gid_t gid,
+                       AsyncOps::Done done);
+  Result<std::vector<std::string>> client_environment(const std::string& nspace,
+                                                      std::uint32_t rank);
+  void deregister_job(const std::string& nspace, AsyncOps::Done done);
+  std::size_t pending_registrations() const { return ops_ ? ops_->pending() : 0; }
   void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
     if (gate_) gate_->expect(nspace, rank, pid);
   }
@@ -162,7 +175,11 @@ class PmixServer::Impl {
   std::uint32_t daemon_vpid_;
   PmixHooks hooks_;
   std::unique_ptr<UpcallMailbox> mailbox_;
+  std::unique_ptr<AsyncOps> ops_;
   std::unique_ptr<ClientGate> gate_;  // null when clients are not verified
+  // Stopped after PMIx_server_finalize (which it may have to unblock) and
+  // before the mailbox it posts to goes.
+  std::unique_ptr<HandshakeWatchdog> watchdog_;
   bool mailbox_installed_ = false;
   bool pmix_initialized_ = false;
   pmix_topology_t topology_{};  // handed to PMIx_server_init by address
@@ -183,6 +200,7 @@ PmixServer::Impl::~Impl() {
     PMIx_server_finalize();
     server_finalized_once.store(true);
   }
+  watchdog_.reset();
   if (mailbox_installed_) pmix_internal::clear_mailbox();
 }
 
@@ -196,6 +214,13 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
       UpcallMailbox::create(loop, [this](Upcall& upcall) { handle(upcall); });
   if (!mailbox) return Error{"PMIx server mailbox: " + mailbox.error().message};
   mailbox_ = std::move(*mailbox);
+  UpcallMailbox* posted = mailbox_.get();
+  ops_ = std::make_unique<AsyncOps>(
+      loop,
+      [posted](std::uint64_t id, pmix_status_t status) {
+        posted->post(OpFinished{id, status});
+      },
+      kRegistrationDeadline);
   if (options.verify_clients) gate_ = std::make_unique<ClientGate>();
   if (!pmix_internal::install_mailbox(mailbox_.get(), gate_.get())) {
     return Error{"a PMIx server already runs in this process (libpmix allows one per process)"};
@@ -236,42 +261,93 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
   // its MCA variables from the environment; ranks learn the module from
   // PMIx_server_setup_fork.
   setenv("PMIX_MCA_gds", "hash", 1);
+  std::set<std::uint64_t> listening_before;
+  for (const ListeningSocket& socket : listening_tcp_sockets())
+    listening_before.insert(socket.inode);
   pmix_status_t status = PMIx_server_init(&module, init_info.data(), init_info.size());
   if (status != PMIX_SUCCESS) return Error{describe("PMIx_server_init", status)};
   pmix_initialized_ = true;
+  return watch_listeners(options, listening_before);
+}
+
+Status PmixServer::Impl::watch_listeners(const PmixServerOptions& options,
+                                         const std::set<std::uint64_t>& listening_before) {
+  // libpmix's listeners are the sockets PMIx_server_init opened: known from
+  // the start, so a stranger who finds a port by trying every loopback
+  // listener is handled before any job runs here.
+  HandshakeWatchdogOptions watch;
+  for (const ListeningSocket& socket : listening_tcp_sockets()) {
+    if (listening_before.count(socket.inode) != 0) continue;
+    watch.listeners.push_back(socket);
+    if (gate_) gate_->add_listen_port(socket.port);
+  }
+  if (watch.listeners.empty()) return Error{"cannot find the PMIx server's listening sockets"};
+  watch.cut_other_users = options.verify_clients;
+  watch.timeout_ns =
+      static_cast<TimeNs>(std::max<std::int64_t>(options.handshake_timeout_ms, 0)) * 1'000'000ULL;
+  UpcallMailbox* mailbox = mailbox_.get();
+  auto dog = HandshakeWatchdog::start(
+      watch, [mailbox](const HandshakeCut& cut) { mailbox->post(HandshakeCutUpcall{cut}); });
+  if (!dog) return dog.error();
+  watchdog_ = std::move(*dog);
   return ok_status();
 }
 
-Status PmixServer::Impl::register_job(const PmixJob& job) {
+void PmixServer::Impl::register_job(const PmixJob& job, AsyncOps::Done done) {
   Result<std::vector<std::uint32_t>> local_ranks = pmix_internal::validate_job(job, daemon_vpid_);
-  if (!local_ranks) return local_ranks.error();
-  Result<pmix_internal::InfoArray> info = pmix_internal::build_job_info(job, *local_ranks);
-  if (!info) return Error{"job " + job.nspace + ": " + info.error().message};
-  pmix_nspace_t nspace;
-  PMIX_LOAD_NSPACE(nspace, job.nspace.c_str());
-  int local_count = static_cast<int>(local_ranks->size());
-  Status registered = run_blocking(
-      "PMIx_server_register_nspace " + job.nspace, [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-        return PMIx_server_register_nspace(nspace, local_count, info->data(), info->size(), cbfunc,
+  Result<pmix_internal::InfoArray> info =
+      local_ranks ? pmix_internal::build_job_info(job, *local_ranks)
+                  : Result<pmix_internal::InfoArray>(local_ranks.error());
+  if (!info) {
+    std::string why = local_ranks ? "job " + job.nspace + ": " + info.error().message
+                                  : local_ranks.error().message;
+    ops_->start(
+        "checking job " + job.nspace, [](pmix_op_cbfunc_t, void*) { return PMIX_ERR_BAD_PARAM; },
+        [done = std::move(done), why](Status) { done(Error{why}); });
+    return;
+  }
+  // PMIx copies the array before it answers; it lives until the answer.
+  auto held = std::make_shared<pmix_internal::InfoArray>(std::move(*info));
+  const std::string nspace = job.nspace;
+  const int local_count = static_cast<int>(local_ranks->size());
+  ops_->start(
+      "PMIx_server_register_nspace " + nspace,
+      [held, nspace, local_count](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+        pmix_nspace_t name;
+        PMIX_LOAD_NSPACE(name, nspace.c_str());
+        return PMIx_server_register_nspace(name, local_count, held->data(), held->size(), cbfunc,
                                            cbdata);
+      },
+      [this, held, nspace, done = std::move(done)](Status registered) mutable {
+        if (!registered) {
+          done(std::move(registered));
+          return;
+        }
+        ops_->start(
+            "PMIx_server_setup_local_support " + nspace,
+            [nspace](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+              pmix_nspace_t name;
+              PMIX_LOAD_NSPACE(name, nspace.c_str());
+              return PMIx_server_setup_local_support(name, nullptr, 0, cbfunc, cbdata);
+            },
+            std::move(done));
       });
-  if (!registered) return registered;
-  return run_blocking("PMIx_server_setup_local_support " + job.nspace,
-                      [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-                        return PMIx_server_setup_local_support(nspace, nullptr, 0, cbfunc, cbdata);
-                      });
 }
 
-Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::string& nspace,
-                                                                   std::uint32_t rank, uid_t uid,
-                                                                   gid_t gid) {
+void PmixServer::Impl::register_client(const std::string& nspace, std::uint32_t rank, uid_t uid,
+                                       gid_t gid, AsyncOps::Done done) {
+  ops_->start(
+      "PMIx_server_register_client " + proc_name(nspace, rank),
+      [nspace, rank, uid, gid](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+        pmix_proc_t proc = make_proc(nspace, rank);
+        return PMIx_server_register_client(&proc, uid, gid, nullptr, cbfunc, cbdata);
+      },
+      std::move(done));
+}
+
+Result<std::vector<std::string>> PmixServer::Impl::client_environment(const std::string& nspace,
+                                                                      std::uint32_t rank) {
   pmix_proc_t proc = make_proc(nspace, rank);
-  Status registered =
-      run_blocking("PMIx_server_register_client " + proc_name(nspace, rank),
-                   [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-                     return PMIx_server_register_client(&proc, uid, gid, nullptr, cbfunc, cbdata);
-                   });
-  if (!registered) return registered.error();
   char** env = nullptr;
   pmix_status_t status = PMIx_server_setup_fork(&proc, &env);
   std::vector<std::string> entries;
@@ -281,33 +357,23 @@ Result<std::vector<std::string>> PmixServer::Impl::register_client(const std::st
   if (status != PMIX_SUCCESS) {
     return Error{describe("PMIx_server_setup_fork", status) + " for " + proc_name(nspace, rank)};
   }
-  if (gate_) {
-    // "PMIX_SERVER_URI4=nspace.rank;tcp4://127.0.0.1:PORT": the port the
-    // gate watches.
-    for (const std::string& entry : entries) {
-      if (entry.rfind("PMIX_SERVER_URI", 0) != 0) continue;
-      std::size_t colon = entry.rfind(':');
-      unsigned port = 0;
-      if (colon != std::string::npos && std::sscanf(entry.c_str() + colon + 1, "%u", &port) == 1 &&
-          port > 0 && port <= 65535)
-        gate_->add_listen_port(static_cast<std::uint16_t>(port));
-    }
-  }
   return entries;
 }
 
-Status PmixServer::Impl::deregister_job(const std::string& nspace) {
+void PmixServer::Impl::deregister_job(const std::string& nspace, AsyncOps::Done done) {
   if (gate_) gate_->forget_job(nspace);
   publish_requests_.forget(nspace);
   dynamic_requests_.forget(nspace);
   query_requests_.forget(nspace);
-  pmix_nspace_t name;
-  PMIX_LOAD_NSPACE(name, nspace.c_str());
-  return run_blocking("PMIx_server_deregister_nspace " + nspace,
-                      [&](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-                        PMIx_server_deregister_nspace(name, cbfunc, cbdata);
-                        return PMIX_SUCCESS;
-                      });
+  ops_->start(
+      "PMIx_server_deregister_nspace " + nspace,
+      [nspace](pmix_op_cbfunc_t cbfunc, void* cbdata) {
+        pmix_nspace_t name;
+        PMIX_LOAD_NSPACE(name, nspace.c_str());
+        PMIx_server_deregister_nspace(name, cbfunc, cbdata);
+        return PMIX_SUCCESS;
+      },
+      std::move(done));
 }
 
 Status PmixServer::Impl::complete_fence(std::uint64_t handle, int status,
@@ -402,6 +468,10 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     void operator()(pmix_internal::UnsupportedUpcall& call) {
       if (impl.hooks_.on_unsupported)
         impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
+    }
+    void operator()(OpFinished& call) { impl.ops_->finished(call.id, call.status); }
+    void operator()(HandshakeCutUpcall& call) {
+      if (impl.hooks_.on_handshake_cut) impl.hooks_.on_handshake_cut(std::move(call.cut));
     }
     void operator()(LocalModexReply& reply) { impl.handle_local_modex(reply); }
   };
@@ -517,14 +587,22 @@ Result<std::unique_ptr<PmixServer>> PmixServer::create(event_base* loop, PmixSer
 PmixServer::PmixServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PmixServer::~PmixServer() = default;
 
-Status PmixServer::register_job(const PmixJob& job) {
-  return impl_->register_job(job);
+void PmixServer::register_job(const PmixJob& job, StatusDone done) {
+  impl_->register_job(job, std::move(done));
 }
 
-Result<std::vector<std::string>> PmixServer::register_client(const std::string& nspace,
-                                                             std::uint32_t rank, uid_t uid,
-                                                             gid_t gid) {
-  return impl_->register_client(nspace, rank, uid, gid);
+void PmixServer::register_client(const std::string& nspace, std::uint32_t rank, uid_t uid,
+                                 gid_t gid, StatusDone done) {
+  impl_->register_client(nspace, rank, uid, gid, std::move(done));
+}
+
+Result<std::vector<std::string>> PmixServer::client_environment(const std::string& nspace,
+                                                                std::uint32_t rank) {
+  return impl_->client_environment(nspace, rank);
+}
+
+std::size_t PmixServer::pending_registrations() const {
+  return impl_->pending_registrations();
 }
 
 void PmixServer::expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
@@ -561,8 +639,8 @@ Status PmixServer::complete_query(std::uint64_t handle, int status,
   return impl_->complete_query(handle, status, answers);
 }
 
-Status PmixServer::deregister_job(const std::string& nspace) {
-  return impl_->deregister_job(nspace);
+void PmixServer::deregister_job(const std::string& nspace, StatusDone done) {
+  impl_->deregister_job(nspace, std::move(done));
 }
 
 std::optional<std::set<pid_t>> PmixServer::handshakes_pending(const std::vector<pid_t>& roots) {

@@ -16,9 +16,10 @@
 // after PMIx_server_finalize. Two daemons on one host are two processes, each
 // with its own tmpdir (PMIx writes its rendezvous files there).
 //
-// Blocking. register_job, register_client and deregister_job wait for PMIx's
-// progress thread to finish the registration (a few milliseconds, bounded by
-// a deadline); nothing else blocks.
+// Never blocking. register_job, register_client and deregister_job are
+// answered later on the loop thread (PMIx's progress thread does the work;
+// a deadline bounds it), so a progress thread held by a stranger's
+// connection or a libpmix bug never stops the daemon's loop.
 //
 // Lifetime. Destroying the server finalizes PMIx: connected clients lose
 // their server, fences and direct-modex requests still pending are dropped
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "pmix/event_messages.h"
+#include "pmix/handshake_watch.h"
 #include "pmix/publish_messages.h"
 #include "pmix/spawn_messages.h"
 #include "util/result.h"
@@ -208,6 +210,9 @@ struct PmixHooks {
   std::function<void(std::string call, std::string nspace, std::uint32_t rank)> on_unsupported;
   // A connection claiming to be (nspace, rank) was refused: why.
   std::function<void(std::string nspace, std::uint32_t rank, std::string why)> on_refused;
+  // A connection that held libpmix in its handshake was shut down
+  // (handshake_watchdog.h): whose, and why.
+  std::function<void(HandshakeCut cut)> on_handshake_cut;
   // A local client wants a remote rank's data: fetch it with
   // fetch_local_modex on the daemon hosting that rank, then call
   // complete_direct_modex(handle, status, blob) here.
@@ -255,6 +260,10 @@ struct PmixServerOptions {
   // Admit a connection as rank R only from the process started as R
   // (expect_client_process) or its descendants (pmix_verify_clients).
   bool verify_clients = true;
+  // How long a connection of this user may keep libpmix waiting for its
+  // handshake before it is cut (pmix_handshake_timeout_ms; 0: never).
+  // Another user's is cut at once when clients are verified.
+  std::int64_t handshake_timeout_ms = 1000;
   // This host's hwloc topology, loaded by the daemon; libpmix uses and
   // shares it instead of loading its own. Must outlive the server. Null:
   // libpmix loads one.
@@ -272,15 +281,20 @@ class PmixServer {
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
+  // Status answers run later on the loop thread, never inside the call.
+  using StatusDone = std::function<void(Status)>;
   // PMIx_server_register_nspace (node map, proc map, sizes, local peers,
   // per-node and per-proc data) then PMIx_server_setup_local_support. The
   // job's ranks whose daemon_vpid is this daemon's are its local clients.
-  Status register_job(const PmixJob& job);
-  // PMIx_server_register_client then PMIx_server_setup_fork: the "NAME=value"
-  // entries to add to the child's environment (PMIX_NAMESPACE, PMIX_RANK,
-  // PMIX_SERVER_URI*, ...). Call before forking that rank.
-  Result<std::vector<std::string>> register_client(const std::string& nspace, std::uint32_t rank,
-                                                   uid_t uid, gid_t gid);
+  void register_job(const PmixJob& job, StatusDone done);
+  // PMIx_server_register_client, before that rank is forked.
+  void register_client(const std::string& nspace, std::uint32_t rank, uid_t uid, gid_t gid,
+                       StatusDone done);
+  // PMIx_server_setup_fork for a registered client: the "NAME=value" entries
+  // to add to its environment (PMIX_NAMESPACE, PMIX_RANK, PMIX_SERVER_URI*,
+  // ...). libpmix 4.2 does this on the calling thread without waiting.
+  Result<std::vector<std::string>> client_environment(const std::string& nspace,
+                                                      std::uint32_t rank);
   // The process forked as (nspace, rank): only it, or a descendant of it,
   // may connect as that rank. Call before the process can exec.
   void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid);
@@ -288,7 +302,9 @@ class PmixServer {
   // connects as that rank.
   void client_process_reaped(const std::string& nspace, std::uint32_t rank);
   // PMIx_server_deregister_nspace: forgets the job and its clients.
-  Status deregister_job(const std::string& nspace);
+  void deregister_job(const std::string& nspace, StatusDone done);
+  // Registrations and deregistrations PMIx has not answered yet.
+  std::size_t pending_registrations() const;
   // Those of `roots` whose process tree holds a connection that waits for
   // the server's answer (only known when clients are verified: nullopt if
   // not).

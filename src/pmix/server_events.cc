@@ -1,7 +1,7 @@
 // PmixServer::notify: events the daemon hands to its clients.
 #include <pmix_server.h>
 
-#include "pmix/blocking_call.h"
+#include "pmix/async_ops.h"
 #include "pmix/info_list.h"
 #include "pmix/server.h"
 

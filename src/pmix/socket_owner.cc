@@ -10,9 +10,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "os/proc_files.h"
 #include "pmix/client_gate.h"
 
 namespace grove {
@@ -82,13 +81,6 @@ Lookup ask_netlink(const sockaddr_storage& local, const sockaddr_storage& remote
   return result;
 }
 
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::string proc_net_endpoint(const sockaddr_storage& address) {
@@ -126,7 +118,7 @@ std::optional<SocketEnd> find_tcp_socket(const sockaddr_storage& local,
   const std::string want_local = proc_net_endpoint(local);
   const std::string want_remote = proc_net_endpoint(remote);
   const char* table = local.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6";
-  for (const TcpSocketEntry& entry : parse_proc_net_tcp(read_whole(table))) {
+  for (const TcpSocketEntry& entry : parse_proc_net_tcp(read_whole_file(table))) {
     if (entry.inode != 0 && entry.local == want_local && entry.remote == want_remote)
       return SocketEnd{entry.uid, entry.inode};
   }

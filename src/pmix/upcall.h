@@ -145,6 +145,17 @@ struct UnsupportedUpcall {
   std::uint32_t rank = 0;
 };
 
+// PMIx's answer to a registration or deregistration (async_ops.h).
+struct OpFinished {
+  std::uint64_t id = 0;
+  pmix_status_t status = PMIX_SUCCESS;
+};
+
+// The handshake watchdog shut a connection down (on its own thread).
+struct HandshakeCutUpcall {
+  HandshakeCut cut;
+};
+
 // The answer to PMIx_server_dmodex_request (fetch_local_modex), copied.
 struct LocalModexReply {
   std::uint64_t request = 0;
@@ -152,10 +163,11 @@ struct LocalModexReply {
   std::vector<std::byte> blob;
 };
 
-using Upcall = std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall,
-                            ConnectedUpcall, PublishUpcall, LookupUpcall, UnpublishUpcall,
-                            SpawnUpcall, ConnectUpcall, GroupUpcall, QueryUpcall, LogUpcall,
-                            NotifyUpcall, UnsupportedUpcall, LocalModexReply>;
+using Upcall =
+    std::variant<FenceUpcall, DirectModexUpcall, AbortUpcall, FinalizedUpcall, ConnectedUpcall,
+                 PublishUpcall, LookupUpcall, UnpublishUpcall, SpawnUpcall, ConnectUpcall,
+                 GroupUpcall, QueryUpcall, LogUpcall, NotifyUpcall, UnsupportedUpcall,
+                 HandshakeCutUpcall, OpFinished, LocalModexReply>;
 using UpcallMailbox = Mailbox<Upcall>;
 
 // The module handed to PMIx_server_init: fence_nb, direct_modex, abort,

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "pmix/async_ops.h"
 #include "pmix/client_gate.h"
 #include "pmix/packed_value.h"
 #include "pmix/upcall.h"
@@ -562,6 +563,10 @@ bool install_mailbox(UpcallMailbox* mailbox, ClientGate* gate) {
 void clear_mailbox() {
   installed_gate.store(nullptr, std::memory_order_release);
   installed_mailbox.store(nullptr, std::memory_order_release);
+}
+
+void on_op_done(pmix_status_t status, void* cbdata) {
+  post(OpFinished{reinterpret_cast<std::uintptr_t>(cbdata), status});
 }
 
 void on_local_modex_reply(pmix_status_t status, char* data, std::size_t size, void* cbdata) {

@@ -1,5 +1,8 @@
 #include "util/proc_stat.h"
 
+#include <signal.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -28,6 +31,12 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
     }
   }
   return out;
+}
+
+bool process_running(pid_t pid) {
+  if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
+  const auto stat = read_proc_stat(pid);
+  return !stat || stat->state != 'Z';  // no /proc: kill() has the last word
 }
 
 }  // namespace grove

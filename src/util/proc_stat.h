@@ -22,4 +22,8 @@ struct ProcStat {
 // Nothing if the process is gone (or /proc cannot be read).
 std::optional<ProcStat> read_proc_stat(pid_t pid);
 
+// Whether process `pid` has not ended: it exists (another user's counts)
+// and is not a zombie (a killed process some inits reap late).
+bool process_running(pid_t pid);
+
 }  // namespace grove

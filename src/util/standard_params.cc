@@ -157,6 +157,10 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(boolean("pmix_verify_clients", "true",
                           "Admit a PMIx connection as rank R only from the process the daemon "
                           "started as R, or its descendants, as the kernel reports them"));
+  registry.define(integer("pmix_handshake_timeout_ms", "1000", 0, 600000,
+                          "How long a PMIx connection of the daemon's own user may keep libpmix "
+                          "waiting for its handshake before the daemon cuts it (0: never); "
+                          "another user's is cut at once"));
   // jobs
   registry.define(size("jobs_output_window", "4M", 0, std::int64_t{1} << 40,
                        "Output bytes of a job a daemon passes on before the controller has "

@@ -36,7 +36,10 @@
 // connection to its server's port and send nothing (up to 120 s): a client
 // stuck inside its handshake (libpmix's server reads the handshake with a
 // blocking receive). With --wait-for FILE it creates FILE once connected, so
-// the other ranks (waiting for FILE after PMIx_Init) go on only then.
+// the other ranks (waiting for FILE after PMIx_Init) go on only then. If
+// the server closes the connection it prints "the server closed the
+// connection" and exits 3. Run outside a job (PMIX_RANK and
+// PMIX_SERVER_URI4 set by hand), it is a stranger's idle connection.
 // --check-keys gets, right after PMIx_Init, the keys Open MPI 4.1 reads at
 // MPI_Init (docs/pmix.md, "What ranks are told") and prints one line per key
 // ("rank R: key pmix.lrank ok" or "missing"), then "rank R: node
@@ -51,6 +54,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pmix.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -488,7 +492,17 @@ void wait_for_file(const Identity& id, const std::string& path) {
   if (!mark.empty()) {
     if (std::FILE* file = std::fopen(mark.c_str(), "w")) std::fclose(file);
   }
-  std::this_thread::sleep_for(std::chrono::seconds(kWaitForSeconds));
+  // Until the server gives up on it (a daemon cuts a handshake that takes
+  // too long), or the time is up.
+  pollfd watch{fd, POLLIN, 0};
+  if (poll(&watch, 1, kWaitForSeconds * 1000) == 1) {
+    char byte = 0;
+    if (recv(fd, &byte, 1, 0) <= 0) {
+      std::printf("the server closed the connection\n");
+      std::fflush(stdout);
+      std::exit(kExitPmix);
+    }
+  }
   std::exit(kExitWaitTimeout);
 }
 

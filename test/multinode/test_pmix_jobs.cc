@@ -287,7 +287,9 @@ TEST_CASE("a job's ranks are signalled only once their PMIx handshakes are answe
   // connected (it waits for the file rank 1 creates then). The daemon lets
   // rank 1 run on and waits for the answer (jobs/quiet_signal.h) until its
   // 5 s bound, then ends it; the daemon's server then serves the next job.
-  Dvm dvm(2);
+  // The handshake watchdog would cut rank 1's connection after a second
+  // (test_pmix_handshakes.cc): it is off here, so the bound is what ends it.
+  Dvm dvm(2, {"--mca", "pmix_handshake_timeout_ms", "0"});
   REQUIRE(dvm.ready());
   const std::string connected = dvm.tmpdir() + "/rank-1-connected";
   const auto started = std::chrono::steady_clock::now();

@@ -105,3 +105,22 @@ TEST_CASE("grove run's own DVM ends with it when it is killed by SIGKILL", "[run
   for (int pid : pids)
     kill(pid, SIGKILL);  // whatever a failed check left
 }
+
+TEST_CASE("a one-shot grove run leaves nothing behind in the session directory", "[run]") {
+  TempDir tmpdir;
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  auto ok = run_program({grove_binary(), "run", "-n", "2", "true"}, options);
+  CHECK(ok.exit_code == 0);
+  auto missing = run_program({grove_binary(), "run", "-n", "1", "/nonexistent/program"}, options);
+  CHECK(missing.exit_code == 127);
+  std::vector<std::string> left;
+  std::error_code error;
+  const auto base = tmpdir.path() + "/grove-" + std::to_string(getuid());
+  for (const auto& entry : std::filesystem::directory_iterator(base, error))
+    left.push_back(entry.path().filename().string());
+  INFO("left: " << left.size());
+  for (const std::string& name : left)
+    UNSCOPED_INFO(name);
+  CHECK(left.empty());
+}

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 extern char** environ;
@@ -102,6 +103,25 @@ bool run_loop_until(event_base* base, const std::function<bool()>& done,
   while (!done() && std::chrono::steady_clock::now() < give_up_at)
     event_base_loop(base, EVLOOP_ONCE);
   return done();
+}
+
+Status wait_for_answer(event_base* base, const std::function<void(PmixServer::StatusDone)>& call) {
+  auto answer = std::make_shared<std::optional<Status>>();
+  call([answer](Status status) { *answer = std::move(status); });
+  if (!run_loop_until(
+          base, [&] { return answer->has_value(); }, std::chrono::seconds(60)))
+    return Error{"no answer from the PMIx server within 60 s"};
+  return **answer;
+}
+
+Result<std::vector<std::string>> register_client_env(event_base* base, PmixServer& server,
+                                                     const std::string& nspace,
+                                                     std::uint32_t rank) {
+  Status registered = wait_for_answer(base, [&](PmixServer::StatusDone done) {
+    server.register_client(nspace, rank, ::getuid(), ::getgid(), std::move(done));
+  });
+  if (!registered) return registered.error();
+  return server.client_environment(nspace, rank);
 }
 
 std::string read_text_file(const std::string& path) {

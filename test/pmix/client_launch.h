@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pmix/server.h"
 #include "support/temp_dir.h"
 #include "util/result.h"
 
@@ -53,6 +54,13 @@ class ChildGuard {
 // deadline passes. Returns done().
 bool run_loop_until(event_base* base, const std::function<bool()>& done,
                     std::chrono::milliseconds deadline);
+
+// Starts `call` and runs the loop until it has answered (the server's
+// registrations answer later, on the loop), or for a minute at most.
+Status wait_for_answer(event_base* base, const std::function<void(PmixServer::StatusDone)>& call);
+// register_client, answered, then the client's environment.
+Result<std::vector<std::string>> register_client_env(event_base* base, PmixServer& server,
+                                                     const std::string& nspace, std::uint32_t rank);
 
 using grove::test::TempDir;
 

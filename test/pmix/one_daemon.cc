@@ -139,6 +139,16 @@ int open_output(const std::string& path) {
 
 }  // namespace
 
+Status OneDaemon::register_job(const PmixJob& job) {
+  return wait_for_answer(base_.get(),
+                         [&](PmixServer::StatusDone done) { server_->register_job(job, done); });
+}
+
+Status OneDaemon::deregister_job(const std::string& nspace) {
+  return wait_for_answer(
+      base_.get(), [&](PmixServer::StatusDone done) { server_->deregister_job(nspace, done); });
+}
+
 Result<std::vector<ClientRun>> OneDaemon::run_clients(const PmixJob& job,
                                                       const std::vector<std::string>& args,
                                                       std::chrono::milliseconds deadline) {
@@ -149,7 +159,7 @@ Result<std::vector<ClientRun>> OneDaemon::run_clients(const PmixJob& job,
   std::vector<ClientRun> runs;
   for (const PmixProcPlacement& proc : job.procs) {
     Result<std::vector<std::string>> env =
-        server_->register_client(job.nspace, proc.rank, ::getuid(), ::getgid());
+        register_client_env(base_.get(), *server_, job.nspace, proc.rank);
     if (!env) return env.error();
     std::vector<std::string> argv = {client};
     argv.insert(argv.end(), args.begin(), args.end());

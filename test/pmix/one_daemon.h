@@ -74,6 +74,9 @@ class OneDaemon {
   PmixServer& server() { return *server_; }
   event_base* base() { return base_.get(); }
   const std::string& tmpdir() const { return dir_.path(); }
+  // The server's registrations, answered (the loop runs until they are).
+  Status register_job(const PmixJob& job);
+  Status deregister_job(const std::string& nspace);
 
   // A job of `ranks` ranks, all on this daemon (vpid 0, node 0).
   static PmixJob local_job(const std::string& nspace, std::uint32_t ranks);

@@ -228,7 +228,7 @@ Status Node::spawn_clients(const PmixJob& job) {
   for (const PmixProcPlacement& proc : job.procs) {
     if (proc.daemon_vpid != options_.vpid) continue;
     Result<std::vector<std::string>> env =
-        server_->register_client(kNspace, proc.rank, ::getuid(), ::getgid());
+        register_client_env(base_.get(), *server_, kNspace, proc.rank);
     if (!env) return env.error();
     std::vector<std::string> argv = {options_.client, "--rounds", std::to_string(options_.rounds)};
     if (options_.mode == "barrier") argv.push_back("--barrier");
@@ -262,7 +262,9 @@ int Node::run() {
   server_ = std::move(*server);
   PmixJob job = two_node_job();
   job.this_node_id = options_.vpid;
-  Status ready = server_->register_job(job);
+  Status ready = wait_for_answer(base_.get(), [&](PmixServer::StatusDone done) {
+    server_->register_job(job, std::move(done));
+  });
   if (ready) ready = spawn_clients(job);
   ChildGuard guard(clients_);
   if (!ready) {

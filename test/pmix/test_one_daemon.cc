@@ -92,7 +92,7 @@ OneDaemon& fresh_daemon() {
 TEST_CASE("one daemon: four clients pass three collecting fences with one digest", "[pmix]") {
   OneDaemon& daemon = fresh_daemon();
   PmixJob job = OneDaemon::local_job("grove.test.collect", 4);
-  Status registered = daemon.server().register_job(job);
+  Status registered = daemon.register_job(job);
   INFO((registered ? std::string() : registered.error().message));
   REQUIRE(registered);
 
@@ -105,13 +105,13 @@ TEST_CASE("one daemon: four clients pass three collecting fences with one digest
   require_fences_consistent(daemon, 3, true);
   WARN("single server, collect: fence_nb upcalls " << daemon.fences.size() << " for 3 fences");
   CHECK(daemon.server().pending_fence_count() == 0);
-  CHECK(daemon.server().deregister_job(job.nspace));
+  CHECK(daemon.deregister_job(job.nspace));
 }
 
 TEST_CASE("one daemon: four clients pass three barriers", "[pmix]") {
   OneDaemon& daemon = fresh_daemon();
   PmixJob job = OneDaemon::local_job("grove.test.barrier", 4);
-  REQUIRE(daemon.server().register_job(job));
+  REQUIRE(daemon.register_job(job));
 
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "3", "--barrier"}, kClientDeadline);
@@ -126,7 +126,7 @@ TEST_CASE("one daemon: four clients pass three barriers", "[pmix]") {
 TEST_CASE("one daemon: without collection every value is still served locally", "[pmix]") {
   OneDaemon& daemon = fresh_daemon();
   PmixJob job = OneDaemon::local_job("grove.test.nocollect", 4);
-  REQUIRE(daemon.server().register_job(job));
+  REQUIRE(daemon.register_job(job));
 
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "3", "--no-collect"}, kClientDeadline);
@@ -140,7 +140,7 @@ TEST_CASE("one daemon: without collection every value is still served locally", 
 TEST_CASE("one daemon: fetch_local_modex waits for the rank's commit", "[pmix]") {
   OneDaemon& daemon = fresh_daemon();
   PmixJob job = OneDaemon::local_job("grove.test.fetch", 2);
-  REQUIRE(daemon.server().register_job(job));
+  REQUIRE(daemon.register_job(job));
   int fetched_status = 1;
   std::size_t fetched_bytes = 0;
   bool fetched = false;
@@ -163,7 +163,7 @@ TEST_CASE("one daemon: fetch_local_modex waits for the rank's commit", "[pmix]")
 TEST_CASE("one daemon: an abort reaches on_abort with its status and message", "[pmix]") {
   OneDaemon& daemon = fresh_daemon();
   PmixJob job = OneDaemon::local_job("grove.test.abort", 2);
-  REQUIRE(daemon.server().register_job(job));
+  REQUIRE(daemon.register_job(job));
 
   Result<std::vector<ClientRun>> runs = daemon.run_clients(job, {"--abort", "7"}, kClientDeadline);
   REQUIRE(runs);
@@ -188,7 +188,7 @@ TEST_CASE("one daemon: an abort reaches on_abort with its status and message", "
 TEST_CASE("one daemon: unsupported requests fail at once", "[pmix]") {
   OneDaemon& daemon = fresh_daemon();
   PmixJob job = OneDaemon::local_job("grove.test.unsupported", 1);
-  REQUIRE(daemon.server().register_job(job));
+  REQUIRE(daemon.register_job(job));
 
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "1", "--probe-unsupported"}, kClientDeadline);
@@ -208,23 +208,23 @@ TEST_CASE("one daemon: malformed jobs and unknown handles are errors", "[pmix]")
 
   PmixJob duplicate_names = OneDaemon::local_job("grove.test.bad1", 2);
   duplicate_names.node_hostnames = {"same", "same"};
-  Status status = daemon.server().register_job(duplicate_names);
+  Status status = daemon.register_job(duplicate_names);
   REQUIRE_FALSE(status);
   CHECK(status.error().message.find("appears twice") != std::string::npos);
 
   PmixJob out_of_order = OneDaemon::local_job("grove.test.bad2", 3);
   std::swap(out_of_order.procs[0], out_of_order.procs[1]);
-  status = daemon.server().register_job(out_of_order);
+  status = daemon.register_job(out_of_order);
   REQUIRE_FALSE(status);
   CHECK(status.error().message.find("rank order") != std::string::npos);
 
   PmixJob wrong_size = OneDaemon::local_job("grove.test.bad3", 3);
   wrong_size.size = 4;
-  CHECK_FALSE(daemon.server().register_job(wrong_size));
+  CHECK_FALSE(daemon.register_job(wrong_size));
 
   PmixJob bad_node = OneDaemon::local_job("grove.test.bad4", 2);
   bad_node.procs[1].node_id = 5;
-  CHECK_FALSE(daemon.server().register_job(bad_node));
+  CHECK_FALSE(daemon.register_job(bad_node));
 
   Status unknown = daemon.server().complete_fence(12345, kPmixSuccess, {});
   REQUIRE_FALSE(unknown);

@@ -12,16 +12,18 @@ import tempfile
 # Folder -> the folders its files may include (itself always allowed).
 ALLOWED = {
     "util": set(),
+    "os": {"util"},
     "rml": {"util"},
     "rml/transport": {"util", "rml"},
     "grpcomm": {"util", "rml"},
     "sim": {"util", "rml", "grpcomm"},
-    "pmix": {"util", "rml/transport"},
-    "jobs": {"util", "rml", "rml/transport", "grpcomm"},
-    "control": {"util", "rml", "rml/transport", "grpcomm", "jobs"},
-    "plm": {"util", "rml", "rml/transport"},
-    "daemon": {"util", "rml", "rml/transport", "grpcomm", "jobs", "control", "pmix", "plm"},
-    "launcher": {"util", "rml", "rml/transport", "grpcomm", "sim", "jobs", "control",
+    "pmix": {"util", "os", "rml/transport"},
+    "jobs": {"util", "os", "rml", "rml/transport", "grpcomm"},
+    "control": {"util", "os", "rml", "rml/transport", "grpcomm", "jobs"},
+    "plm": {"util", "os", "rml", "rml/transport"},
+    "daemon": {"util", "os", "rml", "rml/transport", "grpcomm", "jobs", "control", "pmix",
+               "plm"},
+    "launcher": {"util", "os", "rml", "rml/transport", "grpcomm", "sim", "jobs", "control",
                  "pmix", "plm", "daemon"},
 }
 PURE = {"util", "rml", "grpcomm", "sim"}

@@ -1,0 +1,63 @@
+#include "pmix/async_ops.h"
+
+#include <vector>
+
+namespace grove::pmix_internal {
+
+namespace {
+constexpr timeval kDeadlineCheck{1, 0};
+}
+
+std::string describe(const char* call, pmix_status_t status) {
+  return std::string(call) + ": " + PMIx_Error_string(status);
+}
+
+AsyncOps::AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns)
+    : post_result_(std::move(post_result)),
+      deadline_ns_(deadline_ns),
+      timer_(event_new(loop, -1, EV_PERSIST, &AsyncOps::on_deadline_timer, this)) {}
+
+void AsyncOps::start(std::string what, const Start& start, Done done) {
+  const std::uint64_t id = next_id_++;
+  ops_.emplace(id, Op{std::move(what), std::move(done), monotonic_now_ns() + deadline_ns_});
+  if (ops_.size() == 1 && timer_) event_add(timer_.get(), &kDeadlineCheck);
+  const pmix_status_t started =
+      start(on_op_done, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)));
+  // PMIx will not call back: the answer goes through the mailbox all the
+  // same, so `done` never runs inside this call.
+  if (started != PMIX_SUCCESS) {
+    post_result_(id, started == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : started);
+  }
+}
+
+void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
+  auto found = ops_.find(id);
+  if (found == ops_.end()) return;  // answered after its deadline
+  Op op = std::move(found->second);
+  ops_.erase(found);
+  if (ops_.empty() && timer_) event_del(timer_.get());
+  op.done(status == PMIX_SUCCESS ? ok_status() : Status(Error{describe(op.what.c_str(), status)}));
+}
+
+void AsyncOps::on_deadline_timer(evutil_socket_t, short, void* arg) {
+  static_cast<AsyncOps*>(arg)->expire(monotonic_now_ns());
+}
+
+void AsyncOps::expire(TimeNs now) {
+  std::vector<Op> late;
+  for (auto it = ops_.begin(); it != ops_.end();) {
+    if (it->second.deadline_ns > now) {
+      ++it;
+      continue;
+    }
+    late.push_back(std::move(it->second));
+    it = ops_.erase(it);
+  }
+  if (ops_.empty() && timer_) event_del(timer_.get());
+  for (Op& op : late) {
+    op.done(Error{op.what + ": no answer from PMIx within " +
+                  std::to_string(deadline_ns_ / 1'000'000'000ULL) + " s"});
+  }
+}
+
+}  // namespace grove::pmix_internal

@@ -1,0 +1,66 @@
+// Internal to grove_pmix. libpmix calls that finish through a
+// pmix_op_cbfunc_t on PMIx's progress thread (registrations,
+// deregistrations), answered on the daemon's loop: the loop never waits for
+// libpmix. A stranger's connection, a rank killed inside its handshake or
+// libpmix's own bugs can hold that thread; while they do, the daemon keeps
+// its heartbeats, its fences and its other jobs going, and a call PMIx has
+// not answered by the deadline fails with an error naming it.
+#pragma once
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "rml/transport/libevent_handles.h"
+#include "util/clock.h"
+#include "util/result.h"
+
+namespace grove::pmix_internal {
+
+// "CALL: PMIx's name for status".
+std::string describe(const char* call, pmix_status_t status);
+
+class AsyncOps {
+ public:
+  using Start = std::function<pmix_status_t(pmix_op_cbfunc_t, void*)>;
+  using Done = std::function<void(Status)>;
+  // `post_result(id, status)` must hand the result to finished() on the
+  // loop later (the mailbox); `deadline_ns` bounds every call.
+  using PostResult = std::function<void(std::uint64_t id, pmix_status_t status)>;
+  AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns);
+  AsyncOps(const AsyncOps&) = delete;
+  AsyncOps& operator=(const AsyncOps&) = delete;
+
+  // Starts the call; `done` runs later on the loop, never inside this call:
+  // with PMIx's answer, or with an error naming `what` once the deadline has
+  // passed (a late answer is then dropped).
+  void start(std::string what, const Start& start, Done done);
+  // PMIx's answer to call `id` (from the mailbox).
+  void finished(std::uint64_t id, pmix_status_t status);
+  std::size_t pending() const { return ops_.size(); }
+
+ private:
+  static void on_deadline_timer(evutil_socket_t, short, void* arg);
+  void expire(TimeNs now);
+
+  struct Op {
+    std::string what;
+    Done done;
+    TimeNs deadline_ns = 0;
+  };
+  PostResult post_result_;
+  TimeNs deadline_ns_;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, Op> ops_;
+  EventPtr timer_;  // pending while ops are
+};
+
+// The pmix_op_cbfunc_t of every AsyncOps call: cbdata is the call's id (not
+// a pointer), so an answer that never comes leaks nothing (upcalls.cc).
+void on_op_done(pmix_status_t status, void* cbdata);
+
+}  // namespace grove::pmix_internal
