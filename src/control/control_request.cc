@@ -1,5 +1,8 @@
 #include "control/control_request.h"
 
+#include <set>
+#include <vector>
+
 #include "util/base64.h"
 #include "util/text.h"
 
@@ -189,11 +192,37 @@ Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
   return Error{"unknown request '" + *command + "'"};
 }
 
-Result<ControlRequest> parse_control_request(std::string_view line) {
+Result<nlohmann::json> parse_control_json(std::string_view line) {
   if (line.size() > kMaxControlLine) return Error{"malformed request: longer than the limit"};
-  auto request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded()) return Error{"malformed request: expected one JSON object"};
-  return decode_control_request(request);
+  // JSON leaves a repeated key to the reader, and nlohmann keeps the last:
+  // {"cmd":"status","cmd":"stop"} would pass for a status request to one
+  // eye and stop the DVM. A repeated key at any depth refuses the request.
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  std::string repeated;
+  nlohmann::json::parser_callback_t watch = [&](int, nlohmann::json::parse_event_t event,
+                                                nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      keys.emplace_back();
+    } else if (event == Event::object_end && !keys.empty()) {
+      keys.pop_back();
+    } else if (event == Event::key && !keys.empty() && parsed.is_string() &&
+               !keys.back().insert(parsed.get<std::string>()).second && repeated.empty()) {
+      repeated = parsed.get<std::string>();
+    }
+    return true;
+  };
+  auto request = nlohmann::json::parse(line, watch, /*allow_exceptions=*/false);
+  if (request.is_discarded() || !request.is_object())
+    return Error{"malformed request: expected one JSON object"};
+  if (!repeated.empty()) return Error{"malformed request: the key '" + repeated + "' repeats"};
+  return request;
+}
+
+Result<ControlRequest> parse_control_request(std::string_view line) {
+  auto request = parse_control_json(line);
+  if (!request) return request.error();
+  return decode_control_request(*request);
 }
 
 }  // namespace grove

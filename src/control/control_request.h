@@ -59,6 +59,9 @@ inline constexpr std::size_t kMaxControlLine = 1u << 20;
 inline constexpr std::size_t kMaxStdinChunk = 64u << 10;  // bytes of one StdinRequest
 
 Result<ControlRequest> decode_control_request(const nlohmann::json& request);
+// One line of text as a JSON object: refused if malformed, over the limit,
+// or with a key repeated in any object (JSON leaves that to the reader).
+Result<nlohmann::json> parse_control_json(std::string_view line);
 // The same from one line of text (what the socket reads).
 Result<ControlRequest> parse_control_request(std::string_view line);
 

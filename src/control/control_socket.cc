@@ -16,24 +16,26 @@ namespace grove {
 
 namespace {
 constexpr std::size_t kMaxRequestBytes = kMaxControlLine;
-// A client that connects and says nothing is dropped after this: an idle
-// connection must not hold a slot (and memory) for ever.
-constexpr timeval kRequestTimeout{10, 0};
+// One request per connection. What a client sends after it is read and
+// thrown away (so its end of the connection is still seen), up to this.
+constexpr std::size_t kMaxAfterRequest = 4096;
 }  // namespace
 
 struct ControlServer::Client {
   std::uint64_t id = 0;
   ControlServer* server = nullptr;
   BufferEventPtr bev;
+  EventPtr deadline;  // until the request is in
   bool answered = false;
+  std::size_t after_request = 0;  // bytes received since
 };
 
 ControlServer::ControlServer(std::string path, RequestHandler handler)
     : path_(std::move(path)), handler_(std::move(handler)) {}
 
-Result<std::unique_ptr<ControlServer>> ControlServer::create(event_base* base,
-                                                             const std::string& path,
-                                                             RequestHandler handler) {
+Result<std::unique_ptr<ControlServer>> ControlServer::create(
+    event_base* base, const std::string& path, RequestHandler handler,
+    std::chrono::milliseconds request_timeout) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (path.size() >= sizeof address.sun_path) {
@@ -43,6 +45,11 @@ Result<std::unique_ptr<ControlServer>> ControlServer::create(event_base* base,
   unlink(path.c_str());
   std::unique_ptr<ControlServer> server(new ControlServer(path, std::move(handler)));
   server->base_ = base;
+  // The whole request must be in by then, however it trickles in: an idle
+  // or slow client must not hold a slot (and memory) for ever.
+  server->request_timeout_ =
+      timeval{static_cast<time_t>(request_timeout.count() / 1000),
+              static_cast<suseconds_t>(request_timeout.count() % 1000) * 1000};
   server->listener_.reset(evconnlistener_new_bind(
       base, &ControlServer::on_accept, server.get(), LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
       16, reinterpret_cast<sockaddr*>(&address), sizeof address));
@@ -67,7 +74,14 @@ void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, in
   client->bev.reset(bufferevent_socket_new(server->base_, fd, BEV_OPT_CLOSE_ON_FREE));
   bufferevent_setcb(client->bev.get(), &ControlServer::on_read, nullptr, &ControlServer::on_event,
                     client.get());
-  bufferevent_set_timeouts(client->bev.get(), &kRequestTimeout, nullptr);
+  client->deadline.reset(event_new(
+      server->base_, -1, 0,
+      [](evutil_socket_t, short, void* arg) {
+        auto* late = static_cast<Client*>(arg);
+        late->server->drop(late->id);
+      },
+      client.get()));
+  event_add(client->deadline.get(), &server->request_timeout_);
   bufferevent_enable(client->bev.get(), EV_READ);
   server->clients_[client->id] = std::move(client);
 }
@@ -76,7 +90,12 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
   auto* client = static_cast<Client*>(arg);
   ControlServer* server = client->server;
   evbuffer* input = bufferevent_get_input(bev);
-  if (client->answered) return;
+  if (client->answered) {
+    client->after_request += evbuffer_get_length(input);
+    evbuffer_drain(input, evbuffer_get_length(input));
+    if (client->after_request > kMaxAfterRequest) server->drop(client->id);
+    return;
+  }
   size_t length = 0;
   char* line = evbuffer_readln(input, &length, EVBUFFER_EOL_LF);
   if (line == nullptr) {
@@ -87,7 +106,9 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
   std::free(line);
   client->answered = true;
   // The request is in; a job's output may stream back for as long as it runs.
-  bufferevent_set_timeouts(bev, nullptr, nullptr);
+  client->deadline.reset();
+  client->after_request = evbuffer_get_length(input);
+  evbuffer_drain(input, client->after_request);
   std::uint64_t id = client->id;
   std::weak_ptr<bool> alive = server->alive_;
   ReplyFn reply = [server, id, alive](const nlohmann::json& answer) {
@@ -121,12 +142,12 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
     }
     return evbuffer_get_length(bufferevent_get_output(bev));
   };
-  auto request = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded() || !request.is_object()) {
-    reply(nlohmann::json{{"ok", false}, {"error", "malformed request: expected one JSON object"}});
+  auto request = parse_control_json(text);
+  if (!request) {
+    reply(nlohmann::json{{"ok", false}, {"error", request.error().message}});
     return;
   }
-  server->handler_(request, reply, partial);
+  server->handler_(*request, reply, partial);
 }
 
 void ControlServer::on_event(bufferevent*, short events, void* arg) {

@@ -32,8 +32,13 @@ using RequestHandler =
 
 class ControlServer {
  public:
-  static Result<std::unique_ptr<ControlServer>> create(event_base* base, const std::string& path,
-                                                       RequestHandler handler);
+  // `request_timeout`: how long a client has to send its whole request
+  // line, however it trickles in.
+  static Result<std::unique_ptr<ControlServer>> create(
+      event_base* base, const std::string& path, RequestHandler handler,
+      std::chrono::milliseconds request_timeout = std::chrono::seconds(10));
+  // Connections open now (waiting for a request, or for their answer).
+  std::size_t clients() const { return clients_.size(); }
   ~ControlServer();
   const std::string& path() const { return path_; }
 
@@ -49,6 +54,7 @@ class ControlServer {
   RequestHandler handler_;
   ListenerPtr listener_;
   event_base* base_ = nullptr;
+  timeval request_timeout_{10, 0};
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, std::unique_ptr<Client>> clients_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -427,6 +427,16 @@ void PmixBridge::on_fence_done(const FenceDone& done) {
       answered.push_back(handle);
   }
   if (answered.empty()) return;  // not a PMIx fence, or answered already
+  if (done.status == FenceStatus::too_large) {
+    log_.error(
+        "fence %s round %llu failed: its data does not fit in one frame "
+        "(rml_base_max_frame_size, %llu bytes)",
+        done.key.signature.c_str(), static_cast<unsigned long long>(done.key.generation),
+        static_cast<unsigned long long>(runtime_.engine().config().max_payload));
+    for (std::uint64_t handle : answered)
+      answer_fence(handle, kPmixErrorOutOfResource, {});
+    return;
+  }
   if (done.status != FenceStatus::ok) {
     log_.error("fence %s round %llu ended: %s (daemon %u)", done.key.signature.c_str(),
                static_cast<unsigned long long>(done.key.generation),

@@ -43,10 +43,11 @@ enum class FenceStatus : std::uint8_t {
   ok = 0,
   participant_lost = 1,   // a daemon hosting participants died
   topology_mismatch = 2,  // a daemon configured with another release topology
+  too_large = 3,          // its data would not fit in a frame (rml_base_max_frame_size)
 };
 template <>
 struct WireEnum<FenceStatus> {
-  static constexpr FenceStatus first = FenceStatus::ok, last = FenceStatus::topology_mismatch;
+  static constexpr FenceStatus first = FenceStatus::ok, last = FenceStatus::too_large;
 };
 
 std::string_view fence_status_name(FenceStatus status);

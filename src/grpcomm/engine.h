@@ -223,6 +223,9 @@ class Engine {
   // fence.cc: contributions up the routing tree, the release down.
   void on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void fence_progress(TimeNs now, const FenceKey& key, FenceTracker& tracker, Outbox& out);
+  // The rollup of what this daemon holds, or of too_large when that would
+  // not fit in a frame.
+  void send_rollup(const FenceKey& key, FenceTracker& tracker, Vpid parent, Outbox& out);
   // Controller: the lowest participant that can never contribute (dead or
   // not a daemon) and has not, if any.
   std::optional<Vpid> lost_participant(const FenceTracker& tracker) const;

@@ -40,6 +40,7 @@ void Engine::on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes&
   if (!open) return;  // released already, or its scope ended: a straggler
   FenceTracker& tracker = *open;
   if (tracker.participants.empty()) tracker.participants = rollup->participants;
+  tracker.too_large = tracker.too_large || rollup->too_large;
   for (auto& [vpid, data] : rollup->contributions) {
     tracker.contributions.try_emplace(vpid, std::move(data));
   }
@@ -56,11 +57,25 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
       release_bcast(now, tags::fence_release, encode(release), out);
       return;
     }
-    if (tracker.contributions.size() < tracker.participants.size()) return;
+    if (!tracker.too_large && tracker.contributions.size() < tracker.participants.size()) return;
     FenceRelease release{key, FenceStatus::ok, 0, {}};
-    for (auto& [vpid, data] : tracker.contributions)
-      release.contributions.emplace_back(vpid, data);
-    release_bcast(now, tags::fence_release, encode(release), out);  // ends the tracker
+    if (!tracker.too_large) {
+      for (auto& [vpid, data] : tracker.contributions)
+        release.contributions.emplace_back(vpid, data);
+    }
+    Bytes payload = encode(release);
+    // A release no daemon would take (over the frame limit) would never end
+    // the round: it ends with the error instead, everywhere.
+    if (tracker.too_large || payload.size() > config_.max_payload) {
+      payload = encode(FenceRelease{key, FenceStatus::too_large, 0, {}});
+    }
+    release_bcast(now, tags::fence_release, payload, out);  // ends the tracker
+    return;
+  }
+  const std::optional<Vpid> parent = topology(TopologyKind::routing).parent;
+  if (tracker.too_large) {
+    if (parent && !(tracker.sent_parent == parent && tracker.sent_too_large))
+      send_rollup(key, tracker, *parent, out);
     return;
   }
   const Tree& routing = topology(TopologyKind::routing).tree;
@@ -85,19 +100,34 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
     if (tracker.contributions.count(next) == 0) return;  // still waiting below
     ++tracker.subtree_heard;
   }
-  const std::optional<Vpid> parent = topology(TopologyKind::routing).parent;
   if (!parent) return;
   // Contributions are only ever added, so the same count means the same set.
   if (tracker.sent_parent == parent && tracker.sent_count == tracker.contributions.size()) return;
   if (tracker.sent_parent) ++stats_.rollup_resends;
-  FenceRollup rollup{key, tracker.participants, {}};
-  for (const auto& [vpid, data] : tracker.contributions)
-    rollup.contributions.emplace_back(vpid, data);
+  send_rollup(key, tracker, *parent, out);
+}
+
+void Engine::send_rollup(const FenceKey& key, FenceTracker& tracker, Vpid parent, Outbox& out) {
+  FenceRollup rollup{key, tracker.participants, {}, tracker.too_large};
+  if (!tracker.too_large) {
+    for (const auto& [vpid, data] : tracker.contributions)
+      rollup.contributions.emplace_back(vpid, data);
+  }
+  Bytes payload = encode(rollup);
+  // Over the frame limit the parent would refuse it and the round would
+  // wait for ever: the round fails, and the parent is told so at once.
+  if (!tracker.too_large && payload.size() > config_.max_payload) {
+    tracker.too_large = true;
+    rollup.contributions.clear();
+    rollup.too_large = true;
+    payload = encode(rollup);
+  }
   FrameHeader header = header_for(FrameType::fence_rollup, tags::fence_rollup,
-                                  TopologyKind::routing, key.generation, *parent);
-  send(*parent, SendPath::routed, header, share_bytes(encode(rollup)), out);
+                                  TopologyKind::routing, key.generation, parent);
+  send(parent, SendPath::routed, header, share_bytes(std::move(payload)), out);
   tracker.sent_parent = parent;
   tracker.sent_count = tracker.contributions.size();
+  tracker.sent_too_large = tracker.too_large;
 }
 
 std::optional<Vpid> Engine::lost_participant(const FenceTracker& tracker) const {

@@ -28,8 +28,12 @@ struct FenceTracker {
   VpidSet participants;
   std::map<Vpid, Bytes> contributions;
   bool local = false;  // this daemon contributed
+  // The round's data cannot travel in one frame: it fails, and every daemon
+  // that knows says so up the tree at once (waiting for the rest is moot).
+  bool too_large = false;
   std::optional<Vpid> sent_parent;
-  std::size_t sent_count = 0;  // contributions in the rollup sent to sent_parent
+  std::size_t sent_count = 0;   // contributions in the rollup sent to sent_parent
+  bool sent_too_large = false;  // what was sent to sent_parent said too_large
   // Participants in this daemon's routing subtree, cached per tree version.
   std::uint64_t subtree_version = UINT64_MAX;
   std::vector<Vpid> subtree_participants;

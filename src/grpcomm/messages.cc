@@ -21,6 +21,8 @@ std::string_view fence_status_name(FenceStatus status) {
       return "participant-lost";
     case FenceStatus::topology_mismatch:
       return "topology-mismatch";
+    case FenceStatus::too_large:
+      return "too-large";
   }
   return "unknown";
 }

@@ -32,14 +32,18 @@ struct MembershipNotice {
   static auto wire_fields(auto& m) { return std::tie(m.epoch, m.failed); }
 };
 
-// tags::fence_rollup: every contribution the sender holds for one fence.
+// tags::fence_rollup: every contribution the sender holds for one fence, or
+// (too_large) none: they would not fit in one frame, and the fence fails.
 struct FenceRollup {
   FenceKey key;
   VpidSet participants;                               // daemons hosting participants
   std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
+  bool too_large = false;
 
   static constexpr const char* wire_name = "fence rollup";
-  static auto wire_fields(auto& m) { return std::tie(m.key, m.participants, m.contributions); }
+  static auto wire_fields(auto& m) {
+    return std::tie(m.key, m.participants, m.contributions, m.too_large);
+  }
   bool wire_valid() const { return contributions_ascend(contributions); }
 };
 

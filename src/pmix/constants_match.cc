@@ -22,6 +22,7 @@ static_assert(kPmixErrorProcTermWithoutSync == PMIX_ERR_PROC_TERM_WO_SYNC);
 static_assert(kPmixErrorProcAbortedBySignal == PMIX_ERR_PROC_ABORTED_BY_SIG);
 static_assert(kPmixErrorPartialSuccess == PMIX_ERR_PARTIAL_SUCCESS);
 static_assert(kPmixErrorBadParam == PMIX_ERR_BAD_PARAM);
+static_assert(kPmixErrorOutOfResource == PMIX_ERR_OUT_OF_RESOURCE);
 static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
 static_assert(kPmixJobSize == PMIX_JOB_SIZE);
 static_assert(kPmixNumNodes == PMIX_NUM_NODES);

@@ -65,6 +65,7 @@ inline constexpr int kPmixErrorNotFound = -46;
 inline constexpr int kPmixErrorNotSupported = -47;
 inline constexpr int kPmixErrorPartialSuccess = -52;
 inline constexpr int kPmixErrorBadParam = -27;
+inline constexpr int kPmixErrorOutOfResource = -29;
 inline constexpr int kPmixProcTerminated = -111;
 inline constexpr int kPmixEventJobEnd = -145;
 inline constexpr int kPmixEventNodeDown = -231;

@@ -47,6 +47,9 @@ struct DirectModexUpcall {
   void* cbdata = nullptr;
 };
 
+// The bytes of an abort's message the DVM keeps (upcalls.cc).
+inline constexpr std::size_t kMaxAbortMessage = 4096;
+
 // abort: a local client called PMIx_Abort and waits for cbfunc.
 struct AbortUpcall {
   std::string nspace;

@@ -33,6 +33,18 @@ std::vector<std::byte> copy_bytes(const char* data, std::size_t size) {
   return std::vector<std::byte>(first, first + size);
 }
 
+// An abort's message as the DVM passes it on: at most kMaxAbortMessage
+// bytes, with a note of what was cut. It goes to the controller, into the
+// job's end and to grove run; a rank's 64 MB message, copied whole, cost
+// daemons their heartbeats and grew every daemon of the DVM.
+std::string bounded_abort_message(const char* message) {
+  const std::size_t length = ::strnlen(message, kMaxAbortMessage + 1);
+  if (length <= kMaxAbortMessage) return std::string(message, length);
+  const std::size_t total = length + ::strlen(message + length);
+  return std::string(message, kMaxAbortMessage) + "... (" +
+         std::to_string(total - kMaxAbortMessage) + " more bytes not kept)";
+}
+
 // Posts the upcall; false if no server is installed (PMIx is shutting down).
 bool post(Upcall upcall) {
   UpcallMailbox* mailbox = installed_mailbox.load(std::memory_order_acquire);
@@ -112,7 +124,7 @@ pmix_status_t abort_job(const pmix_proc_t* proc, void*, int status, const char m
   upcall.nspace = nspace_of(*proc);
   upcall.rank = proc->rank;
   upcall.status = status;
-  if (message != nullptr) upcall.message = message;
+  if (message != nullptr) upcall.message = bounded_abort_message(message);
   upcall.cbfunc = cbfunc;
   upcall.cbdata = cbdata;
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;

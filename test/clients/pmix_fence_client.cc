@@ -22,7 +22,8 @@
 // round then rank order: it is the same on every rank exactly when every rank
 // saw the same data. --timing adds one line per fence and a summary (the
 // sequential-fence method of seed 004: per-fence cost should stay flat across
-// rounds). --abort calls PMIx_Abort(STATUS) right after PMIx_Init.
+// rounds). --abort calls PMIx_Abort(STATUS) right after PMIx_Init;
+// --abort-message-bytes N pads its message with 'x' to N bytes.
 // --leave-without-finalize RANK makes that rank exit 0 right after PMIx_Init.
 // --wait-for FILE prints "rank R: connected, waiting for FILE" right after
 // PMIx_Init and waits (up to 120 s) until FILE exists before going on.
@@ -90,7 +91,8 @@ struct Options {
   bool timing = false;
   bool abort = false;
   int abort_status = 0;
-  int leave_rank = -1;  // --leave-without-finalize RANK
+  std::size_t abort_message_bytes = 0;  // --abort-message-bytes N (0: the usual message)
+  int leave_rank = -1;                  // --leave-without-finalize RANK
   bool probe_unsupported = false;
   bool check_keys = false;
   std::string wait_for;   // --wait-for FILE
@@ -156,6 +158,10 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--abort" && has_value && parse_count(argv[i + 1], -1000, 1000, value)) {
       options.abort = true;
       options.abort_status = static_cast<int>(value);
+      ++i;
+    } else if (arg == "--abort-message-bytes" && has_value &&
+               parse_count(argv[i + 1], 1, 256L * 1024 * 1024, value)) {
+      options.abort_message_bytes = static_cast<std::size_t>(value);
       ++i;
     } else if (arg == "--leave-without-finalize" && has_value &&
                parse_count(argv[i + 1], 0, 1000000, value)) {
@@ -516,6 +522,8 @@ int main(int argc, char** argv) {
   if (options.abort) {
     std::string message = "pmix_fence_client rank " + std::to_string(id.self.rank) +
                           " aborts with status " + std::to_string(options.abort_status);
+    if (options.abort_message_bytes > message.size())
+      message.resize(options.abort_message_bytes, 'x');
     pmix_status_t status = PMIx_Abort(options.abort_status, message.c_str(), nullptr, 0);
     fail(kExitPmix, "rank %u: PMIx_Abort returned %s", id.self.rank, PMIx_Error_string(status));
   }

@@ -101,6 +101,44 @@ TEST_CASE("PMIx barriers, direct modex and aborts", "[pmix]") {
   CHECK(after.exit_code == 0);
 }
 
+TEST_CASE("a fence whose data exceeds the frame limit fails at once, naming the limit", "[pmix]") {
+  // Up to 4 MB from each rank against 1 MB frames: before, the fence waited
+  // for ever and nothing was logged.
+  Dvm dvm(2, {"--mca", "rml_base_max_frame_size", "1M"});
+  REQUIRE(dvm.ready());
+  auto big = dvm.grove({"run", "-n", "4", "--map-by", "node", fence_client(), "--rounds", "2",
+                        "--max-bytes", std::to_string(4 * 1024 * 1024)},
+                       std::chrono::seconds(120));
+  INFO(big.out << big.err);
+  CHECK_FALSE(big.timed_out);
+  CHECK(big.exit_code == 3);
+  CHECK_THAT(big.err, Catch::Contains("PMIx_Fence: OUT-OF-RESOURCE"));
+  INFO(dvm.controller().err());
+  CHECK_THAT(dvm.controller().err(),
+             Catch::Contains("does not fit in one frame (rml_base_max_frame_size, 1048576 bytes)"));
+  auto small = dvm.grove({"run", "-n", "4", "--map-by", "node", fence_client(), "--rounds", "2",
+                          "--max-bytes", "1000"});
+  CHECK(small.exit_code == 0);
+  CHECK(dvm.status()["failed"].empty());
+}
+
+TEST_CASE("an abort's huge message is cut to a bound before the DVM passes it on", "[pmix]") {
+  // 16 MB from each of 4 ranks: copied whole (to the controller, into the
+  // job's end), it cost daemons their heartbeats and the job its status.
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  auto aborted = dvm.grove({"run", "-n", "4", "--map-by", "node", fence_client(), "--abort", "9",
+                            "--abort-message-bytes", std::to_string(16 * 1024 * 1024)},
+                           std::chrono::seconds(120));
+  CHECK(aborted.exit_code == 9);
+  CHECK_THAT(aborted.err, Catch::Contains("called PMIx_Abort with status 9: pmix_fence_client"));
+  CHECK_THAT(aborted.err, Catch::Contains("more bytes not kept)"));
+  CHECK(aborted.err.size() < 64 * 1024);
+  CHECK(dvm.status()["failed"].empty());
+  auto after = dvm.grove({"run", "-n", "4", "--map-by", "node", fence_client(), "--rounds", "1"});
+  CHECK(after.exit_code == 0);
+}
+
 TEST_CASE("Open MPI programs run as a direct launch", "[pmix][mpi]") {
   const std::string program = binary_from_env("GROVE_MPI_COLLECTIVES");
   Dvm dvm(4);

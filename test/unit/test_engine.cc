@@ -69,6 +69,50 @@ TEST_CASE("a fence without faults sends N-1 rollups, N-1 releases and N-1 acks",
   }
 }
 
+TEST_CASE("a fence whose data would not fit in a frame fails everywhere, and no frame is too large",
+          "[engine]") {
+  constexpr std::uint64_t kLimit = 64 * 1024;
+  // One daemon's part alone too large (a leaf, then the controller's own);
+  // every part small but the whole too large (the release); or a subtree's
+  // rollup too large (radix 2: a relay's own rollup carries its subtree).
+  struct Case {
+    std::uint32_t n, radix;
+    Vpid big;
+    std::size_t big_bytes, each_bytes;
+  };
+  const Case cases[] = {{6, 64, 5, 2 * kLimit, 10},
+                        {6, 64, 0, 2 * kLimit, 10},
+                        {12, 64, 0, 0, 8 * 1024},
+                        {15, 2, 0, 0, 10 * 1024}};
+  for (const Case& c : cases) {
+    INFO("N " << c.n << " radix " << c.radix << " big " << c.big << " " << c.big_bytes);
+    LocalCluster cluster(c.n, config(c.radix, 4),
+                         [&](EngineConfig& engine) { engine.max_payload = kLimit; });
+    for (Vpid vpid = 0; vpid < c.n; ++vpid) {
+      const std::size_t bytes = vpid == c.big && c.big_bytes > 0 ? c.big_bytes : c.each_bytes;
+      cluster.contribute(vpid,
+                         FenceRequest{"job", VpidSet::span(0, c.n - 1), pattern(bytes, vpid)});
+    }
+    cluster.run();
+    for (Vpid vpid = 0; vpid < c.n; ++vpid) {
+      auto done = cluster.fence_done(vpid);
+      REQUIRE(done.size() == 1);
+      CHECK(done[0].status == FenceStatus::too_large);
+    }
+    for (const InFlight& frame : cluster.sent())
+      CHECK(frame.header.payload_length <= kLimit);
+    CHECK(cluster.engine(0).open_fences() == 0);
+    // The next round of the same fence, small, goes through.
+    cluster.contribute_all("job", to_bytes("small"));
+    cluster.run();
+    for (Vpid vpid = 0; vpid < c.n; ++vpid) {
+      auto done = cluster.fence_done(vpid);
+      REQUIRE(done.size() == 2);
+      CHECK(done[1].status == FenceStatus::ok);
+    }
+  }
+}
+
 TEST_CASE("release frame bytes are exactly header plus payload on every edge", "[engine]") {
   LocalCluster cluster(10, config(64, 2));
   cluster.contribute_all("job");  // a barrier: empty contributions

@@ -78,7 +78,7 @@ TEST_CASE("decoders refuse what the schema does not allow", "[wire]") {
     CHECK_FALSE(wire_decode<JobOutput>(hex({0, 0, 0, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0})));
     CHECK_FALSE(wire_decode<JobOutput>(hex({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0})));
     Bytes status = encode(OpAbort{});
-    status[11] = std::byte{3};  // FenceStatus ends at 2
+    status[11] = std::byte{4};  // FenceStatus ends at 3
     CHECK_FALSE(wire_decode<OpAbort>(status));
   }
   SECTION("a presence byte that is neither 0 nor 1") {
