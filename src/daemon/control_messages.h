@@ -33,12 +33,13 @@ struct DaemonReport {
   // Its hwloc topology came from the controller's export (a daemon on the
   // controller's host), not from discovering the host itself.
   bool topology_imported = false;
-  std::uint32_t packages = 1;  // sockets, for --map-by ppr:N:socket
+  std::uint32_t packages = 1;    // sockets, for --map-by ppr:N:socket
+  std::uint64_t open_files = 0;  // its soft limit on open descriptors (0: unknown)
 
   static constexpr const char* wire_name = "report";
   static auto wire_fields(auto& m) {
-    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid, m.topology_imported,
-                    m.packages);
+    return std::tie(m.vpid, m.endpoint, m.hostname, m.cores, m.pid, m.topology_imported, m.packages,
+                    m.open_files);
   }
 };
 

@@ -181,7 +181,8 @@ Status Controller::start() {
     for (const auto& daemon : daemons_) {
       if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
         living.push_back(MapDaemon{daemon.vpid, daemon.slots.value_or(daemon.cores),
-                                   daemon.hostname, daemon.packages});
+                                   daemon.hostname, daemon.packages,
+                                   max_ranks_for_open_files(daemon.open_files)});
       }
     }
     return living;
@@ -376,6 +377,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   record.host_pid = static_cast<int>(report.pid);
   record.cores = report.cores;
   record.packages = std::max<std::uint32_t>(1, report.packages);
+  record.open_files = report.open_files;
   record.topology_imported = report.topology_imported;
   // The welcome tells a daemon started over ssh that it may start its own
   // children (tree spawn) and free its launcher's slot.

@@ -60,6 +60,7 @@ struct DaemonRecord {
   bool holds_ranks = true;
   std::uint32_t cores = 0;
   std::uint32_t packages = 1;
+  std::uint64_t open_files = 0;    // see DaemonReport
   bool topology_imported = false;  // see DaemonReport
   std::string endpoint;
   DaemonStateKind state = DaemonStateKind::launching;

@@ -14,6 +14,7 @@
 #include "plm/srun_launcher.h"
 #include "plm/ssh_launcher.h"
 #include "util/cpu_binding.h"
+#include "util/process_limits.h"
 #include "util/text.h"
 
 namespace grove {
@@ -66,6 +67,7 @@ Status Controller::launch_daemons() {
   }
   daemons_[kControllerVpid].cores = topology_->core_count();
   daemons_[kControllerVpid].packages = topology_->package_count();
+  daemons_[kControllerVpid].open_files = open_file_limit();
   return launched;
 }
 

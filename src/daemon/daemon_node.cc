@@ -6,6 +6,7 @@
 
 #include "daemon/control_messages.h"
 #include "daemon/host_info.h"
+#include "util/process_limits.h"
 #include "util/text.h"
 
 namespace grove {
@@ -69,7 +70,8 @@ int DaemonNode::run() {
                       topology_->core_count(),
                       static_cast<std::uint32_t>(getpid()),
                       topology_->imported(),
-                      topology_->package_count()};
+                      topology_->package_count(),
+                      open_file_limit()};
   runtime_->send_control(kControllerVpid, daemon_tags::report, encode(report));
   log_.verbose("daemon", 1, "listening on %s, reported to %s", endpoint->to_string().c_str(),
                options_.controller.to_string().c_str());

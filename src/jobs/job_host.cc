@@ -18,6 +18,7 @@
 #include <filesystem>
 
 #include "jobs/job_host_rank.h"
+#include "jobs/rank_spawn.h"
 #include "util/cpu_binding.h"
 #include "util/process_limits.h"
 
@@ -26,37 +27,6 @@ extern char** environ;
 namespace grove {
 
 namespace {
-
-// In a forked rank, before anything else: its own process group, default
-// signal dispositions, an empty signal mask, and every descriptor inherited
-// from the daemon closed at exec (the pipes it needs are dup'd onto 0-2 after
-// this). Only async-signal-safe calls: the daemon has threads.
-void become_plain_child(pid_t daemon) {
-  setpgid(0, 0);
-  // A rank does not outlive its daemon: killed with it, even by SIGKILL
-  // (nobody would be left to end it). If the daemon is already gone, stop.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != daemon) _exit(127);
-  struct sigaction plain {};
-  plain.sa_handler = SIG_DFL;
-  sigemptyset(&plain.sa_mask);
-  for (int signal = 1; signal < NSIG; ++signal)
-    sigaction(signal, &plain, nullptr);  // SIGKILL, SIGSTOP and RT internals refuse: fine
-  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    const long limit = sysconf(_SC_OPEN_MAX);
-    for (int fd = 3; fd < limit; ++fd)
-      fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-  restore_open_file_limit();
-  restore_cpu_affinity();  // a rank gets the CPUs its daemon was given, not the daemon's one
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
-
-// What a rank's child writes on its exec pipe: an errno of exec, minus an
-// errno of chdir, or this minus an errno of binding its CPUs.
-constexpr int kBindFailed = -(1 << 20);
 
 bool make_pipe(ChildPipe& pipe) {
   int ends[2];
@@ -137,8 +107,8 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
   return false;
 }
 
-std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
-                                                        const RankPlacement& placement) {
+std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
+                                                       const RankPlacement& placement) {
   auto rank = std::make_unique<Rank>();
   rank->host = this;
   rank->job = spec.job;
@@ -180,18 +150,12 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     for (const auto& entry : *extra)
       add_env(entry);
   }
-  // The rank's CPUs, worked out before the fork: the child only applies them.
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  bool bound = false;
+  RankSpawn spawn;
   if (hooks_.rank_cpus) {
     auto binding = hooks_.rank_cpus(spec, placement.rank);
     if (!binding) return fail(binding.error().message);
     if (*binding) {
-      for (int cpu : (*binding)->cpus) {
-        if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &cpus);
-      }
-      bound = CPU_COUNT(&cpus) > 0;
+      spawn.cpus = (*binding)->cpus;
       if (spec.report_bindings) {
         emit_output(r, OutputStream::err,
                     "grove: rank " + std::to_string(placement.rank) + " bound to " +
@@ -200,82 +164,50 @@ std::unique_ptr<JobHost::ForkedRank> JobHost::fork_rank(const JobSpec& spec,
     }
   }
   // Owned ends: whatever fails half way, nothing leaks.
-  auto forked = std::make_unique<ForkedRank>();
+  auto forked = std::make_unique<HeldRank>();
   forked->rank = &r;
-  ChildPipe& out_pipe = forked->out_pipe;
-  ChildPipe& err_pipe = forked->err_pipe;
-  ChildPipe& exec_pipe = forked->exec_pipe;
-  ChildPipe& go_pipe = forked->go_pipe;
-  if (!make_pipe(out_pipe) || !make_pipe(err_pipe) || !make_pipe(exec_pipe) ||
-      !make_pipe(go_pipe) || (spec.reads_stdin(placement.rank) && !make_pipe(forked->in_pipe))) {
+  if (!make_pipe(forked->out_pipe) || !make_pipe(forked->err_pipe) ||
+      !make_pipe(forked->exec_pipe) || !make_pipe(forked->go_pipe) ||
+      (spec.reads_stdin(placement.rank) && !make_pipe(forked->in_pipe))) {
     return fail(std::string("cannot create pipes: ") + std::strerror(errno));
   }
-  std::vector<std::string> args = app.argv;
-  std::vector<char*> argv, envp;
-  for (auto& arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  for (auto& entry : env)
-    envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  const std::string cwd = app.cwd;
-  // Every signal stays blocked across fork: until the child has dropped the
-  // event loop's handlers, a signal meant for it (a job kill reaching a rank
-  // that has not exec'd yet, or is leaving after a failed exec) would run the
-  // parent's handler in the child and wake the parent's loop as if the daemon
-  // itself had been signalled.
-  sigset_t all, parent_mask;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
-  const pid_t daemon = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
-    pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
-    return fail(std::string("fork failed: ") + std::strerror(errno));
+  spawn.argv = app.argv;
+  spawn.env = std::move(env);
+  spawn.cwd = app.cwd;
+  spawn.stdin_fd = forked->in_pipe.read.valid() ? forked->in_pipe.read.get() : -1;
+  spawn.stdout_fd = forked->out_pipe.write.get();
+  spawn.stderr_fd = forked->err_pipe.write.get();
+  spawn.go_fd = forked->go_pipe.read.get();
+  spawn.exec_fd = forked->exec_pipe.write.get();
+  if (grove_exec_.empty()) {
+    auto helper = find_grove_exec();
+    if (!helper) return fail(helper.error().message);
+    grove_exec_ = *helper;
   }
-  if (pid == 0) {
-    become_plain_child(daemon);
-    const int bind_error = bound && sched_setaffinity(0, sizeof cpus, &cpus) != 0 ? errno : 0;
-    const Fd& input = forked->in_pipe.read;
-    dup2(input.valid() ? input.get() : open("/dev/null", O_RDONLY | O_CLOEXEC), STDIN_FILENO);
-    dup2(out_pipe.write.get(), STDOUT_FILENO);
-    dup2(err_pipe.write.get(), STDERR_FILENO);
-    // Exec only once the daemon knows this pid (rank_started): the PMIx
-    // server admits a rank's connection by the process that makes it.
-    go_pipe.write.reset();  // EOF, not a hang, if the daemon never says go
-    char go = 0;
-    ssize_t got_go;
-    do {
-      got_go = read(go_pipe.read.get(), &go, 1);
-    } while (got_go < 0 && errno == EINTR);
-    if (got_go != 1) _exit(127);
-    int code = 0;
-    if (bind_error != 0) {
-      code = kBindFailed - bind_error;  // below every -errno: the binding
-    } else if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
-      code = -errno;  // negative: the directory, not the program
-    } else {
-      execvpe(argv[0], argv.data(), envp.data());
-      code = errno;
-    }
-    ssize_t ignored = write(exec_pipe.write.get(), &code, sizeof code);
-    (void)ignored;
-    _exit(127);
-  }
-  pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
-  setpgid(pid, pid);
+  auto started = spawn_rank(grove_exec_, spawn);
+  if (!started) return fail(started.error().message);
+  const pid_t pid = started->pid;
+  // Known before it can exec its program: the PMIx server admits a rank's
+  // connection by the process that makes it.
   if (hooks_.rank_started) hooks_.rank_started(spec, placement.rank, pid);
   forked->pid = pid;
+  forked->bind_error = started->bind_error;
   // The child's ends go now: EOF on out, err and exec means the child's.
-  out_pipe.write.reset();
-  err_pipe.write.reset();
-  exec_pipe.write.reset();
-  go_pipe.read.reset();
+  forked->out_pipe.write.reset();
+  forked->err_pipe.write.reset();
+  forked->exec_pipe.write.reset();
+  forked->go_pipe.read.reset();
   forked->in_pipe.read.reset();
   return forked;
 }
 
-void JobHost::let_go(ForkedRank& forked) {
+void JobHost::let_go(HeldRank& forked) {
+  if (forked.bind_error != 0) {  // it never starts: its go pipe closes unwritten
+    forked.rank->start_error =
+        "cannot bind to the CPUs of --bind-to: " + std::string(std::strerror(forked.bind_error));
+    forked.go_pipe.write.reset();
+    return;
+  }
   const char go = 1;
   ssize_t sent_go;
   do {
@@ -288,7 +220,7 @@ void JobHost::let_go(ForkedRank& forked) {
   }
 }
 
-void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
+void JobHost::watch_rank(const JobSpec& spec, HeldRank& forked) {
   Rank& r = *forked.rank;
   const pid_t pid = forked.pid;
   ChildPipe& exec_pipe = forked.exec_pipe;
@@ -304,15 +236,10 @@ void JobHost::watch_rank(const JobSpec& spec, ForkedRank& forked) {
   r.pipes[1] = std::move(forked.err_pipe.read);
   if (forked.in_pipe.write.valid())
     r.input = std::make_unique<RankStdin>(base_, std::move(forked.in_pipe.write));
-  if (got == static_cast<ssize_t>(sizeof code)) {
+  if (got == static_cast<ssize_t>(sizeof code) && r.start_error.empty()) {
     const JobApp& app = spec.apps[spec.app_of(r.rank)];
-    if (code <= kBindFailed) {
-      r.start_error =
-          "cannot bind to the CPUs of --bind-to: " + std::string(std::strerror(kBindFailed - code));
-    } else {
-      r.start_error = code >= 0 ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
-                                : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
-    }
+    r.start_error = code >= 0 ? "cannot execute '" + app.argv[0] + "': " + std::strerror(code)
+                              : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
   }
   for (int which = 0; which < 2; ++which) {
     evutil_make_socket_nonblocking(r.pipes[which].get());

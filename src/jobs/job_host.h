@@ -102,7 +102,7 @@ class JobHost {
 
  private:
   struct Rank;
-  struct ForkedRank;
+  struct HeldRank;
   // A launch whose ranks here have not all started (job_host_launch.cc).
   struct Launch;
   void next_slice(std::uint32_t job);
@@ -112,12 +112,13 @@ class JobHost {
   // Reports a rank that was never forked: `why` it could not start, or
   // killed (by `signal`) with its job before its turn came.
   void never_forked(std::uint32_t job, std::uint32_t rank, const std::string& why, int signal = 0);
-  // Forks the rank, held before exec (null if it could not start: reported).
-  std::unique_ptr<ForkedRank> fork_rank(const JobSpec& spec, const RankPlacement& placement);
+  // Starts the rank's process, held before it execs its program (null if
+  // it could not start: reported).
+  std::unique_ptr<HeldRank> start_held(const JobSpec& spec, const RankPlacement& placement);
   // Lets it exec; then (once every rank of the batch is let go) learns
   // whether the exec worked, and watches the rank's output.
-  void let_go(ForkedRank& forked);
-  void watch_rank(const JobSpec& spec, ForkedRank& forked);
+  void let_go(HeldRank& forked);
+  void watch_rank(const JobSpec& spec, HeldRank& forked);
   void on_readable(Rank& rank, int which);
   void maybe_report(Rank& rank);
   void emit_output(Rank& rank, OutputStream stream, std::string text);
@@ -133,6 +134,7 @@ class JobHost {
   std::vector<RankStdin*> stdin_readers(std::uint32_t job) const;
 
   event_base* base_;
+  std::string grove_exec_;  // the helper every rank starts as (rank_spawn.h), once found
   Vpid self_;
   const Log& log_;
   std::unique_ptr<JobDirectories> directories_;

@@ -76,13 +76,13 @@ void JobHost::run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
   // Every rank of the slice is forked before any is let go: a rank that runs
   // early spins in MPI_Init (waiting for the others) on the cores the daemon
   // needs to start the rest.
-  std::vector<std::unique_ptr<ForkedRank>> forked;
+  std::vector<std::unique_ptr<HeldRank>> forked;
   for (std::uint32_t rank : ranks) {
     if (launch.killed) {
       never_forked(job, rank, "", SIGTERM);
     } else if (auto why = failed.find(rank); why != failed.end()) {
       never_forked(job, rank, why->second);
-    } else if (auto started = fork_rank(spec, spec.ranks[rank])) {
+    } else if (auto started = start_held(spec, spec.ranks[rank])) {
       forked.push_back(std::move(started));
     }
   }

@@ -38,10 +38,11 @@ struct ChildPipe {
   Fd write;
 };
 
-// A rank forked and waiting for the daemon's go before it execs.
-struct JobHost::ForkedRank {
+// A rank started (grove-exec) and waiting for the daemon's go before it execs its program.
+struct JobHost::HeldRank {
   Rank* rank = nullptr;
   pid_t pid = -1;
+  int bind_error = 0;  // its CPUs could not be set: it never gets its go
   ChildPipe out_pipe, err_pipe, exec_pipe, go_pipe;  // the daemon's ends
   ChildPipe in_pipe;                                 // when it reads grove run's stdin
 };

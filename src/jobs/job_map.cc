@@ -40,6 +40,13 @@ std::string map_policy_text(MapSpec spec) {
   return "slot";
 }
 
+std::uint32_t max_ranks_for_open_files(std::uint64_t open_files) {
+  if (open_files == 0) return kMaxRanksPerDaemon;  // not known: only the numbering bounds it
+  if (open_files <= kDescriptorsKept) return 1;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      kMaxRanksPerDaemon, (open_files - kDescriptorsKept) / kDescriptorsPerRank));
+}
+
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
   if (np == 0) return Error{"-n must be at least 1"};
   if (daemons.empty()) return Error{"no living daemon to run on"};
@@ -104,6 +111,23 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
       for (std::uint32_t n = 0; n < counts[i]; ++n)
         owner[rank++] = daemons[i].vpid;
     }
+  }
+  // Before anything is numbered: a daemon's ranks fit its limit.
+  std::map<Vpid, std::uint32_t> hosted;
+  for (Vpid vpid : owner)
+    ++hosted[vpid];
+  for (const MapDaemon& daemon : daemons) {
+    auto count = hosted.find(daemon.vpid);
+    if (count == hosted.end() || count->second <= daemon.max_ranks) continue;
+    return Error{"the job of " + std::to_string(np) + " ranks would put " +
+                 std::to_string(count->second) + " on daemon " + std::to_string(daemon.vpid) +
+                 " (" + daemon.hostname + "), which can host at most " +
+                 std::to_string(daemon.max_ranks) + " ranks of a job (" +
+                 (daemon.max_ranks == kMaxRanksPerDaemon
+                      ? std::string("local ranks are numbered in 16 bits")
+                      : "its open-file limit, " + std::to_string(kDescriptorsPerRank) +
+                            " per rank: raise ulimit -n where the DVM starts") +
+                 "); use more daemons, or fewer ranks"};
   }
   std::map<Vpid, std::uint16_t> local_count;
   for (Vpid vpid : owner) {

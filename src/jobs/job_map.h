@@ -19,6 +19,16 @@ enum class MapPolicy : std::uint8_t {
   ppr_socket,  // N ranks per socket of each daemon's host (ppr:N:socket), in vpid order
 };
 
+// The most ranks of one job a daemon hosts: local ranks are numbered in 16
+// bits (PMIx's local and node ranks).
+inline constexpr std::uint32_t kMaxRanksPerDaemon = 65535;
+// What a daemon's open-file limit lets it host: each running rank holds
+// three descriptors (stdout, stderr, its PMIx connection), and the daemon
+// keeps some for itself (peers, listeners, the ranks it is starting).
+inline constexpr std::uint64_t kDescriptorsPerRank = 3;
+inline constexpr std::uint64_t kDescriptorsKept = 1024;
+std::uint32_t max_ranks_for_open_files(std::uint64_t open_files);
+
 // A policy and, for ppr, its N.
 struct MapSpec {
   MapPolicy policy = MapPolicy::slot;
@@ -31,6 +41,8 @@ struct MapDaemon {
   std::uint32_t slots = 1;
   std::string hostname;
   std::uint32_t sockets = 1;
+  // The most ranks of one job it can host (max_ranks_for_open_files).
+  std::uint32_t max_ranks = kMaxRanksPerDaemon;
 };
 
 struct RankPlacement {
@@ -64,7 +76,8 @@ Result<MapSpec> parse_map_policy(const std::string& text);
 std::string map_policy_text(MapSpec spec);
 // Maps `np` ranks onto living daemons. With more ranks than slots the
 // mapping wraps around (oversubscribing) and says so; ppr never wraps: more
-// than N ranks per daemon is an error.
+// than N ranks per daemon is an error. A job that would put more ranks on a
+// daemon than its max_ranks is refused, naming the daemon and the limit.
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec);
 
 }  // namespace grove

@@ -85,6 +85,11 @@ void restore_cpu_affinity() {
   if (bound) (void)sched_setaffinity(0, sizeof original_set, &original_set);
 }
 
+int restore_cpu_affinity_of(pid_t child) {
+  if (!bound) return 0;
+  return sched_setaffinity(child, sizeof original_set, &original_set) == 0 ? 0 : errno;
+}
+
 std::vector<int> given_cpus() {
   cpu_set_t set;
   if (bound) {

@@ -2,6 +2,8 @@
 // and giving what it starts the CPUs it had before.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ std::string kernel_boot_id();
 // In a forked child before exec: the CPU set the process had before
 // bind_to_cpu_slot() (nothing if it never bound). Async-signal-safe.
 void restore_cpu_affinity();
+// The same for a child that has not exec'd its program yet, from the parent;
+// returns an errno, 0 when done or nothing to undo.
+int restore_cpu_affinity_of(pid_t child);
 
 // The CPUs this process was given (before bind_to_cpu_slot(), if it bound):
 // what the ranks it starts may run on.

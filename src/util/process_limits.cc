@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <cerrno>
+
 namespace grove {
 namespace {
 // Set once, before any thread or child exists; only read after.
@@ -27,6 +29,17 @@ std::uint64_t raise_open_file_limit() {
 
 void restore_open_file_limit() {
   if (raised) setrlimit(RLIMIT_NOFILE, &original_limit);
+}
+
+std::uint64_t open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : limit.rlim_cur;
+}
+
+int restore_open_file_limit_of(pid_t child) {
+  if (!raised) return 0;
+  return prlimit(child, RLIMIT_NOFILE, &original_limit, nullptr) == 0 ? 0 : errno;
 }
 
 }  // namespace grove

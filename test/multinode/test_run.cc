@@ -231,6 +231,32 @@ TEST_CASE("daemons raise their open-file limit; ranks get the one they were star
   CHECK(daemons == 2);
 }
 
+TEST_CASE("a job too large for its daemons' open-file limits is refused at once, naming the limit",
+          "[run]") {
+  TempDir tmpdir;
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  options.timeout = std::chrono::seconds(60);
+  // 1500 descriptors: room for (1500 - 1024) / 3 = 158 ranks per daemon.
+  auto result = run_program({"/bin/sh", "-c",
+                             "ulimit -n 1500 && exec \"$0\" run -n 400 --daemons 2 --map-by node "
+                             "true",
+                             grove_binary()},
+                            options);
+  INFO(result.out << result.err);
+  CHECK(result.exit_code != 0);
+  CHECK_THAT(result.err, Catch::Contains("would put 200 on daemon 0"));
+  CHECK_THAT(result.err,
+             Catch::Contains("can host at most 158 ranks of a job (its open-file limit"));
+  auto fits = run_program({"/bin/sh", "-c",
+                           "ulimit -n 1500 && exec \"$0\" run -n 300 --daemons 2 --map-by node "
+                           "true",
+                           grove_binary()},
+                          options);
+  INFO(fits.out << fits.err);
+  CHECK(fits.exit_code == 0);
+}
+
 namespace {
 // Resident memory of a process in KiB (0 once it is gone).
 long resident_kib(int pid) {

@@ -79,3 +79,25 @@ TEST_CASE("host ranks count a job's ranks per host name, across daemons", "[jobs
     host_ranks.push_back(rank.host_rank);
   CHECK(host_ranks == std::vector<std::uint32_t>{0, 1, 0, 2, 3});
 }
+
+TEST_CASE("a job that would put more ranks on a daemon than it can host is refused, naming it",
+          "[jobs]") {
+  CHECK(max_ranks_for_open_files(0) == kMaxRanksPerDaemon);
+  CHECK(max_ranks_for_open_files(1024) == 1);
+  CHECK(max_ranks_for_open_files(20000) == (20000 - kDescriptorsKept) / kDescriptorsPerRank);
+  CHECK(max_ranks_for_open_files(1u << 30) == kMaxRanksPerDaemon);
+  std::vector<MapDaemon> daemons = {{0, 2, "a", 1, 100}, {1, 2, "b", 1, 40}};
+  auto fits = map_ranks(80, daemons, MapSpec{MapPolicy::node, 0});
+  REQUIRE(fits);
+  auto over = map_ranks(82, daemons, MapSpec{MapPolicy::node, 0});
+  REQUIRE_FALSE(over);
+  CHECK_THAT(over.error().message,
+             Catch::Contains("would put 41 on daemon 1 (b), which can host at most 40 ranks"));
+  CHECK_THAT(over.error().message, Catch::Contains("open-file limit"));
+  // Past the 16-bit numbering of local ranks, whatever the descriptors.
+  std::vector<MapDaemon> one = {{0, 1, "a", 1, kMaxRanksPerDaemon}};
+  auto huge = map_ranks(kMaxRanksPerDaemon + 1, one, MapSpec{});
+  REQUIRE_FALSE(huge);
+  CHECK_THAT(huge.error().message, Catch::Contains("numbered in 16 bits"));
+  REQUIRE(map_ranks(kMaxRanksPerDaemon, one, MapSpec{}));
+}
