@@ -497,6 +497,7 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_stil
 }
 
 void Controller::check_heartbeats() {
+  log_.flush_limited();  // a burst of limited lines that stopped is still counted
   const TimeNs now = runtime_->now();
   // Our own stall (the loop did not run) is no daemon's silence.
   const TimeNs stalled = heartbeat_watch_->check(now);

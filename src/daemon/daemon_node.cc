@@ -253,7 +253,9 @@ void DaemonNode::send_heartbeat() {
 }
 
 void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {
-  static_cast<DaemonNode*>(arg)->send_heartbeat();
+  auto* node = static_cast<DaemonNode*>(arg);
+  node->send_heartbeat();
+  node->log_.flush_limited();  // a burst of limited lines that stopped is still counted
 }
 
 void DaemonNode::on_sigchld(evutil_socket_t, short, void* arg) {

@@ -71,14 +71,16 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
                      call.c_str(), rank, nspace.c_str());
   };
   hooks.on_refused = [self](std::string nspace, std::uint32_t rank, std::string why) {
-    self->log_.error("refused a PMIx connection claiming to be rank %u of %s: %s", rank,
-                     nspace.c_str(), why.c_str());
+    self->log_.error_limited("pmix: a refused connection",
+                             "refused a PMIx connection claiming to be rank %u of %s: %s", rank,
+                             nspace.c_str(), why.c_str());
   };
   hooks.on_handshake_cut = [self](HandshakeCut cut) {
     std::string who = cut.connection.client_uid
                           ? "uid " + std::to_string(*cut.connection.client_uid)
                           : std::string("an unknown user");
-    self->log_.error(
+    self->log_.error_limited(
+        "pmix: a cut connection",
         "cut a PMIx connection from %s (%s) that held the server in its handshake "
         "for %llu ms: %s",
         cut.connection.peer.c_str(), who.c_str(),

@@ -8,7 +8,22 @@ namespace grove {
 
 namespace {
 constexpr std::string_view kVerboseSuffix = "_base_verbose";
-}
+
+// Holds a spin flag for its scope.
+class FlagHold {
+ public:
+  explicit FlagHold(std::atomic_flag& flag) : flag_(flag) {
+    while (flag_.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  ~FlagHold() { flag_.clear(std::memory_order_release); }
+  FlagHold(const FlagHold&) = delete;
+  FlagHold& operator=(const FlagHold&) = delete;
+
+ private:
+  std::atomic_flag& flag_;
+};
+}  // namespace
 
 Log::Log(std::string identity, const ParamRegistry& params, std::FILE* sink)
     : identity_(std::move(identity)), sink_(sink) {
@@ -52,6 +67,36 @@ void Log::verbose(std::string_view framework, int level, const char* format, ...
   va_start(args, format);
   write_line(framework, format, args);
   va_end(args);
+}
+
+void Log::error_limited(std::string_view kind, const char* format, ...) const {
+  LineLimiter::Verdict verdict;
+  {
+    FlagHold hold(limiter_busy_);
+    verdict = limiter_.admit(kind, monotonic_now_ns());
+  }
+  if (!verdict.pass) return;
+  if (verdict.left_out > 0) {
+    error("%llu more lines like the next (%.*s) were not logged in the last 10 s",
+          static_cast<unsigned long long>(verdict.left_out), static_cast<int>(kind.size()),
+          kind.data());
+  }
+  va_list args;
+  va_start(args, format);
+  write_line("error", format, args);
+  va_end(args);
+}
+
+void Log::flush_limited() const {
+  std::vector<LineLimiter::LeftOut> left_out;
+  {
+    FlagHold hold(limiter_busy_);
+    left_out = limiter_.flush(monotonic_now_ns());
+  }
+  for (const LineLimiter::LeftOut& kind : left_out) {
+    error("%llu more lines like the last (%s) were not logged in the last 10 s",
+          static_cast<unsigned long long>(kind.count), kind.kind.c_str());
+  }
 }
 
 void Log::error(const char* format, ...) const {

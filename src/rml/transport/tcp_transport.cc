@@ -265,7 +265,25 @@ class TcpTransport::Impl {
   static void on_accept_error(evconnlistener*, void* arg) {
     auto* self = static_cast<Impl*>(arg);
     int error = EVUTIL_SOCKET_ERROR();
-    self->log_->error("rml: accepting a connection failed: %s", std::strerror(error));
+    self->log_->error_limited("rml: accept", "rml: accepting a connection failed: %s",
+                              std::strerror(error));
+    if (error != EMFILE && error != ENFILE && error != ENOBUFS && error != ENOMEM) return;
+    // Out of descriptors (a flood of connections): the pending connection
+    // stays in the backlog and the listener would fire again at once, for
+    // ever. It rests a while; what closes meanwhile makes room.
+    for (ListenerPtr& listener : self->listeners_)
+      evconnlistener_disable(listener.get());
+    if (!self->accept_pause_) {
+      self->accept_pause_.reset(event_new(
+          self->base_, -1, 0,
+          [](evutil_socket_t, short, void* impl) {
+            for (ListenerPtr& listener : static_cast<Impl*>(impl)->listeners_)
+              evconnlistener_enable(listener.get());
+          },
+          self));
+    }
+    static const timeval rest{0, 200'000};
+    event_add(self->accept_pause_.get(), &rest);
   }
 
   event_base* base_;
@@ -277,6 +295,7 @@ class TcpTransport::Impl {
   std::unique_ptr<Mailbox<MainEvent>> mailbox_;
   std::vector<std::unique_ptr<TransportLoop>> loops_;
   std::vector<ListenerPtr> listeners_;
+  EventPtr accept_pause_;  // re-enables the listeners after running out of descriptors
   std::map<Vpid, PeerRecord> peers_;
   std::map<ConnectionId, ConnectionRecord> connections_;
   ConnectionId next_connection_id_ = 1;

@@ -68,8 +68,9 @@ void TransportLoop::handle(LoopTask& task) {
 void TransportLoop::handle_task(AdoptSocket& task) {
   auto connection = Connection::accept(*this, task.id, std::move(task.fd), task.remote);
   if (!connection) {
-    settings_.log->error("rml: cannot take the connection from %s: %s",
-                         task.remote.to_string().c_str(), connection.error().message.c_str());
+    settings_.log->error_limited("rml: taking a connection", "rml: cannot take the connection "
+                                 "from %s: %s", task.remote.to_string().c_str(),
+                                 connection.error().message.c_str());
     return;  // the main thread never knew it
   }
   connections_.emplace(task.id, std::move(*connection));
@@ -121,7 +122,14 @@ void TransportLoop::close(ConnectionId id, CloseSeverityKind severity, const std
       settings_.log->verbose("rml", 1, "%s", reason.c_str());
       break;
     case CloseSeverityKind::error:
-      settings_.log->error("rml: %s", reason.c_str());
+      // Anyone who can reach the port can open a connection that never
+      // authenticates, in a loop: those lines are limited, a peer's are not.
+      if (main_knows) {
+        settings_.log->error("rml: %s", reason.c_str());
+      } else {
+        settings_.log->error_limited("rml: an unauthenticated connection", "rml: %s",
+                                     reason.c_str());
+      }
       break;
   }
   if (main_knows) notify_main(ConnectionClosed{id});
