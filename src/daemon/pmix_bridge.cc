@@ -409,13 +409,19 @@ bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payl
     log_.error("%s", gone.error().message.c_str());
     return true;
   }
-  if (jobs_.count(gone->job) == 0) return true;  // no ranks of it here: nothing waits
+  // A job with no ranks here may still take part in a connect or group of
+  // another's that has: its departed ranks count for those too.
+  const bool known = jobs_.count(gone->job) != 0 ||
+                     std::any_of(launched_.begin(), launched_.end(),
+                                 [&](const auto& entry) { return entry.second.job == gone->job; });
+  if (!known) return true;
   for (const GoneRank& rank : gone->ranks) {
     auto& released = gone_[gone->job][rank.rank];
     for (const FenceRound& round : rank.released)
       released[round.signature] = round.round;
   }
   fail_fences_with_gone(gone->job);
+  fail_collectives_with_gone();
   return true;
 }
 

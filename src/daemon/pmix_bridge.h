@@ -122,7 +122,13 @@ class PmixBridge {
     bool group = false;       // answered with complete_group
     bool wants_context_id = false;
     std::vector<std::string> nspaces;
+    // The participants by nspace (ranks sorted, empty: all of that job).
+    std::map<std::string, std::vector<std::uint32_t>> procs;
   };
+  // Whether the collective waits for a rank that has left before taking
+  // part in its round; answers such collectives with an error.
+  bool collective_waits_for_gone(const PendingConnect& pending, const std::string& signature) const;
+  void fail_collectives_with_gone();
   std::multimap<std::string, PendingConnect> pending_connects_;
   std::uint64_t group_offers_ = 0;  // context ids this daemon has offered
   // Local ranks that connected and have not finalized, by (job, rank).

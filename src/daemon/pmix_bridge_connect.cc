@@ -106,9 +106,37 @@ void PmixBridge::begin_collective(const std::string& kind, const ProcsByNspace& 
     log_.error("PMIx %s carries PMIX_TIMEOUT (%u s): libpmix 4.2 mishandles it once it expires",
                kind.c_str(), timeout_seconds);
   }
+  pending.procs = procs;
+  if (collective_waits_for_gone(pending, signature)) {
+    log_.error("PMIx %s includes a rank that has exited: it cannot complete", signature.c_str());
+    finish_collective(pending, kPmixProcTerminated, std::nullopt);
+    return;
+  }
   pending_connects_.emplace(signature, std::move(pending));
   log_.verbose("daemon", 2, "PMIx %s", signature.c_str());
   runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts), std::move(contribution)});
+}
+
+bool PmixBridge::collective_waits_for_gone(const PendingConnect& pending,
+                                           const std::string& signature) const {
+  for (const auto& [nspace, ranks] : pending.procs) {
+    const JobSpec* job = job_by_nspace(nspace);
+    if (job != nullptr && waits_for_gone(job->job, ranks, signature, pending.round)) return true;
+  }
+  return false;
+}
+
+void PmixBridge::fail_collectives_with_gone() {
+  for (auto entry = pending_connects_.begin(); entry != pending_connects_.end();) {
+    if (!collective_waits_for_gone(entry->second, entry->first)) {
+      ++entry;
+      continue;
+    }
+    log_.error("PMIx %s includes a rank that has exited: it cannot complete", entry->first.c_str());
+    const PendingConnect doomed = std::move(entry->second);
+    entry = pending_connects_.erase(entry);
+    finish_collective(doomed, kPmixProcTerminated, std::nullopt);
+  }
 }
 
 void PmixBridge::finish_collective(const PendingConnect& pending, int status,

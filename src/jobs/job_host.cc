@@ -19,6 +19,7 @@
 
 #include "jobs/job_host_rank.h"
 #include "jobs/rank_spawn.h"
+#include "os/process_scan.h"
 #include "util/cpu_binding.h"
 #include "util/process_limits.h"
 
@@ -64,6 +65,8 @@ JobHost::~JobHost() {
       waitpid(rank->pid, nullptr, 0);
     }
   }
+  for (const auto& [job, nspace] : nspaces_)
+    end_stragglers(job, nspace);
 }
 
 std::size_t JobHost::running() const {
@@ -382,19 +385,33 @@ void JobHost::forget(std::uint32_t job) {
       new Forget{this, alive_, job}, nullptr);
 }
 
+void JobHost::end_stragglers(std::uint32_t job, const std::string& nspace) {
+  std::size_t ended = 0;
+  for (pid_t pid : processes_with_environment("PMIX_NAMESPACE=" + nspace))
+    ended += kill(pid, SIGKILL) == 0 ? 1 : 0;
+  if (ended > 0) {
+    log_.verbose("daemon", 1, "job %u: ended %zu processes its ranks left behind", job, ended);
+  }
+}
+
 void JobHost::erase_job(std::uint32_t job) {
   launches_.erase(job);
   flows_.erase(job);
   waiting_stdin_.erase(job);
   auto nspace = nspaces_.find(job);
+  std::string ended_nspace;
   if (nspace != nspaces_.end()) {
+    ended_nspace = nspace->second;
     if (hooks_.on_forget) hooks_.on_forget(job, nspace->second);
     nspaces_.erase(nspace);
   }
-  // Whatever the ranks left behind in their process groups ends with the job.
+  // Whatever the ranks left behind in their process groups ends with the job,
+  // and so does what left them (setsid, a double fork) but kept the job's
+  // environment.
   for (auto& [key, rank] : ranks_) {
     if (key.first == job && rank->pid > 0) kill(-rank->pid, SIGKILL);
   }
+  if (!ended_nspace.empty()) end_stragglers(job, ended_nspace);
   for (auto it = ranks_.begin(); it != ranks_.end();) {
     if (it->first.first == job && it->second->reported) {
       it = ranks_.erase(it);

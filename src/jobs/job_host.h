@@ -125,6 +125,9 @@ class JobHost {
   // Stops or starts reading every pipe of the job's ranks here.
   void set_job_reading(std::uint32_t job, bool reading);
   void erase_job(std::uint32_t job);
+  // Ends the job's processes that left its ranks' groups and trees but kept
+  // its environment (os/process_scan.h).
+  void end_stragglers(std::uint32_t job, const std::string& nspace);
   void close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key);
   static void on_pipe(evutil_socket_t fd, short, void* arg);
   static void on_kill_timer(evutil_socket_t, short, void* arg);

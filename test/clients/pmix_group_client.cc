@@ -10,6 +10,10 @@
 //   4. with --without-id, one more construct of "grove.plain" over the job
 //      without asking for an id: "rank R: group grove.plain without id ok".
 //
+// --leave-first RANK: that rank finalizes and exits 0 right after PMIx_Init
+// ("rank R: left before the groups"), so the others' first construct
+// includes a rank that is gone: it must fail, not wait.
+//
 // The test compares the ids across ranks (equal within a group, different
 // between groups). Exit status: 0 all steps passed, 1 a step failed, 3
 // PMIx_Init failed.
@@ -68,11 +72,28 @@ void destruct(const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool without_id = argc > 1 && std::strcmp(argv[1], "--without-id") == 0;
+  bool without_id = false;
+  long leave_first = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--without-id") == 0) {
+      without_id = true;
+    } else if (std::strcmp(argv[i], "--leave-first") == 0 && i + 1 < argc) {
+      leave_first = std::strtol(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: pmix_group_client [--without-id] [--leave-first RANK]\n");
+      return 2;
+    }
+  }
   pmix_status_t status = PMIx_Init(&self, nullptr, 0);
   if (status != PMIX_SUCCESS) {
     std::fprintf(stderr, "PMIx_Init: %s\n", PMIx_Error_string(status));
     return 3;
+  }
+  if (static_cast<long>(self.rank) == leave_first) {
+    std::printf("rank %u: left before the groups\n", self.rank);
+    std::fflush(stdout);
+    PMIx_Finalize(nullptr, 0);
+    return 0;
   }
   pmix_proc_t whole;
   PMIX_LOAD_PROCID(&whole, self.nspace, PMIX_RANK_WILDCARD);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dvm_harness.h"
+#include "support/process_probe.h"
 
 using namespace grove::test;
 
@@ -229,6 +230,28 @@ TEST_CASE("daemons raise their open-file limit; ranks get the one they were star
     CHECK((*it)[1] == (*it)[2]);  // soft raised to hard
   }
   CHECK(daemons == 2);
+}
+
+TEST_CASE("what a job's ranks leave behind, even in a session of its own, ends with the job",
+          "[run]") {
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  // A process in a session of its own, and one whose parent left (a double
+  // fork): neither in the rank's process group nor its tree any more.
+  auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", "sh", "-c",
+                        "setsid sleep 301 & echo left $!; (sleep 302 & echo left $!); exit 0"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  std::vector<pid_t> left;
+  for (auto at = job.out.find("left "); at != std::string::npos; at = job.out.find("left ", at + 1))
+    left.push_back(std::stoi(job.out.substr(at + 5)));
+  REQUIRE(left.size() == 4);
+  for (pid_t pid : left) {
+    INFO("pid " << pid);
+    CHECK(eventually([pid] { return ended(pid); }));
+  }
+  for (pid_t pid : left)
+    kill(pid, SIGKILL);  // whatever a failed check left
 }
 
 TEST_CASE("a job too large for its daemons' open-file limits is refused at once, naming the limit",
