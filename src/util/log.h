@@ -3,9 +3,9 @@
 // lines from the daemons of one host can be merged in order.
 #pragma once
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
-#include <atomic>
 #include <map>
 #include <string>
 #include <string_view>

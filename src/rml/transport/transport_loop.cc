@@ -68,8 +68,10 @@ void TransportLoop::handle(LoopTask& task) {
 void TransportLoop::handle_task(AdoptSocket& task) {
   auto connection = Connection::accept(*this, task.id, std::move(task.fd), task.remote);
   if (!connection) {
-    settings_.log->error_limited("rml: taking a connection", "rml: cannot take the connection "
-                                 "from %s: %s", task.remote.to_string().c_str(),
+    settings_.log->error_limited("rml: taking a connection",
+                                 "rml: cannot take the connection "
+                                 "from %s: %s",
+                                 task.remote.to_string().c_str(),
                                  connection.error().message.c_str());
     return;  // the main thread never knew it
   }
