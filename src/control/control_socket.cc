@@ -116,6 +116,8 @@ void ControlServer::on_read(bufferevent* bev, void* arg) {
     auto found = server->clients_.find(id);
     if (found == server->clients_.end()) return;
     std::string out = answer.dump() + "\n";
+    // Nothing more is read: the connection closes once the answer is out.
+    bufferevent_disable(found->second->bev.get(), EV_READ);
     bufferevent_write(found->second->bev.get(), out.data(), out.size());
     // Close once written: the write callback fires when the output drains.
     bufferevent_setcb(

@@ -1,14 +1,7 @@
 #include "jobs/job_host.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,8 +13,6 @@
 #include "jobs/job_host_rank.h"
 #include "jobs/rank_spawn.h"
 #include "os/process_scan.h"
-#include "util/cpu_binding.h"
-#include "util/process_limits.h"
 
 extern char** environ;
 
@@ -158,7 +149,7 @@ std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
     auto binding = hooks_.rank_cpus(spec, placement.rank);
     if (!binding) return fail(binding.error().message);
     if (*binding) {
-      spawn.cpus = (*binding)->cpus;
+      if (!(*binding)->cpus.empty()) spawn.cpus = (*binding)->cpus;
       if (spec.report_bindings) {
         emit_output(r, OutputStream::err,
                     "grove: rank " + std::to_string(placement.rank) + " bound to " +

@@ -1,7 +1,9 @@
 #include "dvm_harness.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "support/child_groups.h"
@@ -11,6 +13,13 @@ namespace grove::test {
 
 std::string grove_binary() {
   return binary_from_env("GROVE_BIN");
+}
+
+std::string copy_for_everyone(const std::string& from, const std::string& dir) {
+  const std::string to = dir + "/" + std::filesystem::path(from).filename().string();
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+  chmod(to.c_str(), 0755);
+  return to;
 }
 
 pid_t controller_pid_in(const std::string& start_output) {

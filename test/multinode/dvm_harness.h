@@ -67,6 +67,9 @@ class DaemonizedController {
 pid_t controller_pid_in(const std::string& start_output);
 
 std::string grove_binary();
+// Copies `from` into `dir`, readable and executable by everyone (for a
+// program a test runs as another user).
+std::string copy_for_everyone(const std::string& from, const std::string& dir);
 // Sums an engine accounting table (status JSON) over entries matching a type and tag.
 std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,
                                                     const std::string& type, const std::string& tag,

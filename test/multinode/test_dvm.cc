@@ -25,6 +25,7 @@
 #include "dvm_harness.h"
 #include "grpcomm/tags.h"
 #include "sim/simulator.h"
+#include "support/loopback.h"
 
 using namespace grove;
 using namespace grove::test;
@@ -216,14 +217,10 @@ TEST_CASE("garbage and a wrong secret on a daemon's port are refused", "[dvm]") 
   auto status = dvm.status();
   std::string endpoint = status["daemons"][3]["endpoint"];
   auto colon = endpoint.rfind(':');
-  int port = std::stoi(endpoint.substr(colon + 1));
+  const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(colon + 1)));
   auto connect_raw = [&]() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    const int fd = connect_loopback(port);
+    REQUIRE(fd >= 0);
     return fd;
   };
   {
@@ -276,16 +273,12 @@ TEST_CASE("a flood of connections that never authenticate costs a few log lines,
   Dvm dvm(2);
   REQUIRE(dvm.ready());
   std::string endpoint = dvm.status()["daemons"][1]["endpoint"];
-  const int port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
   // 2000 connections, each closed before its handshake (before: one log
   // line each; 22,500 of them wrote 8.4 MB).
   for (int i = 0; i < 2000; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    const int fd = connect_loopback(port);
+    REQUIRE(fd >= 0);
     close(fd);
   }
   // Once the window is over the daemon says how many it left out.

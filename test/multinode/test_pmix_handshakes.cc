@@ -50,13 +50,6 @@ std::unique_ptr<BackgroundProcess> stranger(const std::string& client, const std
       std::vector<std::string>{"PMIX_RANK=0", "PMIX_SERVER_URI4=grove;tcp4://127.0.0.1:" + port});
 }
 
-std::string copy_for_everyone(const std::string& from, const std::string& dir) {
-  const std::string to = dir + "/" + std::filesystem::path(from).filename().string();
-  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
-  chmod(to.c_str(), 0755);
-  return to;
-}
-
 }  // namespace
 
 TEST_CASE("another user's idle connection to a PMIx port holds up no job, before or during it",

@@ -19,14 +19,6 @@ using namespace grove::test;
 
 namespace {
 
-// Copies `from` into `dir`, readable and executable by everyone.
-std::string copy_for_everyone(const std::string& from, const std::string& dir) {
-  const std::string to = dir + "/" + std::filesystem::path(from).filename().string();
-  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
-  chmod(to.c_str(), 0755);
-  return to;
-}
-
 std::vector<std::string> pmix_env_of(const std::string& file) {
   std::ifstream in(file);
   std::vector<std::string> env;

@@ -15,38 +15,11 @@
 
 #include "pmix/client_gate.h"
 #include "pmix/socket_owner.h"
+#include "support/loopback.h"
 
 using namespace grove;
-
-namespace {
-
-int listen_loopback(std::uint16_t& port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(listen(fd, 8) == 0);
-  socklen_t length = sizeof address;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  port = ntohs(address.sin_port);
-  return fd;
-}
-
-int connect_loopback(std::uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-}  // namespace
+using grove::test::connect_loopback;
+using grove::test::listen_loopback;
 
 TEST_CASE("/proc/net/tcp lines parse into endpoints, uid and inode", "[client_gate]") {
   const std::string text =
@@ -102,6 +75,7 @@ TEST_CASE("the gate admits the started process's connection once and cuts a stra
           "[client_gate]") {
   std::uint16_t port = 0;
   int listener = listen_loopback(port);
+  REQUIRE(listener >= 0);
   ClientGate gate;
   gate.add_listen_port(port);
 
@@ -188,6 +162,7 @@ TEST_CASE("a refused connection the server has answered is silenced, not closed"
   // handshake is unread still reads end-of-file.
   std::uint16_t port = 0;
   int listener = listen_loopback(port);
+  REQUIRE(listener >= 0);
   ClientGate gate;
   gate.add_listen_port(port);
   int answered = connect_loopback(port);
@@ -241,6 +216,7 @@ TEST_CASE("another user's connection is cut at the next admission, whatever it c
   }
   std::uint16_t port = 0;
   int listener = listen_loopback(port);
+  REQUIRE(listener >= 0);
   ClientGate gate;
   gate.add_listen_port(port);
   int ready[2], leave[2];
@@ -277,6 +253,7 @@ TEST_CASE("the kernel names the socket at the other end of a loopback connection
           "[client_gate]") {
   std::uint16_t port = 0;
   int listener = listen_loopback(port);
+  REQUIRE(listener >= 0);
   int client = connect_loopback(port);
   REQUIRE(client >= 0);
   int server = accept(listener, nullptr, nullptr);

@@ -18,8 +18,11 @@
 #include <thread>
 
 #include "pmix/handshake_watchdog.h"
+#include "support/loopback.h"
 
 using namespace grove;
+using grove::test::connect_loopback;
+using grove::test::listen_loopback;
 
 namespace {
 
@@ -27,32 +30,6 @@ constexpr TimeNs kMs = 1'000'000;
 
 StalledHandshake stalled(std::uint64_t inode, std::optional<uid_t> uid) {
   return StalledHandshake{static_cast<int>(inode), inode, uid, "127.0.0.1:1"};
-}
-
-int listen_loopback(std::uint16_t& port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(listen(fd, 8) == 0);
-  socklen_t length = sizeof address;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  port = ntohs(address.sin_port);
-  return fd;
-}
-
-int connect_loopback(std::uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // libpmix's way: accept, then a blocking receive of the 16-byte header.
@@ -153,6 +130,7 @@ TEST_CASE("a thread blocked reading a silent connection is freed once it has wai
           "[handshake_watchdog]") {
   std::uint16_t port = 0;
   const int listener = listen_loopback(port);
+  REQUIRE(listener >= 0);
   Recorder recorder;
   auto dog = HandshakeWatchdog::start(options_for(listener, port, 200 * kMs), recorder.report());
   REQUIRE(dog);
@@ -190,6 +168,7 @@ TEST_CASE("another user's silent connection is cut at once, with the others wait
   }
   std::uint16_t port = 0;
   const int listener = listen_loopback(port);
+  REQUIRE(listener >= 0);
   Recorder recorder;
   // No bound for this user: only the other user's connections may be cut.
   auto dog = HandshakeWatchdog::start(options_for(listener, port, 0), recorder.report());
