@@ -242,8 +242,13 @@ TEST_CASE("the install under --prefix is used where this groved's path does not 
   // An install of its own under the swarm's directory; the build tree is
   // hidden on the remote hosts, so only the prefix can work there.
   const std::string prefix = swarm.dir() + "/opt/grove";
-  REQUIRE(run_program({"/bin/mkdir", "-p", prefix + "/bin", prefix + "/lib"}).exit_code == 0);
+  REQUIRE(
+      run_program({"/bin/mkdir", "-p", prefix + "/bin", prefix + "/lib", prefix + "/libexec/grove"})
+          .exit_code == 0);
   REQUIRE(run_program({"/bin/cp", groved, prefix + "/bin/groved"}).exit_code == 0);
+  // Where an install puts the program every rank starts as (docs/jobs.md).
+  REQUIRE(run_program({"/bin/cp", build_dir + "/grove-exec", prefix + "/libexec/grove/grove-exec"})
+              .exit_code == 0);
   REQUIRE(swarm.hide(1, build_dir));
   REQUIRE(swarm.hide(2, build_dir));
   {
