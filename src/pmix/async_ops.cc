@@ -30,6 +30,12 @@ void AsyncOps::start(std::string what, const Start& start, Done done) {
   }
 }
 
+void AsyncOps::refuse(Error why, Done done) {
+  start(
+      "", [](pmix_op_cbfunc_t, void*) { return PMIX_ERR_BAD_PARAM; },
+      [why = std::move(why), done = std::move(done)](Status) { done(why); });
+}
+
 void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
   auto found = ops_.find(id);
   if (found == ops_.end()) return;  // answered after its deadline

@@ -39,6 +39,9 @@ class AsyncOps {
   // with PMIx's answer, or with an error naming `what` once the deadline has
   // passed (a late answer is then dropped).
   void start(std::string what, const Start& start, Done done);
+  // A call refused before it reached PMIx: `done` gets `why`, later on the
+  // loop all the same.
+  void refuse(Error why, Done done);
   // PMIx's answer to call `id` (from the mailbox).
   void finished(std::uint64_t id, pmix_status_t status);
   std::size_t pending() const { return ops_.size(); }

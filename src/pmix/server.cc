@@ -299,11 +299,9 @@ void PmixServer::Impl::register_job(const PmixJob& job, AsyncOps::Done done) {
       local_ranks ? pmix_internal::build_job_info(job, *local_ranks)
                   : Result<pmix_internal::InfoArray>(local_ranks.error());
   if (!info) {
-    std::string why = local_ranks ? "job " + job.nspace + ": " + info.error().message
-                                  : local_ranks.error().message;
-    ops_->start(
-        "checking job " + job.nspace, [](pmix_op_cbfunc_t, void*) { return PMIX_ERR_BAD_PARAM; },
-        [done = std::move(done), why](Status) { done(Error{why}); });
+    ops_->refuse(Error{local_ranks ? "job " + job.nspace + ": " + info.error().message
+                                   : local_ranks.error().message},
+                 std::move(done));
     return;
   }
   // PMIx copies the array before it answers; it lives until the answer.
