@@ -18,9 +18,9 @@
 #include "pmix/dynamic_requests.h"
 #include "pmix/handshake_watchdog.h"
 #include "pmix/info_list.h"
-#include "pmix/job_info.h"
 #include "pmix/publish_requests.h"
 #include "pmix/query_requests.h"
+#include "pmix/registrations.h"
 #include "pmix/upcall.h"
 
 namespace grove {
@@ -37,6 +37,7 @@ using pmix_internal::FinalizedUpcall;
 using pmix_internal::HandshakeCutUpcall;
 using pmix_internal::InfoList;
 using pmix_internal::LocalModexReply;
+using pmix_internal::make_proc;
 using pmix_internal::OpFinished;
 using pmix_internal::Upcall;
 using pmix_internal::UpcallMailbox;
@@ -50,17 +51,6 @@ constexpr TimeNs kRegistrationDeadline = 30'000'000'000ULL;
 // finalized it: the new listener thread selects on a stale descriptor and
 // glibc aborts the process. Like the mailbox pointer, this is process-wide.
 std::atomic<bool> server_finalized_once{false};
-
-std::string proc_name(const std::string& nspace, std::uint32_t rank) {
-  return nspace + "." + std::to_string(rank);
-}
-
-pmix_proc_t make_proc(const std::string& nspace, std::uint32_t rank) {
-  pmix_proc_t proc;
-  PMIX_PROC_CONSTRUCT(&proc);
-  PMIX_LOAD_PROCID(&proc, nspace.c_str(), rank);
-  return proc;
-}
 
 Status ensure_directory(const std::string& path) {
   if (path.empty()) return Error{"the PMIx server needs a tmpdir"};
@@ -105,11 +95,17 @@ class PmixServer::Impl {
   Status start(event_base* loop, const PmixServerOptions& options);
   Status watch_listeners(const PmixServerOptions& options,
                          const std::set<std::uint64_t>& listening_before);
-  void register_job(const PmixJob& job, AsyncOps::Done done);
+  void register_job(const PmixJob& job, AsyncOps::Done done) {
+    registrations_->register_job(job, std::move(done));
+  }
   void register_client(const std::string& nspace, std::uint32_t rank, uid_t uid, gid_t gid,
-                       AsyncOps::Done done);
+                       AsyncOps::Done done) {
+    registrations_->register_client(nspace, rank, uid, gid, std::move(done));
+  }
   Result<std::vector<std::string>> client_environment(const std::string& nspace,
-                                                      std::uint32_t rank);
+                                                      std::uint32_t rank) {
+    return registrations_->client_environment(nspace, rank);
+  }
   void deregister_job(const std::string& nspace, AsyncOps::Done done);
   std::size_t pending_registrations() const { return ops_ ? ops_->pending() : 0; }
   void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
@@ -176,6 +172,7 @@ class PmixServer::Impl {
   PmixHooks hooks_;
   std::unique_ptr<UpcallMailbox> mailbox_;
   std::unique_ptr<AsyncOps> ops_;
+  std::unique_ptr<pmix_internal::Registrations> registrations_;
   std::unique_ptr<ClientGate> gate_;  // null when clients are not verified
   // Stopped after PMIx_server_finalize (which it may have to unblock) and
   // before the mailbox it posts to goes.
@@ -221,6 +218,7 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
         posted->post(OpFinished{id, status});
       },
       kRegistrationDeadline);
+  registrations_ = std::make_unique<pmix_internal::Registrations>(*ops_, daemon_vpid_);
   if (options.verify_clients) gate_ = std::make_unique<ClientGate>();
   if (!pmix_internal::install_mailbox(mailbox_.get(), gate_.get())) {
     return Error{"a PMIx server already runs in this process (libpmix allows one per process)"};
@@ -293,85 +291,12 @@ Status PmixServer::Impl::watch_listeners(const PmixServerOptions& options,
   return ok_status();
 }
 
-void PmixServer::Impl::register_job(const PmixJob& job, AsyncOps::Done done) {
-  Result<std::vector<std::uint32_t>> local_ranks = pmix_internal::validate_job(job, daemon_vpid_);
-  Result<pmix_internal::InfoArray> info =
-      local_ranks ? pmix_internal::build_job_info(job, *local_ranks)
-                  : Result<pmix_internal::InfoArray>(local_ranks.error());
-  if (!info) {
-    ops_->refuse(Error{local_ranks ? "job " + job.nspace + ": " + info.error().message
-                                   : local_ranks.error().message},
-                 std::move(done));
-    return;
-  }
-  // PMIx copies the array before it answers; it lives until the answer.
-  auto held = std::make_shared<pmix_internal::InfoArray>(std::move(*info));
-  const std::string nspace = job.nspace;
-  const int local_count = static_cast<int>(local_ranks->size());
-  ops_->start(
-      "PMIx_server_register_nspace " + nspace,
-      [held, nspace, local_count](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-        pmix_nspace_t name;
-        PMIX_LOAD_NSPACE(name, nspace.c_str());
-        return PMIx_server_register_nspace(name, local_count, held->data(), held->size(), cbfunc,
-                                           cbdata);
-      },
-      [this, held, nspace, done = std::move(done)](Status registered) mutable {
-        if (!registered) {
-          done(std::move(registered));
-          return;
-        }
-        ops_->start(
-            "PMIx_server_setup_local_support " + nspace,
-            [nspace](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-              pmix_nspace_t name;
-              PMIX_LOAD_NSPACE(name, nspace.c_str());
-              return PMIx_server_setup_local_support(name, nullptr, 0, cbfunc, cbdata);
-            },
-            std::move(done));
-      });
-}
-
-void PmixServer::Impl::register_client(const std::string& nspace, std::uint32_t rank, uid_t uid,
-                                       gid_t gid, AsyncOps::Done done) {
-  ops_->start(
-      "PMIx_server_register_client " + proc_name(nspace, rank),
-      [nspace, rank, uid, gid](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-        pmix_proc_t proc = make_proc(nspace, rank);
-        return PMIx_server_register_client(&proc, uid, gid, nullptr, cbfunc, cbdata);
-      },
-      std::move(done));
-}
-
-Result<std::vector<std::string>> PmixServer::Impl::client_environment(const std::string& nspace,
-                                                                      std::uint32_t rank) {
-  pmix_proc_t proc = make_proc(nspace, rank);
-  char** env = nullptr;
-  pmix_status_t status = PMIx_server_setup_fork(&proc, &env);
-  std::vector<std::string> entries;
-  for (char** entry = env; entry != nullptr && *entry != nullptr; ++entry)
-    entries.emplace_back(*entry);
-  pmix_argv_free(env);
-  if (status != PMIX_SUCCESS) {
-    return Error{describe("PMIx_server_setup_fork", status) + " for " + proc_name(nspace, rank)};
-  }
-  return entries;
-}
-
 void PmixServer::Impl::deregister_job(const std::string& nspace, AsyncOps::Done done) {
   if (gate_) gate_->forget_job(nspace);
   publish_requests_.forget(nspace);
   dynamic_requests_.forget(nspace);
   query_requests_.forget(nspace);
-  ops_->start(
-      "PMIx_server_deregister_nspace " + nspace,
-      [nspace](pmix_op_cbfunc_t cbfunc, void* cbdata) {
-        pmix_nspace_t name;
-        PMIX_LOAD_NSPACE(name, nspace.c_str());
-        PMIx_server_deregister_nspace(name, cbfunc, cbdata);
-        return PMIX_SUCCESS;
-      },
-      std::move(done));
+  registrations_->deregister_job(nspace, std::move(done));
 }
 
 Status PmixServer::Impl::complete_fence(std::uint64_t handle, int status,
