@@ -122,7 +122,10 @@ void HandshakeWatchdog::look(TimeNs now) {
 
 void HandshakeWatchdog::cut_other_users_waiting() {
   const uid_t self = geteuid();
-  for (const ServerConnection& connection : server_connections(ports_, {}).connections) {
+  const ServerConnections held = server_connections(ports_, {});
+  // What libpmix has closed since it was shut is forgotten.
+  std::erase_if(shut_, [&](std::uint64_t inode) { return held.held.count(inode) == 0; });
+  for (const ServerConnection& connection : held.connections) {
     // Answered connections are the client gate's (it may be refusing one).
     if (connection.answered || !connection.client || connection.client->uid == self) continue;
     StalledHandshake entry{connection.fd, connection.inode, connection.client->uid,
@@ -132,7 +135,12 @@ void HandshakeWatchdog::cut_other_users_waiting() {
 }
 
 void HandshakeWatchdog::cut(const HandshakeCut& found) {
-  if (shut_down(found.connection.fd, found.connection.inode) && report_) report_(found);
+  // Shut already (libpmix has not closed it yet): not again, nor reported twice.
+  if (shut_.count(found.connection.inode) != 0) return;
+  if (!shut_down(found.connection.fd, found.connection.inode)) return;
+  if (shut_.size() >= kShutRemembered) shut_.clear();  // a flood's: forgotten in bulk
+  shut_.insert(found.connection.inode);
+  if (report_) report_(found);
 }
 
 }  // namespace grove

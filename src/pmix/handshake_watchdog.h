@@ -64,6 +64,9 @@ class HandshakeWatchdog {
   CutReport report_;
   std::set<std::uint16_t> ports_;
   HandshakeWatch watch_;
+  // Connections shut down that libpmix may still hold: never cut twice.
+  static constexpr std::size_t kShutRemembered = 4096;
+  std::set<std::uint64_t> shut_;
   Fd epoll_;
   Fd wake_;
   std::atomic<bool> stopping_{false};

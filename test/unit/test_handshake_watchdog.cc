@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -46,15 +47,24 @@ ssize_t accept_and_read_header(int listener) {
 // A watchdog on `listener` that records what it cuts.
 struct Recorder {
   std::mutex mutex;
+  std::condition_variable reported;
   std::vector<HandshakeCut> cuts;
   HandshakeWatchdog::CutReport report() {
     return [this](const HandshakeCut& cut) {
       std::lock_guard lock(mutex);
       cuts.push_back(cut);
+      reported.notify_all();
     };
   }
   std::vector<HandshakeCut> taken() {
     std::lock_guard lock(mutex);
+    return cuts;
+  }
+  // The cuts once `count` are reported (or the deadline passed): a reader
+  // freed by the first cut may run before the watchdog's sweep ends.
+  std::vector<HandshakeCut> taken_once(std::size_t count) {
+    std::unique_lock lock(mutex);
+    reported.wait_for(lock, std::chrono::seconds(20), [&] { return cuts.size() >= count; });
     return cuts;
   }
 };
@@ -201,7 +211,7 @@ TEST_CASE("another user's silent connection is cut at once, with the others wait
   REQUIRE(queued >= 0);
   auto held = std::async(std::launch::async, accept_and_read_header, listener);
   const bool freed = held.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
-  const std::vector<HandshakeCut> cuts = recorder.taken();
+  const std::vector<HandshakeCut> cuts = recorder.taken_once(2);
   char unread[16];
   const ssize_t queued_read = recv(queued, unread, sizeof unread, MSG_DONTWAIT);
   close(leave[1]);  // the child leaves, freeing the reader in any case

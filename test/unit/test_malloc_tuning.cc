@@ -17,6 +17,7 @@
 #endif
 
 namespace {
+#ifndef GROVE_OWN_ALLOCATOR
 
 struct Churn {
   std::size_t kept = 0;        // the heap top's free bytes after the frees (keepcost)
@@ -68,6 +69,7 @@ Churn churn(std::uint64_t pad) {
   REQUIRE(got == sizeof result);
   return result;
 }
+#endif
 
 }  // namespace
 
