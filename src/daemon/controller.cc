@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/dvm_events.h"
 #include "daemon/host_info.h"
 #include "plm/route_address.h"
 #include "rml/transport/dvm_secret.h"
@@ -220,42 +221,17 @@ Status Controller::start() {
   manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
     publish_->rank_exited(nspace, rank);
   };
+  // A job's events go to its ranks and its spawner only (daemon/dvm_events.h).
   manager_hooks.rank_failed = [this](const std::string& nspace, std::uint32_t rank, RankFailure how,
                                      int status, const std::string& message) {
-    PmixEvent failed;
-    switch (how) {
-      case RankFailure::aborted:
-        failed.code = kPmixErrorProcRequestedAbort;
-        break;
-      case RankFailure::signaled:
-        failed.code = kPmixErrorProcAbortedBySignal;
-        break;
-      case RankFailure::left_without_finalize:
-        failed.code = kPmixErrorProcTermWithoutSync;
-        break;
-      case RankFailure::exited:
-      case RankFailure::never_started:
-        failed.code = kPmixEventProcTerminated;
-        break;
-    }
-    failed.affected_nspace = nspace;
-    failed.affected_rank = rank;
-    failed.has_status = true;
-    failed.status = status;
-    failed.message = message;
+    PmixEvent failed =
+        rank_failed_event(nspace, rank, how, status, message, job_manager_->spawned_by(nspace));
     if (runtime_) runtime_->broadcast(pmix_tags::event, encode(failed));
   };
   manager_hooks.job_ended = [this](const std::string& nspace, int status,
                                    const std::string& message) {
     publish_->job_ended(nspace);
-    // Every daemon tells its clients that registered for it.
-    PmixEvent ended;
-    ended.code = kPmixEventJobEnd;
-    ended.affected_nspace = nspace;
-    ended.has_status = true;
-    ended.status = status;
-    ended.message = "job " + nspace + " ended with status " + std::to_string(status) +
-                    (message.empty() ? "" : ": " + message);
+    PmixEvent ended = job_end_event(nspace, status, message, job_manager_->spawned_by(nspace));
     if (runtime_) runtime_->broadcast(pmix_tags::event, encode(ended));
   };
   job_manager_ = std::make_unique<JobManager>(
@@ -486,12 +462,8 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_stil
   if (may_still_run && record.pid <= 0)
     runtime_->send_control(vpid, daemon_tags::evicted, encode(Eviction{reason}));
   runtime_->declare_departure(vpid);
-  PmixEvent down;
-  down.code = kPmixEventNodeDown;
-  down.affected_nspace = "grove.daemons";
-  down.affected_rank = vpid;
-  down.message = describe_daemon(vpid) + " lost: " + reason;
-  runtime_->broadcast(pmix_tags::event, encode(down));
+  runtime_->broadcast(pmix_tags::event,
+                      encode(daemon_lost_event(vpid, describe_daemon(vpid) + " lost: " + reason)));
   job_manager_->on_daemon_lost(vpid);
   if (status_ && status_->counters.size() >= living_daemons()) finish_status();
 }

@@ -204,6 +204,15 @@ void JobManager::on_timeout(evutil_socket_t, short, void* arg) {
   job->manager->fail(*job, 124, "the job ran out of time (--timeout) and was killed");
 }
 
+std::optional<std::pair<std::string, std::uint32_t>> JobManager::spawned_by(
+    const std::string& nspace) const {
+  for (const auto& [id, job] : jobs_) {
+    if (job->spec.nspace == nspace && !job->spec.parent_nspace.empty())
+      return std::make_pair(job->spec.parent_nspace, job->spec.parent_rank);
+  }
+  return std::nullopt;
+}
+
 void JobManager::report_failure(const Job& job, std::uint32_t rank, RankFailure how, int status,
                                 const std::string& message) {
   if (hooks_.rank_failed) hooks_.rank_failed(job.spec.nspace, rank, how, status, message);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jobs/job_messages.h"
@@ -81,6 +82,9 @@ class JobManager {
   // ranks end of it; false if no such job runs.
   bool signal(std::uint32_t job, int signal);
   std::size_t active() const { return jobs_.size(); }
+  // The nspace and rank that spawned a running job (PMIx_Spawn); nothing
+  // for a job grove run started, or one not running.
+  std::optional<std::pair<std::string, std::uint32_t>> spawned_by(const std::string& nspace) const;
   // The running jobs, then the last kRecentJobs ended ones, oldest first:
   // what `grove ps` and `grove status` show.
   nlohmann::json jobs_json() const;

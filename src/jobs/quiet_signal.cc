@@ -130,6 +130,14 @@ void QuietSignaller::finish(Request& request) {
   const int signal = request.signal;
   std::erase_if(stopped_by_user_,
                 [](const auto& entry) { return start_ticks(entry.first) != entry.second; });
+  // A stop asked for earlier but still settling is the user's stop too: the
+  // rank already looks stopped, and a signal sent after it must wait in it.
+  std::set<pid_t> stopping;
+  for (const auto& other : requests_) {
+    if (other.get() == &request || !is_stop(other->signal)) continue;
+    for (pid_t group : other->groups())
+      stopping.insert(group);
+  }
   for (pid_t group : request.groups()) {
     kill(-group, signal);
     if (is_stop(signal)) {
@@ -137,7 +145,7 @@ void QuietSignaller::finish(Request& request) {
       continue;
     }
     if (ends_stop(signal)) stopped_by_user_.erase(group);
-    if (stopped_by_user_.count(group) == 0) kill(-group, SIGCONT);
+    if (stopped_by_user_.count(group) == 0 && stopping.count(group) == 0) kill(-group, SIGCONT);
   }
   requests_.remove_if([&](const std::unique_ptr<Request>& held) { return held.get() == &request; });
 }

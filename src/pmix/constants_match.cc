@@ -3,6 +3,7 @@
 // library's own values.
 #include <pmix_server.h>
 
+#include "pmix/event_messages.h"
 #include "pmix/server.h"
 
 namespace grove {
@@ -15,6 +16,7 @@ static_assert(kPmixErrorNotFound == PMIX_ERR_NOT_FOUND);
 static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
 static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
 static_assert(kPmixEventJobEnd == PMIX_EVENT_JOB_END);
+static_assert(kPmixErrorJobNonZeroTerm == PMIX_ERR_JOB_NON_ZERO_TERM);
 static_assert(kPmixEventNodeDown == PMIX_EVENT_NODE_DOWN);
 static_assert(kPmixEventProcTerminated == PMIX_EVENT_PROC_TERMINATED);
 static_assert(kPmixErrorProcRequestedAbort == PMIX_ERR_PROC_REQUESTED_ABORT);
@@ -26,5 +28,11 @@ static_assert(kPmixErrorOutOfResource == PMIX_ERR_OUT_OF_RESOURCE);
 static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
 static_assert(kPmixJobSize == PMIX_JOB_SIZE);
 static_assert(kPmixNumNodes == PMIX_NUM_NODES);
+static_assert(PmixEvent::kRangeLocal == PMIX_RANGE_LOCAL);
+static_assert(PmixEvent::kRangeNamespace == PMIX_RANGE_NAMESPACE);
+static_assert(PmixEvent::kRangeSession == PMIX_RANGE_SESSION);
+static_assert(PmixEvent::kRangeCustom == PMIX_RANGE_CUSTOM);
+static_assert(PmixEvent::kRangeProcLocal == PMIX_RANGE_PROC_LOCAL);
+static_assert(EventProc::kWholeJob == PMIX_RANK_WILDCARD);
 
 }  // namespace grove

@@ -92,6 +92,24 @@ void InfoList::add_procs(const char* key, const std::string& nspace,
   add(key, &array, PMIX_DATA_ARRAY);
 }
 
+void InfoList::add_procs(const char* key, const std::vector<pmix_proc_t>& procs) {
+  std::vector<pmix_proc_t> copy = procs;  // PMIx_Info_list_add copies it again, deeply
+  pmix_data_array_t array{PMIX_PROC, copy.size(), copy.data()};
+  add(key, &array, PMIX_DATA_ARRAY);
+}
+
+void InfoList::add_int(const char* key, int value) {
+  add(key, &value, PMIX_INT);
+}
+
+void InfoList::add_info(const pmix_info_t& info) {
+  if (!first_error_.empty()) return;
+  pmix_status_t status = PMIx_Info_list_xfer(list_, &info);
+  if (status != PMIX_SUCCESS)
+    first_error_ =
+        std::string("PMIx_Info_list_xfer ") + info.key + ": " + PMIx_Error_string(status);
+}
+
 void InfoList::add_status(const char* key, int status) {
   pmix_status_t value = status;
   add(key, &value, PMIX_STATUS);

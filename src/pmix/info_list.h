@@ -52,7 +52,10 @@ class InfoList {
   // A pmix_data_array_t of pmix_proc_t: `ranks` of `nspace`.
   void add_procs(const char* key, const std::string& nspace,
                  const std::vector<std::uint32_t>& ranks);
+  void add_procs(const char* key, const std::vector<pmix_proc_t>& procs);
   void add_proc(const char* key, const std::string& nspace, std::uint32_t rank);  // PMIX_PROC
+  void add_int(const char* key, int value);                                       // PMIX_INT
+  void add_info(const pmix_info_t& info);  // copied deeply, key and value
 
   // The accumulated entries, or the first add that failed.
   Result<InfoArray> take_array();

@@ -68,6 +68,7 @@ inline constexpr int kPmixErrorBadParam = -27;
 inline constexpr int kPmixErrorOutOfResource = -29;
 inline constexpr int kPmixProcTerminated = -111;
 inline constexpr int kPmixEventJobEnd = -145;
+inline constexpr int kPmixErrorJobNonZeroTerm = -187;
 inline constexpr int kPmixEventNodeDown = -231;
 inline constexpr int kPmixEventProcTerminated = -201;
 inline constexpr int kPmixErrorProcRequestedAbort = -8;

@@ -14,6 +14,7 @@
 
 #include "pmix/async_ops.h"
 #include "pmix/client_gate.h"
+#include "pmix/event_info.h"
 #include "pmix/packed_value.h"
 #include "pmix/upcall.h"
 
@@ -476,23 +477,7 @@ pmix_status_t notify_event(pmix_status_t code, const pmix_proc_t* source, pmix_d
                            pmix_info_t info[], std::size_t ninfo, pmix_op_cbfunc_t cbfunc,
                            void* cbdata) {
   NotifyUpcall upcall;
-  upcall.event.code = code;
-  if (source != nullptr) {
-    upcall.event.source_nspace = nspace_of(*source);
-    upcall.event.source_rank = source->rank;
-  }
-  upcall.event.range = static_cast<std::uint8_t>(range);
-  for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
-    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE))
-      upcall.event.message = string_value(info[i]);
-    if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC &&
-        info[i].value.data.proc != nullptr) {
-      upcall.event.affected_nspace = nspace_of(*info[i].value.data.proc);
-      upcall.event.affected_rank = info[i].value.data.proc->rank == PMIX_RANK_WILDCARD
-                                       ? PmixEvent::kWholeJob
-                                       : info[i].value.data.proc->rank;
-    }
-  }
+  upcall.event = pmix_internal::event_from_upcall(code, source, range, info, ninfo);
   post(std::move(upcall));
   (void)cbfunc;  // done here: OPERATION_SUCCEEDED means it is never called
   (void)cbdata;

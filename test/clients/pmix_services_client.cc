@@ -13,9 +13,14 @@
 //          rank waits for (20 s at most).
 //   node-down  every rank registers for PMIX_EVENT_NODE_DOWN, says
 //          "registered", and waits (60 s at most) for a daemon to be lost.
-//   watch-abort  every rank registers for PMIX_ERR_PROC_REQUESTED_ABORT,
-//          says "registered", and waits (60 s at most) for a rank of another
-//          job to call PMIx_Abort.
+//   spawn-abort CLIENT  rank 0 spawns 2 ranks of CLIENT --abort 7
+//          (pmix_fence_client) and waits for the child's failure to end its
+//          own job (60 s at most).
+//   count-events  every rank registers a default handler and handlers for
+//          the codes of a job's and a rank's end and for a marker, fences,
+//          notifies its namespace of the marker, waits (20 s at most) for every other
+//          rank's marker, and prints "rank R: foreign events N": the events
+//          it received that concern another job (none should).
 //
 // Every check prints "rank R: <what> ok" or fails with exit status 1 and a
 // line on stderr. Exit status: 0 all checks passed, 1 a check failed, 2 bad
@@ -138,19 +143,23 @@ struct SeenEvent {
   std::string source;
   std::string affected;  // nspace:rank ("*" for the wildcard)
   std::string text;
+  std::string affected_nspace;
   int job_status = -1;
+  int exit_code = -1;
 };
 std::vector<SeenEvent> seen;
 
 void on_event(std::size_t, pmix_status_t code, const pmix_proc_t* source, pmix_info_t info[],
               std::size_t ninfo, pmix_info_t*, std::size_t,
               pmix_event_notification_cbfunc_fn_t done, void* done_data) {
-  SeenEvent event{code, {}, {}, {}};
+  SeenEvent event{};
+  event.code = code;
   if (source != nullptr)
     event.source = std::string(source->nspace) + ":" + std::to_string(source->rank);
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
     if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC) {
       const pmix_proc_t* proc = info[i].value.data.proc;
+      event.affected_nspace = proc->nspace;
       event.affected = std::string(proc->nspace) + ":" +
                        (proc->rank == PMIX_RANK_WILDCARD ? "*" : std::to_string(proc->rank));
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TEXT_MESSAGE) &&
@@ -159,6 +168,8 @@ void on_event(std::size_t, pmix_status_t code, const pmix_proc_t* source, pmix_i
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS) &&
                info[i].value.type == PMIX_STATUS) {
       event.job_status = info[i].value.data.status;
+    } else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && info[i].value.type == PMIX_INT) {
+      event.exit_code = info[i].value.data.integer;
     }
   }
   {
@@ -200,23 +211,29 @@ std::uint32_t job_size() {
   return get_u32(whole, PMIX_JOB_SIZE);
 }
 
+void spawn(const char* command, std::vector<const char*> args, int procs, pmix_nspace_t child) {
+  pmix_app_t app;
+  PMIX_APP_CONSTRUCT(&app);
+  app.cmd = strdup(command);
+  app.argv = static_cast<char**>(calloc(args.size() + 2, sizeof(char*)));
+  app.argv[0] = strdup(command);
+  for (std::size_t i = 0; i < args.size(); ++i)
+    app.argv[i + 1] = strdup(args[i]);
+  app.maxprocs = procs;
+  std::memset(child, 0, sizeof(pmix_nspace_t));
+  pmix_status_t status = PMIx_Spawn(nullptr, 0, &app, 1, child);
+  PMIX_APP_DESTRUCT(&app);
+  if (status != PMIX_SUCCESS) fail("spawn of %s: %s", command, PMIx_Error_string(status));
+}
+
 void run_events() {
   register_for(PMIX_EVENT_JOB_END);
   register_for(kOwnEvent);
   PMIx_Fence(nullptr, 0, nullptr, 0);  // everyone listens before anyone speaks
   const std::uint32_t last = job_size() - 1;
   if (self.rank == 0) {
-    pmix_app_t app;
-    PMIX_APP_CONSTRUCT(&app);
-    app.cmd = strdup("true");
-    app.argv = static_cast<char**>(calloc(2, sizeof(char*)));
-    app.argv[0] = strdup("true");
-    app.maxprocs = 1;
     pmix_nspace_t child;
-    std::memset(child, 0, sizeof child);
-    pmix_status_t status = PMIx_Spawn(nullptr, 0, &app, 1, child);
-    PMIX_APP_DESTRUCT(&app);
-    if (status != PMIX_SUCCESS) fail("spawn: %s", PMIx_Error_string(status));
+    spawn("true", {}, 1, child);
     SeenEvent ended = wait_for_event(PMIX_EVENT_JOB_END, std::string(child) + ":*", 20);
     std::printf("rank 0: job end of %s status %d (%s)\n", child, ended.job_status,
                 ended.text.c_str());
@@ -248,14 +265,67 @@ void run_node_down() {
   ok("node down event");
 }
 
-void run_watch_abort() {
-  register_for(PMIX_ERR_PROC_REQUESTED_ABORT);
-  std::printf("rank %u: registered\n", self.rank);
+void run_spawn_abort(const char* client) {
+  if (self.rank != 0) return;
+  pmix_nspace_t child;
+  spawn(client, {"--abort", "7"}, 2, child);
+  std::printf("rank 0: spawned %s\n", child);
   std::fflush(stdout);
-  SeenEvent aborted = wait_for_event(PMIX_ERR_PROC_REQUESTED_ABORT, "", 60);
-  std::printf("rank %u: %s aborted with status %d (%s)\n", self.rank, aborted.affected.c_str(),
-              aborted.job_status, aborted.text.c_str());
-  ok("abort event");
+  sleep(60);  // the child's failure ends this job first
+  fail("still running 60 s after spawning %s", child);
+}
+
+void run_count_events() {
+  constexpr pmix_status_t kMarker = PMIX_EXTERNAL_ERR_BASE - 8;
+  const pmix_status_t ends[] = {PMIX_EVENT_JOB_END,           PMIX_EVENT_PROC_TERMINATED,
+                                PMIX_ERR_PROC_ABORTED,        PMIX_ERR_PROC_REQUESTED_ABORT,
+                                PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_PROC_TERM_WO_SYNC};
+  for (pmix_status_t code : ends)
+    register_for(code);
+  // By its code: libpmix 4.2's server drops a client's default handler
+  // registration (docs/pmix.md), so a default handler alone hears nothing.
+  register_for(kMarker);
+  pmix_status_t status =
+      PMIx_Register_event_handler(nullptr, 0, nullptr, 0, on_event, nullptr, nullptr);
+  if (status < 0) fail("registering a default handler: %s", PMIx_Error_string(status));
+  PMIx_Fence(nullptr, 0, nullptr, 0);
+  status = PMIx_Notify_event(kMarker, nullptr, PMIX_RANGE_NAMESPACE, nullptr, 0, nullptr, nullptr);
+  if (status != PMIX_SUCCESS && status != PMIX_OPERATION_SUCCEEDED)
+    fail("notify: %s", PMIx_Error_string(status));
+  // Every other rank's marker: what came before it through this daemon has
+  // been delivered (a cached event is replayed at registration, earlier).
+  const std::size_t others = job_size() - 1;
+  std::unique_lock lock(events_mutex);
+  // A rank's handler hears its own marker too (libpmix's client runs its
+  // own handlers), so that one is left out of both counts.
+  const std::string me = std::string(self.nspace) + ":" + std::to_string(self.rank);
+  auto markers = [&] {
+    std::size_t count = 0;
+    for (const SeenEvent& event : seen)
+      count += event.code == kMarker && event.source != me;
+    return count;
+  };
+  if (!events_changed.wait_for(lock, std::chrono::seconds(20), [&] { return markers() >= others; }))
+    fail("%zu of %zu markers within 20 s", markers(), others);
+  std::size_t foreign = 0;
+  const std::string own = std::string(self.nspace) + ":";
+  std::size_t events = 0;
+  for (const SeenEvent& event : seen) {
+    if (event.source == me) continue;
+    ++events;
+    const bool other_source = !event.source.empty() && event.source.rfind(own, 0) != 0;
+    const bool other_affected =
+        !event.affected_nspace.empty() && event.affected_nspace != self.nspace;
+    if (event.code == kMarker && !other_source) continue;
+    if (other_source || other_affected) {
+      ++foreign;
+      std::fprintf(stderr, "rank %u: foreign event %d from %s affecting %s (%s)\n", self.rank,
+                   event.code, event.source.c_str(), event.affected.c_str(), event.text.c_str());
+    }
+  }
+  std::printf("rank %u: markers %zu, foreign events %zu, events %zu\n", self.rank, markers(),
+              foreign, events);
+  std::fflush(stdout);
 }
 
 void run_log() {
@@ -281,11 +351,13 @@ void run_log() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string scenario = argc == 3 && std::strcmp(argv[1], "--scenario") == 0 ? argv[2] : "";
-  if (scenario != "query" && scenario != "log" && scenario != "events" && scenario != "node-down" &&
-      scenario != "watch-abort") {
+  const std::string scenario = argc >= 3 && std::strcmp(argv[1], "--scenario") == 0 ? argv[2] : "";
+  const bool known = scenario == "query" || scenario == "log" || scenario == "events" ||
+                     scenario == "node-down" || scenario == "count-events";
+  if (!(known && argc == 3) && !(scenario == "spawn-abort" && argc == 4)) {
     std::fprintf(stderr,
-                 "usage: pmix_services_client --scenario query|log|events|node-down|watch-abort\n");
+                 "usage: pmix_services_client --scenario "
+                 "query|log|events|node-down|count-events|spawn-abort CLIENT\n");
     return 2;
   }
   pmix_status_t status = PMIx_Init(&self, nullptr, 0);
@@ -301,8 +373,10 @@ int main(int argc, char** argv) {
     run_events();
   } else if (scenario == "node-down") {
     run_node_down();
+  } else if (scenario == "count-events") {
+    run_count_events();
   } else {
-    run_watch_abort();
+    run_spawn_abort(argv[3]);
   }
   PMIx_Fence(nullptr, 0, nullptr, 0);
   PMIx_Finalize(nullptr, 0);
