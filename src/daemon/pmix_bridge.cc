@@ -119,6 +119,25 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   return bridge;
 }
 
+bool PmixBridge::targets_here(const PmixEvent& event) const {
+  // libpmix 4.2's server records a group for every PMIX_GROUP_CONSTRUCT_COMPLETE
+  // it is handed, members or not, and only a destruct among the members'
+  // daemons removes it: on the others the record outlived its job, and a later
+  // group of the same name expanded to its old members too, so that group's
+  // fence waited there forever.
+  if (event.range != PmixEvent::kRangeCustom || event.targets.empty()) return true;
+  for (const EventProc& target : event.targets) {
+    const JobSpec* job = job_by_nspace(target.nspace);
+    if (job == nullptr) return true;  // not a job's name: let libpmix judge
+    for (const RankPlacement& placement : job->ranks) {
+      if (placement.daemon == runtime_.self() &&
+          (target.rank == EventProc::kWholeJob || target.rank == placement.rank))
+        return true;
+    }
+  }
+  return false;
+}
+
 const JobSpec* PmixBridge::job_by_nspace(const std::string& nspace) const {
   auto found = by_nspace_.find(nspace);
   if (found != by_nspace_.end()) return &jobs_.at(found->second);
@@ -399,7 +418,10 @@ bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payl
     auto event = wire_decode<PmixEvent>(payload);
     if (!event) {
       log_.error("%s", event.error().message.c_str());
-    } else if (event->origin != runtime_.self()) {  // the origin's clients had it
+    } else if (event->origin != runtime_.self() && targets_here(*event)) {
+      // The origin's clients had it already; a daemon none of whose ranks it
+      // targets must not hand it to libpmix either, which acts on some
+      // events beyond delivering them (below).
       if (Status notified = server_->notify(*event); !notified)
         log_.error("PMIx event %d: %s", event->code, notified.error().message.c_str());
     }

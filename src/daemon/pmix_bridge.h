@@ -98,6 +98,9 @@ class PmixBridge {
   void on_abort(const std::string& nspace, std::uint32_t rank, int status,
                 const std::string& message);
   const JobSpec* job_by_nspace(const std::string& nspace) const;
+  // Whether an event relayed from another daemon concerns a rank of this one
+  // (any event not limited to custom targets does).
+  bool targets_here(const PmixEvent& event) const;
 
   DaemonRuntime& runtime_;
   const Log& log_;

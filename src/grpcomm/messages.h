@@ -103,8 +103,9 @@ Result<FenceRelease> decode_fence_release_header(std::span<const std::byte> payl
 // Payloads above the threshold travel deflated: an 8-byte original length,
 // then zlib data. Compressed once by the originator; relays forward the bytes.
 Bytes compress_payload(std::span<const std::byte> payload);
-// Whether deflating is likely to save an eighth: large payloads are judged by
-// deflating a 64 KiB sample first, so random bytes do not cost a full pass.
+// Whether deflating is likely to save an eighth: payloads above 2 KiB are
+// judged by deflating 2 KiB sampled across them, so random bytes do not cost
+// a full pass.
 bool worth_deflating(std::span<const std::byte> payload);
 Result<Bytes> decompress_payload(std::span<const std::byte> wire, std::uint64_t max_bytes);
 

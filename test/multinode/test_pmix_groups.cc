@@ -98,3 +98,30 @@ TEST_CASE("a group whose member has left fails for the others instead of waiting
   CHECK(next.exit_code == 0);
   CHECK(dvm.status()["failed"].empty());
 }
+
+TEST_CASE(
+    "groups formed by invitation span daemons, and one job's leaves nothing in the next's way",
+    "[pmix][groups]") {
+  // The same group name in every job. The second job's group lives on two of
+  // the four daemons; each daemon's libpmix records a group from every
+  // PMIX_GROUP_CONSTRUCT_COMPLETE it is handed, and only the members'
+  // daemons destruct it, so when the other two were handed that event too
+  // the third job's group fence expanded to the old members there as well
+  // and waited for them until the job was killed.
+  Dvm dvm(4);
+  REQUIRE(dvm.ready());
+  const std::string client = binary_from_env("GROVE_PMIX_INVITE_CLIENT");
+  for (const char* ranks : {"4", "2", "4"}) {
+    auto job = dvm.grove({"run", "-n", ranks, "--map-by", "node", "--timeout", "30", client});
+    INFO("-n " << ranks << "\n" << job.out << job.err);
+    REQUIRE(job.exit_code == 0);
+    const int count = std::stoi(ranks);
+    CHECK_THAT(job.out, Catch::Contains("rank 0: invite ok"));
+    for (int rank = 0; rank < count; ++rank) {
+      const std::string prefix = "rank " + std::to_string(rank) + ": ";
+      CHECK_THAT(job.out, Catch::Contains(prefix + "construct complete ok"));
+      CHECK_THAT(job.out, Catch::Contains(prefix + "group fence ok"));
+      CHECK_THAT(job.out, Catch::Contains(prefix + "destruct ok"));
+    }
+  }
+}

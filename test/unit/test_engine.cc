@@ -262,6 +262,26 @@ TEST_CASE("large payloads are deflated once and relays forward the same bytes", 
   }
 }
 
+TEST_CASE("compressibility of a large payload is judged on a sample spread across it", "[engine]") {
+  // Random bytes (a rank's endpoint keys in fence_timing) are not worth a pass.
+  CHECK_FALSE(worth_deflating(pattern(256 * 1024, 5)));
+  Bytes structured(256 * 1024);
+  for (std::size_t i = 0; i < structured.size(); ++i)
+    structured[i] = static_cast<std::byte>("key=value;"[i % 10]);
+  CHECK(worth_deflating(structured));
+  // The sample reaches past the head: a compressible header (half a slice)
+  // does not make random bytes worth it, nor does a random head spoil the rest.
+  Bytes head_only = pattern(256 * 1024, 6);
+  std::fill_n(head_only.begin(), 256, std::byte{0});
+  CHECK_FALSE(worth_deflating(head_only));
+  Bytes random_head = structured;
+  std::copy_n(pattern(2048, 7).begin(), 2048, random_head.begin());
+  CHECK(worth_deflating(random_head));
+  // Small payloads are deflated whole; the attempt decides.
+  CHECK(worth_deflating(pattern(2048, 8)));
+  CHECK_FALSE(worth_deflating(pattern(2049, 8)));
+}
+
 TEST_CASE("the originator reports each finished broadcast with size, tag and span", "[engine]") {
   LocalCluster cluster(5, config(64, 4));
   cluster.release(tags::bench_release, Bytes(33));
