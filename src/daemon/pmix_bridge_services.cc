@@ -20,6 +20,10 @@ void PmixBridge::on_query(const PmixQueryCall& call) {
         for (const auto& [name, spec] : launched_)
           running += (running.empty() ? "" : ",") + name;
         answers.push_back({key, running});
+      } else if (key == kPmixQueryNumPsets) {
+        answers.push_back({key, std::size_t{0}});  // grove defines no process sets
+      } else if (key == kPmixQueryPsetNames) {
+        answers.push_back({key, std::string()});
       } else if (key == kPmixJobSize || key == kPmixNumNodes) {
         const bool nodes = key == kPmixNumNodes;
         if (nodes && query.nspace.empty()) {

@@ -28,6 +28,8 @@ static_assert(kPmixErrorOutOfResource == PMIX_ERR_OUT_OF_RESOURCE);
 static_assert(kPmixQueryNamespaces == PMIX_QUERY_NAMESPACES);
 static_assert(kPmixJobSize == PMIX_JOB_SIZE);
 static_assert(kPmixNumNodes == PMIX_NUM_NODES);
+static_assert(kPmixQueryNumPsets == PMIX_QUERY_NUM_PSETS);
+static_assert(kPmixQueryPsetNames == PMIX_QUERY_PSET_NAMES);
 static_assert(PmixEvent::kRangeLocal == PMIX_RANGE_LOCAL);
 static_assert(PmixEvent::kRangeNamespace == PMIX_RANGE_NAMESPACE);
 static_assert(PmixEvent::kRangeSession == PMIX_RANGE_SESSION);

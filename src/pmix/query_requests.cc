@@ -25,6 +25,8 @@ Status QueryRequests::complete(std::uint64_t handle, int status,
   for (const PmixQueryAnswer& answer : answers) {
     if (const auto* text = std::get_if<std::string>(&answer.value)) {
       list.add_string(answer.key.c_str(), *text);
+    } else if (const auto* count = std::get_if<std::size_t>(&answer.value)) {
+      list.add_size(answer.key.c_str(), *count);
     } else {
       list.add_u32(answer.key.c_str(), std::get<std::uint32_t>(answer.value));
     }

@@ -175,11 +175,13 @@ struct PmixQueryCall {
 inline constexpr std::string_view kPmixQueryNamespaces = "pmix.qry.ns";
 inline constexpr std::string_view kPmixJobSize = "pmix.job.size";
 inline constexpr std::string_view kPmixNumNodes = "pmix.num.nodes";
+inline constexpr std::string_view kPmixQueryNumPsets = "pmix.qry.psetnum";
+inline constexpr std::string_view kPmixQueryPsetNames = "pmix.qry.psets";
 
 // One answer to a query: the key asked and its value.
 struct PmixQueryAnswer {
   std::string key;
-  std::variant<std::string, std::uint32_t> value;
+  std::variant<std::string, std::uint32_t, std::size_t> value;  // size_t: PMIX_SIZE
 };
 
 // A PMIx_Log from a local client: lines for the job's output, and the

@@ -287,13 +287,15 @@ pmix_status_t lookup(const pmix_proc_t* proc, char** keys, const pmix_info_t inf
   if (upcall.message.keys.empty()) return PMIX_ERR_BAD_PARAM;
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
     if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT)) {
-      // true: every key; a number: that many of them.
+      // true: every key, false: none; a number: that many of them, where 0
+      // (the standard's default) means every key too.
       const std::uint32_t count = info_count(info[i].value);
-      upcall.message.wait_for =
-          info[i].value.type == PMIX_BOOL && count == 1
-              ? static_cast<std::uint32_t>(upcall.message.keys.size())
-              : std::min<std::uint32_t>(count,
-                                        static_cast<std::uint32_t>(upcall.message.keys.size()));
+      const auto all = static_cast<std::uint32_t>(upcall.message.keys.size());
+      if (info[i].value.type == PMIX_BOOL) {
+        upcall.message.wait_for = count == 1 ? all : 0;
+      } else {
+        upcall.message.wait_for = count == 0 ? all : std::min(count, all);
+      }
     } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
       upcall.message.timeout_seconds = info_count(info[i].value);
     } else if (std::optional<PublishRange> range = range_directive(info[i])) {

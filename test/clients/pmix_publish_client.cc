@@ -43,15 +43,22 @@ pmix_status_t publish(const char* key, const std::string& value, pmix_data_range
   return status;
 }
 
-// PMIx_Lookup of one key; `wait` adds PMIX_WAIT, `timeout` PMIX_TIMEOUT.
+// PMIx_Lookup of one key; `wait` adds PMIX_WAIT (true, or with `as_zero`
+// the number 0, which the standard reads as all the keys), `timeout`
+// PMIX_TIMEOUT.
 pmix_status_t lookup(const char* key, bool wait, int timeout, std::string& value,
-                     pmix_proc_t& publisher) {
+                     pmix_proc_t& publisher, bool as_zero = false) {
   pmix_pdata_t data;
   PMIX_PDATA_CONSTRUCT(&data);
   PMIX_LOAD_KEY(data.key, key);
   pmix_info_t info[2];
   std::size_t ninfo = 0;
-  if (wait) PMIX_INFO_LOAD(&info[ninfo++], PMIX_WAIT, &wait, PMIX_BOOL);
+  int zero = 0;
+  if (wait && as_zero) {
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_WAIT, &zero, PMIX_INT);
+  } else if (wait) {
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_WAIT, &wait, PMIX_BOOL);
+  }
   if (timeout > 0) PMIX_INFO_LOAD(&info[ninfo++], PMIX_TIMEOUT, &timeout, PMIX_INT);
   pmix_status_t status = PMIx_Lookup(&data, 1, ninfo > 0 ? info : nullptr, ninfo);
   for (std::size_t i = 0; i < ninfo; ++i)
@@ -91,8 +98,10 @@ void within() {
     expect(publish("grove.mine", "private", PMIX_RANGE_PROC_LOCAL, PMIX_PERSIST_SESSION),
            PMIX_SUCCESS, "publish for itself only");
   } else {
-    // Published perhaps not yet: the wait is what orders this after it.
-    expect(lookup("grove.port", true, 30, value, publisher), PMIX_SUCCESS, "lookup with wait");
+    // Published perhaps not yet: the wait is what orders this after it. The
+    // odd ranks ask to wait with the number 0.
+    expect(lookup("grove.port", true, 30, value, publisher, self.rank % 2 == 1), PMIX_SUCCESS,
+           "lookup with wait");
     if (value != mine) fail("lookup gave '%s', expected '%s'", value.c_str(), mine.c_str());
     if (publisher.rank != 0 || nspace_of(publisher) != nspace_of(self)) {
       fail("lookup named rank %u of %s as the publisher", publisher.rank,
@@ -102,7 +111,8 @@ void within() {
     expect(lookup("grove.absent", false, 0, value, publisher), PMIX_ERR_NOT_FOUND,
            "lookup of a missing key");
     const auto start = std::chrono::steady_clock::now();
-    const pmix_status_t timed = lookup("grove.absent", true, 1, value, publisher);
+    const pmix_status_t timed =
+        lookup("grove.absent", true, 1, value, publisher, self.rank % 2 == 1);
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     expect(timed, PMIX_ERR_TIMEOUT, "lookup waiting for a key that never comes times out");

@@ -122,6 +122,19 @@ void run_query() {
   PMIX_VALUE_RELEASE(value);
   ok("node counts");
 
+  // No process sets: none, rather than an error (openpmix's hello asks).
+  status = query_one(PMIX_QUERY_NUM_PSETS, nullptr, &value);
+  if (status != PMIX_SUCCESS || value == nullptr || value->type != PMIX_SIZE ||
+      value->data.size != 0)
+    fail("query of the number of process sets: %s", PMIx_Error_string(status));
+  PMIX_VALUE_RELEASE(value);
+  status = query_one(PMIX_QUERY_PSET_NAMES, nullptr, &value);
+  if (status != PMIX_SUCCESS || value == nullptr || value->type != PMIX_STRING ||
+      (value->data.string != nullptr && value->data.string[0] != '\0'))
+    fail("query of the process sets' names: %s", PMIx_Error_string(status));
+  PMIX_VALUE_RELEASE(value);
+  ok("no process sets");
+
   status = query_one("grove.no.such.key", nullptr, &value);
   if (status == PMIX_SUCCESS) fail("a query of an unknown key succeeded");
   if (value != nullptr) PMIX_VALUE_RELEASE(value);

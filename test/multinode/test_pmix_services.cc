@@ -31,6 +31,7 @@ TEST_CASE("PMIx_Query_info answers the running jobs, a job's size and nodes, the
   CHECK_THAT(job.out, Catch::Contains("rank 0: job nodes 2"));
   CHECK_THAT(job.out, Catch::Contains("rank 0: dvm nodes 3"));
   CHECK_THAT(job.out, Catch::Contains("rank 0: unknown key refused ok"));
+  CHECK_THAT(job.out, Catch::Contains("rank 0: no process sets ok"));
   CHECK_THAT(job.out, Catch::Contains("rank 0: unknown job refused ok"));
   CHECK_THAT(dvm.controller().err(), Catch::Contains("key grove.no.such.key not supported"));
 }
