@@ -74,11 +74,14 @@ struct CountersReply {
   // Round trip of this daemon's last answered heartbeat to the controller
   // (0: none yet, or the controller itself).
   std::uint64_t controller_rtt_ns = 0;
+  std::uint64_t heap_bytes = 0;      // malloc'd and not freed, libpmix's included
+  std::uint64_t resident_bytes = 0;  // the daemon's resident set
 
   static constexpr const char* wire_name = "counters reply";
   static auto wire_fields(auto& m) {
     return std::tie(m.request, m.vpid, m.epoch, m.tree_version, m.engine, m.transport_sent,
-                    m.transport_received, m.footprint, m.controller_rtt_ns);
+                    m.transport_received, m.footprint, m.controller_rtt_ns, m.heap_bytes,
+                    m.resident_bytes);
   }
 };
 

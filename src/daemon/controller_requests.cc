@@ -169,7 +169,9 @@ void Controller::finish_status() {
                         {"held_ops", reply.footprint.ops},
                         {"open_fences", reply.footprint.open_fences},
                         {"fence_signatures", reply.footprint.fence_signatures},
-                        {"controller_rtt_us", reply.controller_rtt_ns / 1000}});
+                        {"controller_rtt_us", reply.controller_rtt_ns / 1000},
+                        {"heap_bytes", reply.heap_bytes},
+                        {"resident_bytes", reply.resident_bytes}});
   }
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);

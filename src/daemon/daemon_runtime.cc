@@ -1,5 +1,7 @@
 #include "daemon/daemon_runtime.h"
 
+#include "os/memory_use.h"
+#include "rml/transport/frame_seal.h"
 #include "util/clock.h"
 
 namespace grove {
@@ -109,6 +111,9 @@ CountersReply DaemonRuntime::counters(std::uint64_t request) const {
   reply.footprint = EngineFootprint{
       engine_->open_ops(TopologyKind::routing) + engine_->open_ops(TopologyKind::release),
       engine_->open_fences(), engine_->known_fence_signatures()};
+  const MemoryUse memory = current_memory_use();
+  reply.heap_bytes = memory.heap_bytes;
+  reply.resident_bytes = memory.resident_bytes;
   return reply;
 }
 
@@ -156,9 +161,9 @@ std::uint64_t DaemonRuntime::broadcast(std::uint16_t tag, const Bytes& payload) 
   return id;
 }
 
-void DaemonRuntime::contribute(const FenceRequest& request) {
+void DaemonRuntime::contribute(FenceRequest request) {
   Outbox out;
-  engine_->contribute(now(), request, out);
+  engine_->contribute(now(), std::move(request), out);
   drain(out, Caller::owner);
 }
 
@@ -201,7 +206,8 @@ void DaemonRuntime::on_deferred_event(evutil_socket_t, short, void* arg) {
 }
 
 void DaemonRuntime::send(SendFrame& send) {
-  auto status = transport_->send(send.target, send.frame.flatten(), send.path);
+  // Room for the seal's tag: appended without moving the frame.
+  auto status = transport_->send(send.target, send.frame.flatten(kFrameTagSize), send.path);
   if (!status) {
     // A peer we cannot reach is a failure the controller will learn of;
     // the engine's repair covers what this frame would have carried.

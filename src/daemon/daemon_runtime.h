@@ -62,7 +62,7 @@ class DaemonRuntime : private EffectDriver {
   void send_control(Vpid to, std::uint16_t tag, Bytes payload);
   // Controller only: a DVM-wide broadcast through the release seam.
   std::uint64_t broadcast(std::uint16_t tag, const Bytes& payload);
-  void contribute(const FenceRequest& request);
+  void contribute(FenceRequest request);
   void declare_departure(Vpid vpid);
 
   TimeNs now() const;

@@ -90,7 +90,7 @@ class Engine {
                               Outbox& out);
 
   // Any daemon: this daemon's contribution to the next round of a fence.
-  void contribute(TimeNs now, const FenceRequest& request, Outbox& out);
+  void contribute(TimeNs now, FenceRequest request, Outbox& out);
 
   // A scope of fence signatures (a job's namespace, as a prefix) has ended:
   // forget its rounds and drop stragglers for it (grpcomm/fence_table.h).

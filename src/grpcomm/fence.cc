@@ -10,7 +10,7 @@
 
 namespace grove {
 
-void Engine::contribute(TimeNs now, const FenceRequest& request, Outbox& out) {
+void Engine::contribute(TimeNs now, FenceRequest request, Outbox& out) {
   FenceKey key = fences_.next_round(request.signature);
   FenceTracker* open = fences_.open(key);
   if (!open) return;  // its scope has ended: the job is gone
@@ -19,7 +19,7 @@ void Engine::contribute(TimeNs now, const FenceRequest& request, Outbox& out) {
     tracker.participants = request.participants;
     tracker.participants.insert(config_.self);  // a contributor participates, by definition
   }
-  tracker.contributions[config_.self] = request.data;
+  tracker.contributions[config_.self] = std::move(request.data);
   tracker.local = true;
   fence_progress(now, key, tracker, out);
 }

@@ -6,13 +6,6 @@
 
 namespace grove {
 
-bool contributions_ascend(const std::vector<std::pair<Vpid, Bytes>>& contributions) {
-  for (std::size_t i = 1; i < contributions.size(); ++i) {
-    if (contributions[i].first <= contributions[i - 1].first) return false;
-  }
-  return true;
-}
-
 std::string_view fence_status_name(FenceStatus status) {
   switch (status) {
     case FenceStatus::ok:

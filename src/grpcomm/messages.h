@@ -21,7 +21,13 @@ namespace grove {
 // `encode(message)` and `wire_decode<Message>(payload)` from that list.
 
 // Contributions travel by vpid, strictly ascending (no vpid twice).
-bool contributions_ascend(const std::vector<std::pair<Vpid, Bytes>>& contributions);
+template <typename Blob>
+bool contributions_ascend(const std::vector<std::pair<Vpid, Blob>>& contributions) {
+  for (std::size_t i = 1; i < contributions.size(); ++i) {
+    if (contributions[i].first <= contributions[i - 1].first) return false;
+  }
+  return true;
+}
 
 // tags::membership: the controller's complete failed set at an epoch.
 struct MembershipNotice {
@@ -47,17 +53,22 @@ struct FenceRollup {
   bool wire_valid() const { return contributions_ascend(contributions); }
 };
 
-// tags::fence_release: how a fence ended, with every contribution if it succeeded.
-struct FenceRelease {
+// tags::fence_release: how a fence ended, with every contribution if it
+// succeeded. Blob is Bytes, or ByteView for a reader that only passes the
+// contributions on (one schema, decoded without copying them).
+template <typename Blob>
+struct BasicFenceRelease {
   FenceKey key;
   FenceStatus status = FenceStatus::ok;
   Vpid lost = 0;
-  std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
+  std::vector<std::pair<Vpid, Blob>> contributions;  // by vpid, strictly ascending
 
   static constexpr const char* wire_name = "fence release";
   static auto wire_fields(auto& m) { return std::tie(m.key, m.status, m.lost, m.contributions); }
   bool wire_valid() const { return contributions_ascend(contributions); }
 };
+using FenceRelease = BasicFenceRelease<Bytes>;
+using FenceReleaseView = BasicFenceRelease<ByteView>;
 
 // Every xcast ack: the slot the acker held in the tree of the epoch stamped
 // on the frame; together they name the subtree the ack vouches for.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -105,7 +106,11 @@ pmix_status_t fence_nb(const pmix_proc_t procs[], std::size_t nprocs, const pmix
       if (upcall.timeout_seconds < 0) upcall.timeout_seconds = 0;
     }
   }
+  // The blob is the host's to free: libpmix 4.2 unloads it from its own
+  // buffer and forgets it (pmix_server_ops.c; PRRTE frees it with its
+  // fence). Kept, it was the local ranks' data lost once per fence, for good.
   upcall.data = copy_bytes(data, ndata);
+  std::free(data);
   upcall.cbfunc = cbfunc;
   upcall.cbdata = cbdata;
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;

@@ -72,9 +72,9 @@ SharedBytes share_bytes(std::span<const std::byte> bytes) {
   return std::make_shared<const Bytes>(bytes.begin(), bytes.end());
 }
 
-Bytes WireFrame::flatten() const {
+Bytes WireFrame::flatten(std::size_t spare) const {
   Bytes out;
-  out.reserve(size());
+  out.reserve(size() + spare);
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), payload->begin(), payload->end());
   return out;

@@ -85,7 +85,8 @@ struct WireFrame {
   SharedBytes payload;  // never null
 
   std::size_t size() const { return kFrameHeaderSize + payload->size(); }
-  Bytes flatten() const;  // contiguous header + payload
+  // Contiguous header + payload, with room for `spare` more bytes.
+  Bytes flatten(std::size_t spare = 0) const;
 };
 
 FrameHeaderBytes encode_frame_header(const FrameHeader& header, std::size_t payload_length);

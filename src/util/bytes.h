@@ -16,6 +16,8 @@
 namespace grove {
 
 using Bytes = std::vector<std::byte>;
+// Bytes owned elsewhere: a decoded view into a payload lives as long as it.
+using ByteView = std::span<const std::byte>;
 
 Bytes to_bytes(std::string_view text);
 // FNV-1a, 64 bits: a cheap digest for comparing payloads across processes.

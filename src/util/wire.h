@@ -14,7 +14,8 @@
 // Field forms, all big-endian: integers at their width (signed ones as their
 // two's complement), bool as one byte 0 or 1, enums at their width within
 // the bounds their WireEnum specialisation gives, std::string and Bytes as a
-// u32 length and the bytes, std::vector as a u32 count and the items,
+// u32 length and the bytes (ByteView the same: decoded, it points into the
+// payload, which must outlive it), std::vector as a u32 count and the items,
 // std::optional as one byte 0 or 1 and the value, std::pair as both, nested
 // messages as their fields, other types through a WireCodec specialisation.
 // A message may add `bool wire_valid() const` for what its types cannot say.
@@ -102,7 +103,8 @@ constexpr std::size_t wire_min_size() {
     return 1;
   } else if constexpr (std::is_enum_v<T> || std::is_integral_v<T>) {
     return sizeof(T);
-  } else if constexpr (std::is_same_v<T, std::string> || is_vector<T>::value) {
+  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, ByteView> ||
+                       is_vector<T>::value) {
     return 4;
   } else if constexpr (is_optional<T>::value) {
     return 1;
@@ -133,7 +135,7 @@ class WireWriter {
       put_integer(static_cast<std::make_unsigned_t<T>>(value));
     } else if constexpr (std::is_same_v<T, std::string>) {
       out_.text(value);
-    } else if constexpr (std::is_same_v<T, Bytes>) {
+    } else if constexpr (std::is_same_v<T, Bytes> || std::is_same_v<T, ByteView>) {
       out_.blob(value);
     } else if constexpr (is_vector<T>::value) {
       out_.u32(static_cast<std::uint32_t>(value.size()));
@@ -216,6 +218,11 @@ class WireReader {
       auto blob = in_.blob();
       if (!blob) return false;
       value.assign(blob->begin(), blob->end());
+      return true;
+    } else if constexpr (std::is_same_v<T, ByteView>) {
+      auto blob = in_.blob();
+      if (!blob) return false;
+      value = *blob;
       return true;
     } else if constexpr (is_vector<T>::value) {
       using Item = typename T::value_type;

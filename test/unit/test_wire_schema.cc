@@ -257,7 +257,11 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   reply.transport_sent.count(TrafficKey{FrameType::control, 300, TopologyKind::routing}, 80);
   reply.footprint = EngineFootprint{1, 2, 3};
   reply.controller_rtt_ns = 42;
+  reply.heap_bytes = 7 << 20;
+  reply.resident_bytes = 9 << 20;
   auto reply_back = round_trip(reply);
+  CHECK(reply_back.heap_bytes == 7u << 20);
+  CHECK(reply_back.resident_bytes == 9u << 20);
   CHECK(reply_back.engine == reply.engine);
   CHECK(reply_back.transport_sent == reply.transport_sent);
   CHECK(reply_back.footprint.fence_signatures == 3);
@@ -275,6 +279,23 @@ TEST_CASE("every message survives a round trip", "[wire]") {
             .contributions[0]
             .second == to_bytes("y"));
   CHECK(round_trip(XcastAck{17}).slot == 17);
+  {
+    // The view reads the same schema and points into the payload it came from.
+    const Bytes payload =
+        encode(FenceRelease{FenceKey{"s", 3}, FenceStatus::ok, 0, {{1, to_bytes("ab")}, {4, {}}}});
+    auto view = wire_decode<FenceReleaseView>(payload);
+    REQUIRE(view);
+    REQUIRE(view->contributions.size() == 2);
+    CHECK(to_string(view->contributions[0].second) == "ab");
+    CHECK(view->contributions[0].second.data() >= payload.data());
+    CHECK(view->contributions[0].second.data() < payload.data() + payload.size());
+    CHECK(view->contributions[1].second.empty());
+    CHECK(encode(*view) == payload);
+    // The same validation: contributions out of order are refused.
+    const Bytes disordered =
+        encode(FenceRelease{FenceKey{"s", 3}, FenceStatus::ok, 0, {{4, {}}, {1, {}}}});
+    CHECK_FALSE(wire_decode<FenceReleaseView>(disordered));
+  }
   CHECK(round_trip(OpReport{TopologyKind::release, 5, 2, 3, TopologyKind::routing, 4}).seen_radix ==
         4);
   auto abort = round_trip(OpAbort{TopologyKind::routing, 5, 2, FenceStatus::ok, FenceKey{"s", 1}});
