@@ -53,6 +53,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   hooks.on_log = [self](const PmixLogCall& call) { return self->on_log(call); };
   // Events beyond this daemon go out through the controller to every daemon.
   hooks.on_notify = [self](PmixEvent event) {
+    if (event.code == kPmixGroupInviteDeclined) self->log_declined_invitation(event);
     // A node-local event has had its only delivery, libpmix's own.
     if (event.range == PmixEvent::kRangeLocal || event.range == PmixEvent::kRangeProcLocal) return;
     event.origin = self->runtime_.self();

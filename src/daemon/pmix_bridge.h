@@ -87,6 +87,9 @@ class PmixBridge {
   // then answers it.
   void register_participants(PendingConnect pending, std::optional<std::uint64_t> context_id,
                              const std::string& signature);
+  // A rank declined a group invitation: its leader's PMIx_Group_invite will
+  // never return (libpmix 4.2), which the log says where it can be found.
+  void log_declined_invitation(const PmixEvent& event) const;
   // pmix_bridge_services.cc: PMIx_Query_info and PMIx_Log.
   void on_query(const PmixQueryCall& call);
   int on_log(const PmixLogCall& call);

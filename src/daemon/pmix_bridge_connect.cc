@@ -218,4 +218,24 @@ void PmixBridge::register_participants(PendingConnect pending,
   one_done("", ok_status());
 }
 
+void PmixBridge::log_declined_invitation(const PmixEvent& event) const {
+  // libpmix 4.2's PMIx_Group_invite waits until every invitee has accepted:
+  // its own handler passes a decline over, and no host answer reaches that
+  // wait (docs/pmix.md, "Process groups"). The decline itself reaches the
+  // host, on the decliner's daemon: said once, there, so a leader that
+  // hangs can be explained.
+  std::string leaders;
+  for (const EventProc& target : event.targets) {
+    leaders +=
+        (leaders.empty() ? "" : ", ") + target.nspace + ":" +
+        (target.rank == EventProc::kWholeJob ? std::string("*") : std::to_string(target.rank));
+  }
+  log_.error(
+      "rank %u of %s declined a group invitation%s%s: with libpmix 4.2 the inviter's "
+      "PMIx_Group_invite returns only once every invitee has accepted, so it waits for ever "
+      "(docs/pmix.md, \"Process groups\")",
+      event.source_rank, event.source_nspace.c_str(), leaders.empty() ? "" : " from ",
+      leaders.c_str());
+}
+
 }  // namespace grove

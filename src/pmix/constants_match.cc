@@ -22,6 +22,7 @@ static_assert(kPmixEventProcTerminated == PMIX_EVENT_PROC_TERMINATED);
 static_assert(kPmixErrorProcRequestedAbort == PMIX_ERR_PROC_REQUESTED_ABORT);
 static_assert(kPmixErrorProcTermWithoutSync == PMIX_ERR_PROC_TERM_WO_SYNC);
 static_assert(kPmixErrorProcAbortedBySignal == PMIX_ERR_PROC_ABORTED_BY_SIG);
+static_assert(kPmixGroupInviteDeclined == PMIX_GROUP_INVITE_DECLINED);
 static_assert(kPmixErrorPartialSuccess == PMIX_ERR_PARTIAL_SUCCESS);
 static_assert(kPmixErrorBadParam == PMIX_ERR_BAD_PARAM);
 static_assert(kPmixErrorOutOfResource == PMIX_ERR_OUT_OF_RESOURCE);

@@ -74,6 +74,7 @@ inline constexpr int kPmixEventProcTerminated = -201;
 inline constexpr int kPmixErrorProcRequestedAbort = -8;
 inline constexpr int kPmixErrorProcTermWithoutSync = -200;
 inline constexpr int kPmixErrorProcAbortedBySignal = -402;
+inline constexpr int kPmixGroupInviteDeclined = -162;
 // The source of the events the DVM raises itself (a job's end, a lost daemon).
 inline constexpr const char* kPmixDvmSource = "grove.dvm";
 

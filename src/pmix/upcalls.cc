@@ -93,7 +93,12 @@ pmix_status_t copy_participants(const pmix_proc_t procs[], std::size_t nprocs,
 pmix_status_t fence_nb(const pmix_proc_t procs[], std::size_t nprocs, const pmix_info_t info[],
                        std::size_t ninfo, char* data, std::size_t ndata, pmix_modex_cbfunc_t cbfunc,
                        void* cbdata) {
+  // The blob is the host's to free, on every path: libpmix 4.2 unloads it
+  // from its own buffer and forgets it (pmix_server_ops.c; PRRTE frees it
+  // with its fence). Kept, it was the local ranks' data lost once per fence.
   FenceUpcall upcall;
+  upcall.data = copy_bytes(data, ndata);
+  std::free(data);
   pmix_status_t status = copy_participants(procs, nprocs, upcall);
   if (status != PMIX_SUCCESS) return status;
   for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
@@ -106,11 +111,6 @@ pmix_status_t fence_nb(const pmix_proc_t procs[], std::size_t nprocs, const pmix
       if (upcall.timeout_seconds < 0) upcall.timeout_seconds = 0;
     }
   }
-  // The blob is the host's to free: libpmix 4.2 unloads it from its own
-  // buffer and forgets it (pmix_server_ops.c; PRRTE frees it with its
-  // fence). Kept, it was the local ranks' data lost once per fence, for good.
-  upcall.data = copy_bytes(data, ndata);
-  std::free(data);
   upcall.cbfunc = cbfunc;
   upcall.cbdata = cbdata;
   return post(std::move(upcall)) ? PMIX_SUCCESS : PMIX_ERR_INIT;

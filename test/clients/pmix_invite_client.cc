@@ -13,12 +13,17 @@
 //   4. every rank destructs the group and fences over the job:
 //      "rank R: destruct ok".
 //
+// With --decline RANK that rank declines instead ("rank R: decline ok") and
+// finalizes; with libpmix 4.2 the leader's invite then never returns (the
+// test ends the job and reads the daemon's explanation).
+//
 // Exit status: 0 all steps passed, 1 a step failed, 3 PMIx_Init failed.
 #include <pmix.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -34,6 +39,8 @@ namespace {
 constexpr const char* kGroup = "grove.invited";
 std::atomic<bool> complete{false};
 std::atomic<int> join_status{PMIX_SUCCESS};
+std::atomic<bool> answered{false};  // this rank has answered an invitation
+long decliner = -1;                 // --decline RANK
 
 bool names_our_group(const pmix_info_t info[], std::size_t ninfo) {
   for (std::size_t i = 0; i < ninfo; ++i) {
@@ -49,8 +56,9 @@ void on_invited(std::size_t, pmix_status_t, const pmix_proc_t* source, pmix_info
                 std::size_t ninfo, pmix_info_t*, std::size_t,
                 pmix_event_notification_cbfunc_fn_t cbfunc, void* cbdata) {
   if (names_our_group(info, ninfo)) {
-    join_status =
-        PMIx_Group_join_nb(kGroup, source, PMIX_GROUP_ACCEPT, nullptr, 0, nullptr, nullptr);
+    const pmix_group_opt_t answer = self.rank == decliner ? PMIX_GROUP_DECLINE : PMIX_GROUP_ACCEPT;
+    join_status = PMIx_Group_join_nb(kGroup, source, answer, nullptr, 0, nullptr, nullptr);
+    answered = true;
   }
   if (cbfunc != nullptr) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
 }
@@ -79,7 +87,13 @@ void fence(const char* nspace, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--decline") == 0) {
+    decliner = std::strtol(argv[2], nullptr, 10);
+  } else if (argc != 1) {
+    std::fprintf(stderr, "usage: pmix_invite_client [--decline RANK]\n");
+    return 2;
+  }
   if (PMIx_Init(&self, nullptr, 0) != PMIX_SUCCESS) return 3;
   register_handler(PMIX_GROUP_INVITED, on_invited);
   register_handler(PMIX_GROUP_CONSTRUCT_COMPLETE, on_complete);
@@ -103,6 +117,15 @@ int main() {
     if (results != nullptr) PMIX_INFO_FREE(results, nresults);
     if (status != PMIX_SUCCESS) fail("invite: %s", PMIx_Error_string(status));
     ok("invite");
+  }
+  if (self.rank == decliner) {
+    for (int waited = 0; !answered && waited < 1000; ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!answered) fail("no invitation to decline in 10 s");
+    if (join_status != PMIX_SUCCESS) fail("decline: %s", PMIx_Error_string(join_status));
+    ok("decline");
+    PMIx_Finalize(nullptr, 0);
+    return 0;
   }
   for (int waited = 0; !complete && waited < 1000; ++waited)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

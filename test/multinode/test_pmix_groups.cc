@@ -125,3 +125,25 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("a declined invitation is explained in the log of the decliner's daemon",
+          "[pmix][groups]") {
+  // libpmix 4.2's PMIx_Group_invite returns only once every invitee has
+  // accepted (docs/pmix.md, "Process groups"); nothing the host can answer
+  // ends that wait. What grove can do is say why the inviter hangs.
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const std::string client = binary_from_env("GROVE_PMIX_INVITE_CLIENT");
+  auto job =
+      dvm.grove({"run", "-n", "3", "--map-by", "node", "--timeout", "4", client, "--decline", "1"});
+  INFO(job.out << job.err);
+  CHECK(job.exit_code != 0);
+  CHECK_THAT(job.out, Catch::Contains("rank 1: decline ok"));
+  CHECK_THAT(job.out, !Catch::Contains("rank 0: invite ok"));
+  const std::string log = dvm.controller().err();
+  INFO(log);
+  const std::regex said(
+      R"(\[groved vpid 1 [^\]]*\] [^\n]*rank 1 of (grove\.[0-9.]+) declined a group invitation )"
+      R"(from \1:0: with libpmix 4\.2 the inviter's PMIx_Group_invite returns only once)");
+  CHECK(std::regex_search(log, said));
+}
