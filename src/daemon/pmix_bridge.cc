@@ -317,7 +317,7 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   }
   std::vector<Vpid> hosts;
   std::string signature;
-  std::vector<std::string> others;
+  std::vector<PendingFence::Participants> jobs;
   // One participating job's daemons and name part; false if it is not running.
   auto add_participants = [&](const std::string& nspace, const std::vector<std::uint32_t>& ranks) {
     const JobSpec* participant = job_by_nspace(nspace);
@@ -334,7 +334,7 @@ void PmixBridge::on_fence(PmixFenceCall call) {
       }
     }
     signature += (signature.empty() ? "" : "|") + pmix_fence_signature(nspace, ranks);
-    if (nspace != call.nspace) others.push_back(nspace);
+    jobs.push_back({participant->job, nspace, ranks});
     return true;
   };
   // The common fence, one job's, copies nothing.
@@ -345,21 +345,20 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
     return;
   }
-  const JobSpec* job = job_by_nspace(call.nspace);
   const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
-  if (waits_for_gone(job->job, call.ranks, signature, round)) {
-    log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
-    (void)server_->complete_fence(call.handle, kPmixProcTerminated, {});
-    return;
+  for (const PendingFence::Participants& participants : jobs) {
+    if (waits_for_gone(participants.job, participants.ranks, signature, round)) {
+      log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
+      (void)server_->complete_fence(call.handle, kPmixProcTerminated, {});
+      return;
+    }
   }
   auto pending = std::make_unique<PendingFence>();
   pending->bridge = this;
   pending->handle = call.handle;
   pending->signature = signature;
   pending->round = round;
-  pending->job = job->job;
-  pending->ranks = call.ranks;
-  pending->others = std::move(others);
+  pending->jobs = std::move(jobs);
   if (call.timeout_seconds > 0) {
     // libpmix times a fence out itself only while it waits for local ranks;
     // once the daemons have it, the timeout is theirs to keep.
@@ -402,9 +401,13 @@ bool PmixBridge::waits_for_gone(std::uint32_t job, const std::vector<std::uint32
 void PmixBridge::fail_fences_with_gone(std::uint32_t job) {
   std::vector<std::uint64_t> doomed;
   for (const auto& [handle, pending] : pending_fences_) {
-    if (pending->job == job &&
-        waits_for_gone(job, pending->ranks, pending->signature, pending->round))
-      doomed.push_back(handle);
+    for (const PendingFence::Participants& participants : pending->jobs) {
+      if (participants.job == job &&
+          waits_for_gone(job, participants.ranks, pending->signature, pending->round)) {
+        doomed.push_back(handle);
+        break;
+      }
+    }
   }
   for (std::uint64_t handle : doomed) {
     log_.error("fence %s includes a rank that has exited: it cannot complete",
@@ -528,6 +531,13 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
     auto request = wire_decode<ModexRequest>(payload);
     if (!request) return true;
     const std::uint64_t requester_handle = request->handle;
+    if (job_by_nspace(request->nspace) == nullptr) {
+      // Ended here (or never heard of): libpmix would park the request for
+      // a commit that cannot come.
+      runtime_.send_control(from, pmix_tags::modex_reply,
+                            encode(ModexReply{requester_handle, kPmixErrorNotFound, {}}));
+      return true;
+    }
     server_->fetch_local_modex(
         request->nspace, request->rank,
         [this, from, requester_handle](int status, std::vector<std::byte> blob) {
@@ -588,19 +598,47 @@ std::set<pid_t> PmixBridge::handshakes_pending(const std::vector<pid_t>& ranks) 
 
 void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   std::erase_if(unfinalized_, [&](const auto& entry) { return entry.first == job; });
-  // libpmix forgets the job's requests with it: nothing may answer them later.
-  std::erase_if(pending_fences_, [&](const auto& entry) {
-    const auto& others = entry.second->others;
-    return entry.second->job == job ||
-           std::find(others.begin(), others.end(), nspace) != others.end();
-  });
+  // libpmix 4.2 keeps every request it handed up until the host answers it,
+  // whatever becomes of the job (a tracker and a reference on the client,
+  // each): every fence and collective that names the job is answered now.
+  // One that belongs to a running job (ranks that connected to this one)
+  // can no longer complete either: its ranks hear PMIX_PROC_TERMINATED
+  // instead of waiting for ever.
+  auto names_job = [&](const std::vector<std::string>& nspaces) {
+    return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
+  };
+  std::vector<std::uint64_t> fences;
+  for (const auto& [handle, pending] : pending_fences_) {
+    if (std::any_of(pending->jobs.begin(), pending->jobs.end(),
+                    [&](const auto& participants) { return participants.job == job; }))
+      fences.push_back(handle);
+  }
+  for (std::uint64_t handle : fences) {
+    const PendingFence& pending = *pending_fences_.at(handle);
+    if (pending.jobs.size() > 1) {  // another job's ranks wait in it
+      log_.error("fence %s includes %s, which has ended: it cannot complete",
+                 pending.signature.c_str(), nspace.c_str());
+    }
+    answer_fence(handle, kPmixProcTerminated, {});
+  }
+  std::vector<PendingConnect> collectives;
+  for (auto entry = pending_connects_.begin(); entry != pending_connects_.end();) {
+    if (!names_job(entry->second.nspaces)) {
+      ++entry;
+      continue;
+    }
+    if (entry->second.nspaces.size() > 1) {  // another job's ranks wait in it
+      log_.error("PMIx %s includes %s, which has ended: it cannot complete", entry->first.c_str(),
+                 nspace.c_str());
+    }
+    collectives.push_back(std::move(entry->second));
+    entry = pending_connects_.erase(entry);
+  }
+  for (const PendingConnect& pending : collectives)
+    finish_collective(pending, kPmixProcTerminated, std::nullopt);
   gone_.erase(job);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
-  std::erase_if(pending_connects_, [&](const auto& entry) {
-    const auto& nspaces = entry.second.nspaces;
-    return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
-  });
   if (registering_.count(job) != 0) ended_while_registering_.insert(job);
   auto found = jobs_.find(job);
   if (found == jobs_.end()) return;

@@ -148,14 +148,19 @@ class PmixBridge {
     std::uint64_t handle = 0;
     std::string signature;
     std::uint64_t round = 0;
-    std::uint32_t job = 0;
-    std::vector<std::uint32_t> ranks;  // empty: every rank of the job
-    std::vector<std::string> others;   // nspaces of other jobs taking part
-    EventPtr timer;                    // PMIX_TIMEOUT
+    // Every job taking part (more than one after a connect), in nspace
+    // order, with its ranks in the fence (empty: all of them).
+    struct Participants {
+      std::uint32_t job = 0;
+      std::string nspace;
+      std::vector<std::uint32_t> ranks;
+    };
+    std::vector<Participants> jobs;
+    EventPtr timer;  // PMIX_TIMEOUT
   };
   void answer_fence(std::uint64_t handle, int status, Bytes aggregate);
-  // Answers, with an error, every pending fence of `job` that includes a
-  // rank gone from it.
+  // Answers, with an error, every pending fence that includes a rank gone
+  // from `job` (whichever job the fence is named after).
   void fail_fences_with_gone(std::uint32_t job);
   // Whether round `round` of fence `signature` of `job` over `ranks` (empty:
   // all) waits for a rank that has left before taking part in it.

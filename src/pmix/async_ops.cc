@@ -17,9 +17,11 @@ AsyncOps::AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns)
       deadline_ns_(deadline_ns),
       timer_(event_new(loop, -1, EV_PERSIST, &AsyncOps::on_deadline_timer, this)) {}
 
-void AsyncOps::start(std::string what, const Start& start, Done done) {
+void AsyncOps::start(std::string what, const Start& start, Done done,
+                     std::shared_ptr<const void> lent) {
   const std::uint64_t id = next_id_++;
-  ops_.emplace(id, Op{std::move(what), std::move(done), monotonic_now_ns() + deadline_ns_});
+  ops_.emplace(
+      id, Op{std::move(what), std::move(done), monotonic_now_ns() + deadline_ns_, std::move(lent)});
   if (ops_.size() == 1 && timer_) event_add(timer_.get(), &kDeadlineCheck);
   const pmix_status_t started =
       start(on_op_done, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)));
@@ -37,6 +39,7 @@ void AsyncOps::refuse(Error why, Done done) {
 }
 
 void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
+  expired_lent_.erase(id);  // PMIx is done with it now
   auto found = ops_.find(id);
   if (found == ops_.end()) return;  // answered after its deadline
   Op op = std::move(found->second);
@@ -56,6 +59,8 @@ void AsyncOps::expire(TimeNs now) {
       ++it;
       continue;
     }
+    // libpmix may still read what it was lent when it gets to the call.
+    if (it->second.lent) expired_lent_.emplace(it->first, std::move(it->second.lent));
     late.push_back(std::move(it->second));
     it = ops_.erase(it);
   }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "rml/transport/libevent_handles.h"
@@ -37,14 +38,19 @@ class AsyncOps {
 
   // Starts the call; `done` runs later on the loop, never inside this call:
   // with PMIx's answer, or with an error naming `what` once the deadline has
-  // passed (a late answer is then dropped).
-  void start(std::string what, const Start& start, Done done);
+  // passed (a late answer is then dropped). `lent` is memory the call hands
+  // libpmix without a copy (an info array it reads later, on its thread):
+  // it is kept until PMIx answers, past the deadline if it must.
+  void start(std::string what, const Start& start, Done done,
+             std::shared_ptr<const void> lent = nullptr);
   // A call refused before it reached PMIx: `done` gets `why`, later on the
   // loop all the same.
   void refuse(Error why, Done done);
   // PMIx's answer to call `id` (from the mailbox).
   void finished(std::uint64_t id, pmix_status_t status);
   std::size_t pending() const { return ops_.size(); }
+  // Calls past their deadline whose lent memory waits for PMIx's answer.
+  std::size_t lent_after_deadline() const { return expired_lent_.size(); }
 
  private:
   static void on_deadline_timer(evutil_socket_t, short, void* arg);
@@ -54,11 +60,13 @@ class AsyncOps {
     std::string what;
     Done done;
     TimeNs deadline_ns = 0;
+    std::shared_ptr<const void> lent;
   };
   PostResult post_result_;
   TimeNs deadline_ns_;
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, Op> ops_;
+  std::map<std::uint64_t, std::shared_ptr<const void>> expired_lent_;
   EventPtr timer_;  // pending while ops are
 };
 

@@ -92,9 +92,19 @@ Status DynamicRequests::complete_group(std::uint64_t handle, int status,
 }
 
 void DynamicRequests::forget(const std::string& nspace) {
-  std::erase_if(spawns_, [&](const auto& entry) { return entry.second.nspace == nspace; });
-  std::erase_if(connects_, [&](const auto& entry) { return names(entry.second.nspaces, nspace); });
-  std::erase_if(groups_, [&](const auto& entry) { return names(entry.second.nspaces, nspace); });
+  std::vector<std::uint64_t> spawns, connects, groups;
+  for (const auto& [handle, spawn] : spawns_)
+    if (spawn.nspace == nspace) spawns.push_back(handle);
+  for (const auto& [handle, connect] : connects_)
+    if (names(connect.nspaces, nspace)) connects.push_back(handle);
+  for (const auto& [handle, group] : groups_)
+    if (names(group.nspaces, nspace)) groups.push_back(handle);
+  for (std::uint64_t handle : spawns)
+    (void)complete(SpawnReply{handle, false, "", "the spawning job ended"});
+  for (std::uint64_t handle : connects)
+    (void)complete_connect(handle, PMIX_PROC_TERMINATED);
+  for (std::uint64_t handle : groups)
+    (void)complete_group(handle, PMIX_PROC_TERMINATED, std::nullopt);
 }
 
 }  // namespace grove::pmix_internal

@@ -31,8 +31,9 @@ class DynamicRequests {
   // Ends a group operation with `status` (and PMIX_GROUP_CONTEXT_ID when
   // given); errors: an unknown handle, or the answer could not be built.
   Status complete_group(std::uint64_t handle, int status, std::optional<std::uint64_t> context_id);
-  // libpmix dropped the requests of the job's clients with its registration
-  // (a connect goes when any of its nspaces does).
+  // A job ended: its spawns, and every connect or group that names it
+  // (another job's too: it can no longer complete), are answered with an
+  // error (libpmix 4.2 keeps a request until the host answers it).
   void forget(const std::string& nspace);
   std::size_t pending() const { return spawns_.size() + connects_.size() + groups_.size(); }
 

@@ -95,8 +95,24 @@ Status PublishRequests::complete_lookup(const LookupReply& reply) {
 }
 
 void PublishRequests::forget(const std::string& nspace) {
-  std::erase_if(ops_, [&](const auto& entry) { return entry.second.nspace == nspace; });
-  std::erase_if(lookups_, [&](const auto& entry) { return entry.second.nspace == nspace; });
+  for (auto entry = ops_.begin(); entry != ops_.end();) {
+    if (entry->second.nspace != nspace) {
+      ++entry;
+      continue;
+    }
+    const PendingOp op = entry->second;
+    entry = ops_.erase(entry);
+    if (op.cbfunc != nullptr) op.cbfunc(PMIX_PROC_TERMINATED, op.cbdata);
+  }
+  for (auto entry = lookups_.begin(); entry != lookups_.end();) {
+    if (entry->second.nspace != nspace) {
+      ++entry;
+      continue;
+    }
+    const PendingLookup lookup = entry->second;
+    entry = lookups_.erase(entry);
+    if (lookup.cbfunc != nullptr) lookup.cbfunc(PMIX_PROC_TERMINATED, nullptr, 0, lookup.cbdata);
+  }
 }
 
 }  // namespace grove::pmix_internal

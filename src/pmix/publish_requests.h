@@ -26,8 +26,9 @@ class PublishRequests {
   Status complete_op(const PublishReply& reply);
   // Answers a lookup with the values found (unpacked for the client).
   Status complete_lookup(const LookupReply& reply);
-  // libpmix dropped the job's requests with its registration: none of them
-  // may be answered now.
+  // The job ended: each of its requests still pending is answered with
+  // PMIX_PROC_TERMINATED (libpmix 4.2 keeps a request until the host answers
+  // it, whatever becomes of its job).
   void forget(const std::string& nspace);
   std::size_t pending() const { return ops_.size() + lookups_.size(); }
 

@@ -35,7 +35,11 @@ Status QueryRequests::complete(std::uint64_t handle, int status,
 }
 
 void QueryRequests::forget(const std::string& nspace) {
-  std::erase_if(pending_, [&](const auto& entry) { return entry.second.nspace == nspace; });
+  std::vector<std::uint64_t> handles;
+  for (const auto& [handle, request] : pending_)
+    if (request.nspace == nspace) handles.push_back(handle);
+  for (std::uint64_t handle : handles)
+    (void)complete(handle, PMIX_PROC_TERMINATED, {});
 }
 
 }  // namespace grove::pmix_internal

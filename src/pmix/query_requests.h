@@ -21,7 +21,8 @@ class QueryRequests {
   PmixQueryCall take(QueryUpcall& upcall);
   // Answers with `answers` (one pmix_info_t each); errors: an unknown handle.
   Status complete(std::uint64_t handle, int status, const std::vector<PmixQueryAnswer>& answers);
-  // libpmix dropped the asking job's requests with its registration.
+  // The asking job ended: its queries still pending are answered with
+  // PMIX_PROC_TERMINATED (libpmix 4.2 keeps them until then).
   void forget(const std::string& nspace);
 
  private:

@@ -32,7 +32,8 @@ void Registrations::register_job(const PmixJob& job, AsyncOps::Done done) {
                 std::move(done));
     return;
   }
-  // PMIx copies the array before it answers; it lives until the answer.
+  // PMIx keeps the pointer and reads the array on its own thread, before it
+  // answers: it is lent to the call, kept until the answer however late.
   auto held = std::make_shared<InfoArray>(std::move(*info));
   const std::string nspace = job.nspace;
   const int local_count = static_cast<int>(local_ranks->size());
@@ -44,7 +45,7 @@ void Registrations::register_job(const PmixJob& job, AsyncOps::Done done) {
         return PMIx_server_register_nspace(name, local_count, held->data(), held->size(), cbfunc,
                                            cbdata);
       },
-      [this, held, nspace, done = std::move(done)](Status registered) mutable {
+      [this, nspace, done = std::move(done)](Status registered) mutable {
         if (!registered) {
           done(std::move(registered));
           return;
@@ -57,7 +58,8 @@ void Registrations::register_job(const PmixJob& job, AsyncOps::Done done) {
               return PMIx_server_setup_local_support(name, nullptr, 0, cbfunc, cbdata);
             },
             std::move(done));
-      });
+      },
+      held);
 }
 
 void Registrations::register_client(const std::string& nspace, std::uint32_t rank, uid_t uid,

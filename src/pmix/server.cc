@@ -154,6 +154,10 @@ class PmixServer::Impl {
     void* cbdata = nullptr;
   };
   using LocalModexDone = std::function<void(int, std::vector<std::byte>)>;
+  struct LocalModexRequest {
+    std::string nspace;
+    LocalModexDone done;
+  };
 
   void handle(Upcall& upcall);
   void handle_fence(FenceUpcall& upcall);
@@ -183,7 +187,7 @@ class PmixServer::Impl {
   std::uint64_t next_handle_ = 1;
   std::map<std::uint64_t, PendingModex> pending_fences_;
   std::map<std::uint64_t, PendingModex> pending_direct_modex_;
-  std::map<std::uint64_t, LocalModexDone> local_modex_requests_;
+  std::map<std::uint64_t, LocalModexRequest> local_modex_requests_;
   pmix_internal::PublishRequests publish_requests_;
   pmix_internal::DynamicRequests dynamic_requests_;
   pmix_internal::QueryRequests query_requests_;
@@ -293,6 +297,20 @@ Status PmixServer::Impl::watch_listeners(const PmixServerOptions& options,
 
 void PmixServer::Impl::deregister_job(const std::string& nspace, AsyncOps::Done done) {
   if (gate_) gate_->forget_job(nspace);
+  // libpmix parks a request for a rank that has not committed until it does,
+  // and purges it only at finalize: a job that ended without the data will
+  // never answer, so its asker (a rank of this job or another) is told now.
+  std::vector<LocalModexDone> unanswered;
+  for (auto entry = local_modex_requests_.begin(); entry != local_modex_requests_.end();) {
+    if (entry->second.nspace != nspace) {
+      ++entry;
+      continue;
+    }
+    unanswered.push_back(std::move(entry->second.done));
+    entry = local_modex_requests_.erase(entry);  // a late answer is dropped
+  }
+  for (LocalModexDone& answer : unanswered)
+    answer(PMIX_ERR_NOT_FOUND, {});
   publish_requests_.forget(nspace);
   dynamic_requests_.forget(nspace);
   query_requests_.forget(nspace);
@@ -314,7 +332,7 @@ Status PmixServer::Impl::complete_fence(std::uint64_t handle, int status,
 void PmixServer::Impl::fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                                          LocalModexDone done) {
   std::uint64_t request = next_handle_++;
-  local_modex_requests_.emplace(request, std::move(done));
+  local_modex_requests_.emplace(request, LocalModexRequest{nspace, std::move(done)});
   pmix_proc_t proc = make_proc(nspace, rank);
   pmix_status_t status =
       PMIx_server_dmodex_request(&proc, pmix_internal::on_local_modex_reply,
@@ -495,7 +513,7 @@ void PmixServer::Impl::handle_connected(ConnectedUpcall& upcall) {
 void PmixServer::Impl::handle_local_modex(LocalModexReply& reply) {
   auto request = local_modex_requests_.find(reply.request);
   if (request == local_modex_requests_.end()) return;  // cannot happen: ids are ours
-  LocalModexDone done = std::move(request->second);
+  LocalModexDone done = std::move(request->second.done);
   local_modex_requests_.erase(request);
   done(reply.status, std::move(reply.blob));
 }

@@ -18,7 +18,11 @@
 //             publishes the new nspace; every rank of both jobs then calls
 //             PMIx_Connect over both jobs, reads a value the other job put
 //             (and, parents, the child job's size), fences across both
-//             jobs, and calls PMIx_Disconnect.
+//             jobs, and calls PMIx_Disconnect. With --leaver R, rank R of the
+//             child job finalizes and exits right after the connect ("child
+//             rank R: leave ok"), and every other rank's fence across both
+//             jobs must end with PROC-TERMINATED instead ("... fence across
+//             both jobs refused ok"), with no disconnect after it.
 //
 // Every check prints "rank R: <what> ok" or fails with exit status 1 and a
 // line on stderr. Exit status: 0 all checks passed (or --exit), 1 a check
@@ -110,14 +114,16 @@ void run_child() {
   ok("child ", "fence");
 }
 
-// The two jobs of the connect scenario: `self`'s and the other.
-void connect_jobs(const std::string& other, const char* prefix) {
+// The two jobs of the connect scenario: `self`'s and the other. `leaver`: the
+// rank of the child job that leaves after the connect (-1: none).
+void connect_jobs(const std::string& other, const char* prefix, long leaver) {
   pmix_proc_t procs[2];
   PMIX_LOAD_PROCID(&procs[0], self.nspace, PMIX_RANK_WILDCARD);
   PMIX_LOAD_PROCID(&procs[1], other.c_str(), PMIX_RANK_WILDCARD);
   pmix_status_t status = PMIx_Connect(procs, 2, nullptr, 0);
   if (status != PMIX_SUCCESS) fail("connect: %s", PMIx_Error_string(status));
   ok(prefix, "connect");
+  const bool child = std::strcmp(prefix, "") != 0;
   // What rank 0 of the other job put before it connected.
   pmix_proc_t peer;
   PMIX_LOAD_PROCID(&peer, other.c_str(), 0);
@@ -128,7 +134,18 @@ void connect_jobs(const std::string& other, const char* prefix) {
   std::printf("%srank %u: rank 0 of the other job put %s\n", prefix, self.rank, value->data.string);
   PMIX_VALUE_RELEASE(value);
   ok(prefix, "read the other job's value");
+  if (child && self.rank == leaver) {
+    ok(prefix, "leave");
+    return;
+  }
   status = PMIx_Fence(procs, 2, nullptr, 0);
+  if (leaver >= 0) {
+    if (status != PMIX_PROC_TERMINATED)
+      fail("fence across both jobs without rank %ld of the child job: %s", leaver,
+           PMIx_Error_string(status));
+    ok(prefix, "fence across both jobs refused");
+    return;
+  }
   if (status != PMIX_SUCCESS) fail("fence across both jobs: %s", PMIx_Error_string(status));
   ok(prefix, "fence across both jobs");
   status = PMIx_Disconnect(procs, 2, nullptr, 0);
@@ -145,7 +162,7 @@ void put_side(const char* side) {
   if (status != PMIX_SUCCESS) fail("put: %s", PMIx_Error_string(status));
 }
 
-void run_connect(int np) {
+void run_connect(int np, long leaver) {
   put_side("parent");
   std::string child;
   if (self.rank == 0) {
@@ -153,9 +170,24 @@ void run_connect(int np) {
     load_child_app(app, own_program(), np, 0);
     std::free(app.argv[2]);
     app.argv[2] = strdup("connected");
+    if (leaver >= 0) {
+      std::free(app.env[0]);
+      std::free(app.env);
+      app.env = static_cast<char**>(calloc(3, sizeof(char*)));
+      app.env[0] = strdup("GROVE_SPAWN_TEST=yes");
+      app.env[1] = strdup(("GROVE_SPAWN_LEAVER=" + std::to_string(leaver)).c_str());
+    }
     pmix_nspace_t spawned;
     std::memset(spawned, 0, sizeof spawned);
-    pmix_status_t status = PMIx_Spawn(nullptr, 0, &app, 1, spawned);
+    // With a leaver, one child per daemon: the leaver's daemon then has no
+    // other rank of the fence, so its part can only come from the rank that
+    // left (libpmix completes a daemon's part without a local rank that has
+    // finalized).
+    pmix_info_t by_node;
+    PMIX_INFO_LOAD(&by_node, PMIX_MAPBY, "node", PMIX_STRING);
+    pmix_status_t status =
+        PMIx_Spawn(leaver >= 0 ? &by_node : nullptr, leaver >= 0 ? 1 : 0, &app, 1, spawned);
+    PMIX_INFO_DESTRUCT(&by_node);
     PMIX_APP_DESTRUCT(&app);
     if (status != PMIX_SUCCESS) fail("spawn: %s", PMIx_Error_string(status));
     child.assign(spawned, ::strnlen(spawned, PMIX_MAX_NSLEN));
@@ -178,7 +210,8 @@ void run_connect(int np) {
     child = data.value.data.string;
     PMIX_PDATA_DESTRUCT(&data);
   }
-  connect_jobs(child, "");
+  connect_jobs(child, "", leaver);
+  if (leaver >= 0) return;
   // Job data of the other job, known here once connected.
   pmix_proc_t whole;
   PMIX_LOAD_PROCID(&whole, child.c_str(), PMIX_RANK_WILDCARD);
@@ -198,7 +231,8 @@ void run_connected() {
     fail("PMIX_PARENT_ID: %s", PMIx_Error_string(status));
   const std::string parent = nspace_of(*value->data.proc);
   PMIX_VALUE_RELEASE(value);
-  connect_jobs(parent, "child ");
+  const char* leaver = std::getenv("GROVE_SPAWN_LEAVER");
+  connect_jobs(parent, "child ", leaver != nullptr ? std::strtol(leaver, nullptr, 10) : -1);
 }
 
 // An app of the multiple scenario: `--scenario app` with GROVE_APP=`name`.
@@ -281,6 +315,7 @@ int main(int argc, char** argv) {
   std::uint32_t spawner = 0;
   int np = 2;
   int exit_status = 0;
+  long leaver = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
     if (option == "--scenario") {
@@ -291,6 +326,8 @@ int main(int argc, char** argv) {
       np = std::atoi(argv[i + 1]);
     } else if (option == "--exit") {
       exit_status = std::atoi(argv[i + 1]);
+    } else if (option == "--leaver") {
+      leaver = std::atol(argv[i + 1]);
     } else {
       std::fprintf(stderr, "unknown option %s\n", option.c_str());
       return 2;
@@ -300,7 +337,7 @@ int main(int argc, char** argv) {
       scenario != "connect" && scenario != "connected") {
     std::fprintf(stderr,
                  "usage: pmix_spawn_client --scenario parent|child|multiple|app|connect|connected "
-                 "[--spawner R] [--np N] [--exit S]\n");
+                 "[--spawner R] [--np N] [--exit S] [--leaver R]\n");
     return 2;
   }
   pmix_status_t status = PMIx_Init(&self, nullptr, 0);
@@ -313,7 +350,7 @@ int main(int argc, char** argv) {
   } else if (scenario == "child") {
     run_child();
   } else if (scenario == "connect") {
-    run_connect(np);
+    run_connect(np, leaver);
   } else if (scenario == "connected") {
     run_connected();
   } else if (scenario == "app") {

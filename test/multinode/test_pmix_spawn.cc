@@ -115,6 +115,31 @@ TEST_CASE("ranks of two jobs connect, read each other's data, fence across both 
   }
 }
 
+TEST_CASE("a fence across two jobs ends with an error for all when a rank of either has left",
+          "[pmix][spawn]") {
+  // The fence is named after the parents' job (the first nspace); the rank
+  // that leaves is the children's. Before, the ranks-gone rule looked at
+  // the named job only, so the others waited in the fence until the job was
+  // killed, and when the children's job ended its fences were dropped
+  // unanswered. Child rank 2 is on daemon 2, which hosts no parent.
+  Dvm dvm(3);
+  REQUIRE(dvm.ready());
+  auto job = dvm.grove({"run", "-n", "2", "--map-by", "node", "--timeout", "30", spawn_client(),
+                        "--scenario", "connect", "--np", "3", "--leaver", "2"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  CHECK_THAT(job.out, Catch::Contains("child rank 2: leave ok"));
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string prefix = "rank " + std::to_string(rank) + ": ";
+    CHECK_THAT(job.out, Catch::Contains(prefix + "connect ok"));
+    CHECK_THAT(job.out, Catch::Contains(prefix + "fence across both jobs refused ok"));
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string prefix = "child rank " + std::to_string(rank) + ": ";
+    CHECK_THAT(job.out, Catch::Contains(prefix + "fence across both jobs refused ok"));
+  }
+}
+
 TEST_CASE("MPI_Comm_spawn: the children know their parent, share a barrier and disconnect",
           "[pmix][spawn][mpi]") {
   const char* program = std::getenv("GROVE_MPI_SPAWN");

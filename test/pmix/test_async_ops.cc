@@ -1,0 +1,79 @@
+// AsyncOps: libpmix calls answered on the loop, bounded by a deadline, and
+// what a call lends libpmix kept until libpmix has answered, however late.
+#include <catch2/catch.hpp>
+
+#include <event2/event.h>
+
+#include <memory>
+#include <optional>
+
+#include "pmix/async_ops.h"
+
+using grove::Status;
+using grove::pmix_internal::AsyncOps;
+
+TEST_CASE("memory lent to a libpmix call outlives the call's deadline until PMIx answers",
+          "[pmix][async]") {
+  // A registration hands libpmix an info array it reads later on its own
+  // thread; a call past its deadline (a stalled progress thread) must not
+  // free it, or libpmix reads freed memory when it gets to the call.
+  std::unique_ptr<event_base, decltype(&event_base_free)> loop(event_base_new(), event_base_free);
+  REQUIRE(loop);
+  AsyncOps ops(
+      loop.get(), [](std::uint64_t, pmix_status_t) {}, /*deadline_ns=*/0);
+  auto lent = std::make_shared<int>(42);
+  std::weak_ptr<int> watch = lent;
+  std::optional<std::uint64_t> call_id;
+  std::optional<Status> outcome;
+  int answers = 0;
+  ops.start(
+      "PMIx_pretend",
+      [&](pmix_op_cbfunc_t, void* cbdata) {
+        call_id = reinterpret_cast<std::uintptr_t>(cbdata);
+        return PMIX_SUCCESS;  // PMIx will answer later (here: after the deadline)
+      },
+      [&](Status done) {
+        outcome = std::move(done);
+        ++answers;
+      },
+      std::move(lent));
+  REQUIRE(call_id);
+  CHECK(ops.pending() == 1);
+  // The deadline check runs once a second on the loop.
+  while (!outcome)
+    event_base_loop(loop.get(), EVLOOP_ONCE);
+  REQUIRE_FALSE(*outcome);
+  CHECK_THAT(outcome->error().message, Catch::Contains("PMIx_pretend: no answer from PMIx"));
+  CHECK(ops.pending() == 0);
+  CHECK(ops.lent_after_deadline() == 1);
+  CHECK_FALSE(watch.expired());          // libpmix may still read it
+  ops.finished(*call_id, PMIX_SUCCESS);  // the late answer
+  CHECK(watch.expired());
+  CHECK(ops.lent_after_deadline() == 0);
+  CHECK(answers == 1);  // the caller heard once, at the deadline
+}
+
+TEST_CASE("memory lent to a libpmix call is freed with a timely answer", "[pmix][async]") {
+  std::unique_ptr<event_base, decltype(&event_base_free)> loop(event_base_new(), event_base_free);
+  REQUIRE(loop);
+  AsyncOps ops(
+      loop.get(), [](std::uint64_t, pmix_status_t) {}, 60'000'000'000ULL);
+  auto lent = std::make_shared<int>(7);
+  std::weak_ptr<int> watch = lent;
+  std::optional<std::uint64_t> call_id;
+  std::optional<Status> outcome;
+  ops.start(
+      "PMIx_pretend",
+      [&](pmix_op_cbfunc_t, void* cbdata) {
+        call_id = reinterpret_cast<std::uintptr_t>(cbdata);
+        return PMIX_SUCCESS;
+      },
+      [&](Status done) { outcome = std::move(done); }, std::move(lent));
+  REQUIRE(call_id);
+  CHECK_FALSE(watch.expired());
+  ops.finished(*call_id, PMIX_SUCCESS);
+  REQUIRE(outcome);
+  CHECK(*outcome);
+  CHECK(watch.expired());
+  CHECK(ops.lent_after_deadline() == 0);
+}
