@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "jobs/job_host_rank.h"
+#include "jobs/rank_identity.h"
 #include "jobs/rank_spawn.h"
 #include "os/process_scan.h"
 
@@ -102,7 +103,8 @@ bool JobHost::on_broadcast(std::uint16_t tag, std::span<const std::byte> payload
 }
 
 std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
-                                                       const RankPlacement& placement) {
+                                                       const RankPlacement& placement,
+                                                       std::uint32_t local_size) {
   auto rank = std::make_unique<Rank>();
   rank->host = this;
   rank->job = spec.job;
@@ -134,6 +136,10 @@ std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
   for (const auto& entry : spec.env)
     add_env(entry);
   for (const auto& entry : app.env)
+    add_env(entry);
+  // Who it is, as mpirun tells Open MPI's ranks: over the user's, like mpirun.
+  for (const auto& entry :
+       rank_identity_env(placement, static_cast<std::uint32_t>(spec.ranks.size()), local_size))
     add_env(entry);
   // The shell's idea of the directory follows the directory it runs in
   // (never the daemon's, nor the caller's when --wdir moved it).

@@ -114,7 +114,9 @@ class JobHost {
   void never_forked(std::uint32_t job, std::uint32_t rank, const std::string& why, int signal = 0);
   // Starts the rank's process, held before it execs its program (null if
   // it could not start: reported).
-  std::unique_ptr<HeldRank> start_held(const JobSpec& spec, const RankPlacement& placement);
+  // `local_size`: the job's ranks on this daemon.
+  std::unique_ptr<HeldRank> start_held(const JobSpec& spec, const RankPlacement& placement,
+                                       std::uint32_t local_size);
   // Lets it exec; then (once every rank of the batch is let go) learns
   // whether the exec worked, and watches the rank's output.
   void let_go(HeldRank& forked);

@@ -82,7 +82,8 @@ void JobHost::run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
       never_forked(job, rank, "", SIGTERM);
     } else if (auto why = failed.find(rank); why != failed.end()) {
       never_forked(job, rank, why->second);
-    } else if (auto started = start_held(spec, spec.ranks[rank])) {
+    } else if (auto started = start_held(spec, spec.ranks[rank],
+                                         static_cast<std::uint32_t>(launch.ranks.size()))) {
       forked.push_back(std::move(started));
     }
   }

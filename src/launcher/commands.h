@@ -27,8 +27,15 @@ void print_jobs(const nlohmann::json& jobs, bool all);
 // The controller's pid (a child of this process, to be waited for).
 Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
                               const std::string& uri_file, bool verbose_to_terminal);
-// Before parsing `grove run`: rewrites mpirun's `-np` to `--np` and refuses an
-// unknown option ahead of the program (it would otherwise become the program).
+// What `grove run` exits with when its own command line is wrong (an unknown
+// option, a bad value, no program): as timeout(1) and env(1) answer their own
+// failures, below 126/127 (the program cannot run) and 128+N (a signal), so a
+// script tells it from its job's status (docs/jobs.md).
+inline constexpr int kRunUsageError = 125;
+
+// Before parsing `grove run`: rewrites mpirun's `-np` and `-mca` to `--np` and
+// `--mca` and refuses an unknown option ahead of the program (it would
+// otherwise become the program).
 // `args` is the whole command line; `first` is the word after "run".
 Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& args,
                                std::size_t first);

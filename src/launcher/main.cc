@@ -56,16 +56,19 @@ int main(int argc, char** argv) {
   // the program on is the program's, so an unknown option would silently
   // become it.
   std::vector<std::string> args(argv, argv + argc);
+  bool run = false;  // the command is `grove run`: its usage errors exit 125
   for (std::size_t at = 1; at < args.size(); ++at) {
+    if (args[at] == "-mca" || args[at] == "-prtemca") args[at] = "-" + args[at];  // mpirun's
     if (args[at] == "--mca" || args[at] == "--prtemca") {
       at += 2;
     } else if (args[at] == "--param-file") {
       at += 1;
     } else if (args[at] == "run") {
+      run = true;
       auto normal = grove::normalize_run_arguments(*app.get_subcommand("run"), args, at + 1);
       if (!normal) {
         std::fprintf(stderr, "%s\n", normal.error().message.c_str());
-        return 1;
+        return grove::kRunUsageError;
       }
       break;
     } else if (args[at].empty() || args[at][0] != '-') {
@@ -85,7 +88,8 @@ int main(int argc, char** argv) {
       grove::show_help(context.help, "help-grove.txt", "unknown-command", {extras.front()});
       return 1;
     }
-    return app.exit(error);
+    const int status = app.exit(error);  // says what was wrong (or prints --help: 0)
+    return run && status != 0 ? grove::kRunUsageError : status;
   }
   context.forward_foreign_mca = app.get_subcommand("run")->parsed();
   if (!grove::load_cli_params(context)) return 1;

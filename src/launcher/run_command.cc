@@ -128,12 +128,12 @@ nlohmann::json given_params(const ParamRegistry& params) {
 int run_job(CliContext& context, const RunOptions& options) {
   if (options.command.empty()) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
-    return 1;
+    return kRunUsageError;
   }
   auto exported = exported_environment(options.exports, options.settings);
   if (!exported) {
     print_cli_error(exported.error().message);
-    return 1;
+    return kRunUsageError;
   }
   // Later entries win: -x and --env over the forwarded environment.
   std::vector<std::string> env;
@@ -287,8 +287,10 @@ int run_job(CliContext& context, const RunOptions& options) {
       print_cli_error("stopping the DVM started for this job: " + stopped.error().message);
       if (status == 0) status = 1;
     } else {
+      // On stderr, as every word of grove's own: stdout is the job's alone
+      // (`x=$(grove run ...)` must hold what the ranks wrote, nothing more).
       const int daemons = stopped->value("stopped", 0);
-      std::printf("grove: DVM stopped (%d daemon%s)\n", daemons, daemons == 1 ? "" : "s");
+      std::fprintf(stderr, "grove: DVM stopped (%d daemon%s)\n", daemons, daemons == 1 ? "" : "s");
     }
     // Its controller is this process's child: gone before this returns, so
     // it neither outlives the job nor dies half way through tidying up (its
@@ -314,12 +316,14 @@ Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& ar
   for (std::size_t at = first; at < args.size(); ++at) {
     std::string& word = args[at];
     if (word == "--" || word.empty() || word[0] != '-' || word == "-") return ok_status();
-    if (word == "-np") word = "--np";  // mpirun's spelling
+    if (word == "-np") word = "--np";  // mpirun's spellings
+    if (word == "-mca" || word == "-prtemca") word = "-" + word;
     std::string name = word.substr(0, word.find('='));
     auto known = arity.find(name);
     if (known == arity.end()) {
       return Error{"grove run: unknown option '" + name +
-                   "' (options go before the program; see 'grove run --help')"};
+                   "' (see 'grove run --help'; a program whose name starts with '-' goes after "
+                   "--)"};
     }
     if (name.size() == word.size()) at += static_cast<std::size_t>(known->second);
   }
@@ -409,6 +413,10 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->footer("Usage: grove run -n NP [options] PROGRAM [ARGS...]");
   context.actions[command] = [&context, options, command] {
     options->command = command->remaining();
+    // `--` ends grove's options (mpirun's and srun's habit): it is not the program.
+    if (!options->command.empty() && options->command.front() == "--")
+      options->command.erase(options->command.begin());
+
     return run_job(context, *options);
   };
 }

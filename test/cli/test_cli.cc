@@ -204,15 +204,40 @@ TEST_CASE("grove run refuses an unknown option instead of running it as the prog
   for (const std::string option : {"--bind-too", "--host", "-l"}) {
     auto result = run_grove({"run", option, "x", "-n", "1", "pwd"});
     INFO(option);
-    CHECK(result.exit_code == 1);
+    CHECK(result.exit_code == 125);  // grove run's own usage error, never a job's status
+    CHECK(result.out.empty());
     CHECK_THAT(result.err, Catch::Contains("unknown option '" + option + "'"));
     CHECK_THAT(result.err, Catch::Contains("grove run --help"));
   }
   // After the program, options are the program's own.
   auto after = run_grove({"run", "--np", "0", "sh", "--bind-too"});
-  CHECK(after.exit_code != 0);
+  CHECK(after.exit_code == 125);
   CHECK_THAT(after.err, Catch::Contains("--np"));
   CHECK_THAT(after.err, !Catch::Contains("unknown option"));
+}
+
+TEST_CASE("grove run's usage errors exit 125 with the reason on stderr, --help exits 0", "[cli]") {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"run", "-n", "two", "true"},
+                                             {"run", "-n", "1", "--map-by", "diagonal", "true"},
+                                             {"run", "-n", "1"},
+                                             {"run", "-n", "1", "--"},
+                                             {"run", "-n", "1", "-x", "GROVE_SURELY_UNSET", "true"},
+                                             {"run", "-n", "1", "-mca"}}) {
+    auto result = run_grove(args);
+    INFO(args.back());
+    CHECK(result.exit_code == 125);
+    CHECK(result.out.empty());
+    CHECK_FALSE(result.err.empty());
+  }
+  auto help = run_grove({"run", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("Usage: grove run"));
+  // mpirun's single-dash -mca reaches the parameter check like --mca.
+  auto mca = run_grove({"run", "-mca", "rml_base_radix", "0", "-n", "1", "true"});
+  CHECK(mca.exit_code != 0);
+  CHECK_THAT(mca.err, Catch::Contains("rml_base_radix"));
+  CHECK_THAT(mca.err, !Catch::Contains("unknown option"));
 }
 
 TEST_CASE("grove sim shows progress only where asked, and Ctrl-C reports the runs done", "[cli]") {

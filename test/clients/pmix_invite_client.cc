@@ -55,7 +55,11 @@ bool names_our_group(const pmix_info_t info[], std::size_t ninfo) {
 void on_invited(std::size_t, pmix_status_t, const pmix_proc_t* source, pmix_info_t info[],
                 std::size_t ninfo, pmix_info_t*, std::size_t,
                 pmix_event_notification_cbfunc_fn_t cbfunc, void* cbdata) {
-  if (names_our_group(info, ninfo)) {
+  // The leader is among its invitation's targets: libpmix 4.2 counts it as
+  // accepted already, and an acceptance of its own would be counted again
+  // (with a decliner, the invite would then complete for the wrong reason).
+  const bool own = source != nullptr && PMIX_CHECK_PROCID(source, &self);
+  if (!own && names_our_group(info, ninfo)) {
     const pmix_group_opt_t answer = self.rank == decliner ? PMIX_GROUP_DECLINE : PMIX_GROUP_ACCEPT;
     join_status = PMIx_Group_join_nb(kGroup, source, answer, nullptr, 0, nullptr, nullptr);
     answered = true;

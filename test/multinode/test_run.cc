@@ -190,6 +190,30 @@ TEST_CASE("ranks are placed by slot or by node", "[run]") {
     CHECK(ranks == 2);
 }
 
+TEST_CASE("every rank is told who it is, in grove's names and Open MPI's", "[run]") {
+  // Scripts pick GPUs and files by these (mpirun's OMPI_COMM_WORLD_*);
+  // what grove sets wins over what the user passed, as with mpirun.
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  auto run = run_on(dvm, {"-n", "5", "--map-by", "node", "--env", "GROVE_RANK=spoofed", "sh", "-c",
+                          "echo $GROVE_RANK $GROVE_SIZE $GROVE_LOCAL_RANK $GROVE_LOCAL_SIZE "
+                          "$GROVE_NODE_RANK $OMPI_COMM_WORLD_RANK $OMPI_COMM_WORLD_SIZE "
+                          "$OMPI_COMM_WORLD_LOCAL_RANK $OMPI_COMM_WORLD_LOCAL_SIZE "
+                          "$OMPI_COMM_WORLD_NODE_RANK $PMIX_RANK"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  std::set<std::string> lines;
+  std::istringstream text(run.out);
+  for (std::string line; std::getline(text, line);)
+    lines.insert(line);
+  // By node on 2 daemons: ranks 0, 2, 4 on the first (local 0, 1, 2 of 3),
+  // 1 and 3 on the second (local 0, 1 of 2).
+  const std::set<std::string> expected = {"0 5 0 3 0 0 5 0 3 0 0", "1 5 0 2 0 1 5 0 2 0 1",
+                                          "2 5 1 3 1 2 5 1 3 1 2", "3 5 1 2 1 3 5 1 2 1 3",
+                                          "4 5 2 3 2 4 5 2 3 2 4"};
+  CHECK(lines == expected);
+}
+
 TEST_CASE("without a running DVM grove run starts one for the job and stops it", "[run]") {
   TempDir tmpdir;
   RunOptions options;

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -100,4 +101,45 @@ TEST_CASE("--output-filename writes each rank's streams to their own files", "[r
   CHECK(refused.exit_code == 1);
   CHECK_THAT(refused.err, Catch::Contains("--output-filename " + scratch.path() +
                                           "/file/sub: cannot make the directory"));
+}
+
+TEST_CASE("grove run's stdout is what the ranks wrote, byte for byte", "[run]") {
+  // `x=$(grove run ...)` must hold the program's output and nothing of
+  // grove's own: its words go to stderr, on a one-shot run (which starts and
+  // stops a DVM of its own), after an exec that failed, after Ctrl-C, and
+  // on a running DVM.
+  TempDir tmp("grove-stdout");
+  RunOptions options;
+  options.extra_env = {tmp.env()};
+  options.timeout = std::chrono::seconds(60);
+  SECTION("one-shot") {
+    RunResult run = run_program({grove_binary(), "run", "-n", "1", "echo", "42"}, options);
+    CHECK(run.exit_code == 0);
+    CHECK(run.out == "42\n");
+    CHECK_THAT(run.err, Catch::Contains("grove: DVM stopped (1 daemon)"));
+  }
+  SECTION("one-shot, a program that does not exist") {
+    RunResult run =
+        run_program({grove_binary(), "run", "-n", "2", "/nonexistent/program"}, options);
+    CHECK(run.exit_code == 127);
+    CHECK(run.out.empty());
+    CHECK_THAT(run.err, Catch::Contains("/nonexistent/program"));
+  }
+  SECTION("one-shot, ended by Ctrl-C") {
+    BackgroundProcess run({grove_binary(), "run", "-n", "1", "sh", "-c", "echo up; exec sleep 300"},
+                          {tmp.env()});
+    REQUIRE(run.wait_for("up", std::chrono::seconds(60)));
+    REQUIRE(kill(run.pid(), SIGINT) == 0);
+    CHECK(run.wait_exit(std::chrono::seconds(60)) == 130);
+    CHECK(run.out() == "up\n");
+  }
+  SECTION("on a running DVM, stdout and stderr of two ranks") {
+    Dvm dvm(2);
+    REQUIRE(dvm.ready());
+    auto run =
+        dvm.grove({"run", "-n", "2", "--map-by", "node", "sh", "-c", "echo out; echo err >&2"});
+    CHECK(run.exit_code == 0);
+    CHECK(run.out == "out\nout\n");
+    CHECK(run.err == "err\nerr\n");
+  }
 }

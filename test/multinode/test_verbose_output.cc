@@ -90,7 +90,8 @@ TEST_CASE("grove run --verbose-to-terminal shows the log of the DVM it starts", 
                                "daemon_base_verbose", "1", "-n", "2", "echo", "hi"},
                               options);
   CHECK(run.exit_code == 0);
-  CHECK(run.out == "hi\nhi\ngrove: DVM stopped (1 daemon)\n");
+  CHECK(run.out == "hi\nhi\n");
   CHECK_THAT(run.err, Catch::Contains("daemon: job 1 (") &&
-                          Catch::Contains("daemon: DVM stopped (grove stop)"));
+                          Catch::Contains("daemon: DVM stopped (grove stop)") &&
+                          Catch::Contains("grove: DVM stopped (1 daemon)\n"));
 }
