@@ -72,11 +72,7 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
                    std::to_string(daemons.size()) + " daemons; -n is " + std::to_string(np)};
     }
   }
-  std::uint64_t slots = 0;
-  for (const auto& daemon : daemons)
-    slots += std::max<std::uint32_t>(1, daemon.slots);
   JobMap map;
-  map.oversubscribed = np > slots;
   std::vector<Vpid> owner(np);
   if (spec.policy == MapPolicy::node) {
     for (std::uint32_t rank = 0; rank < np; ++rank)
@@ -148,6 +144,18 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
   std::map<Vpid, std::string> host_of;
   for (const MapDaemon& daemon : daemons)
     host_of[daemon.vpid] = daemon.hostname;
+  if (spec.policy == MapPolicy::slot || spec.policy == MapPolicy::node) {
+    // Per host: daemons that share one share its cores (each reports them all).
+    std::map<std::string, std::uint64_t> host_slots, host_ranks;
+    for (const MapDaemon& daemon : daemons) {
+      std::uint64_t& room = host_slots[daemon.hostname];
+      room = std::max<std::uint64_t>(room, std::max<std::uint32_t>(1, daemon.slots));
+    }
+    for (Vpid vpid : owner)
+      ++host_ranks[host_of[vpid]];
+    for (const auto& [host, count] : host_ranks)
+      map.oversubscribed = map.oversubscribed || count > host_slots[host];
+  }
   std::map<std::string, std::uint32_t> host_count;
   for (std::uint32_t rank = 0; rank < np; ++rank) {
     Vpid vpid = owner[rank];

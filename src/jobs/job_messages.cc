@@ -1,5 +1,7 @@
 #include "jobs/job_messages.h"
 
+#include <algorithm>
+
 namespace grove {
 
 bool JobSpec::wire_valid() const {
@@ -30,10 +32,20 @@ std::uint32_t JobSpec::app_of(std::uint32_t rank) const {
 
 bool JobSpec::node_oversubscribed(std::uint32_t node_id) const {
   if (node_id >= node_slots.size()) return false;
+  // Daemons that share a host (one name) share its cores: counted per host,
+  // so every rank of a host is told the same. Per daemon, 8 ranks on 4
+  // daemons of a 2-core host were told none was oversubscribed, and Open
+  // MPI busy-polled 2 cores with 8 ranks.
+  const std::string& host = hostnames[node_id];
+  std::uint64_t slots = 0;
+  for (std::size_t node = 0; node < node_slots.size(); ++node) {
+    if (hostnames[node] == host) slots = std::max<std::uint64_t>(slots, node_slots[node]);
+  }
   std::uint64_t here = 0;
-  for (const RankPlacement& placement : ranks)
-    here += placement.node_id == node_id ? 1 : 0;
-  return here > node_slots[node_id];
+  for (const RankPlacement& placement : ranks) {
+    here += placement.node_id < hostnames.size() && hostnames[placement.node_id] == host ? 1 : 0;
+  }
+  return here > slots;
 }
 
 }  // namespace grove

@@ -71,7 +71,8 @@ struct JobSpec {
   }
   // The app rank `rank` runs (rank < ranks.size()).
   std::uint32_t app_of(std::uint32_t rank) const;
-  // Whether node `node_id` holds more of this job's ranks than its slots.
+  // Whether the host of node `node_id` holds more of this job's ranks than
+  // its slots (daemons sharing a host name share its slots).
   bool node_oversubscribed(std::uint32_t node_id) const;
   // Programs to run, one rank per app rank, and rank i at index i.
   bool wire_valid() const;

@@ -378,7 +378,8 @@ void add_run_command(CLI::App& app, CliContext& context) {
                     "The log of the DVM started for this job (verbose lines, errors) comes to "
                     "this terminal too");
   command
-      ->add_option("--npernode", options->npernode, "N ranks on every daemon (--map-by ppr:N:node)")
+      ->add_option("-N,--npernode", options->npernode,
+                   "N ranks on every daemon (--map-by ppr:N:node; mpirun's -N)")
       ->check(CLI::Range(1u, 65535u))
       ->excludes("--map-by");
   command

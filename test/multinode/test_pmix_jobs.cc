@@ -402,10 +402,10 @@ TEST_CASE("ranks are told what Open MPI reads at MPI_Init, oversubscription incl
           "[pmix][mpi]") {
   Dvm dvm(2);
   REQUIRE(dvm.ready());
-  // A local daemon's slots are its cores: one rank per daemon fits, one more
-  // than the cores per daemon does not.
+  // Local daemons share their host's cores, counted once: two ranks fit a
+  // host of two cores or more; 2 x (cores + 1) do not.
   const int cores = dvm.status()["daemons"][1]["cores"].get<int>();
-  REQUIRE(cores >= 1);
+  REQUIRE(cores >= 2);
   auto fits = dvm.grove({"run", "-n", "2", "--map-by", "node", fence_client(), "--check-keys"});
   INFO(fits.out << fits.err);
   CHECK(fits.exit_code == 0);
@@ -432,4 +432,14 @@ TEST_CASE("ranks are told what Open MPI reads at MPI_Init, oversubscription incl
   auto chosen = dvm.grove(
       {"run", "-n", crowded_n, "--map-by", "node", "-x", "OMPI_MCA_mpi_oversubscribe=0", "env"});
   CHECK_THAT(chosen.out, !Catch::Contains("OMPI_MCA_mpi_oversubscribe=1"));
+  // As many ranks per daemon as the host has cores: each daemon's count fits
+  // the cores, the host's does not (both daemons share them), and every
+  // rank is told so alike. Per daemon, all were told 0, and Open MPI
+  // busy-polled twice as many ranks as cores.
+  auto per_daemon_fit = dvm.grove({"run", "-n", std::to_string(2 * cores), "--map-by", "node", "sh",
+                                   "-c", "echo over=$OMPI_MCA_mpi_oversubscribe"});
+  INFO(per_daemon_fit.out << per_daemon_fit.err);
+  CHECK(per_daemon_fit.exit_code == 0);
+  CHECK_THAT(per_daemon_fit.out, !Catch::Contains("over=0"));
+  CHECK_THAT(per_daemon_fit.out, Catch::Contains("over=1"));
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "jobs/job_map.h"
+#include "jobs/job_messages.h"
 
 using namespace grove;
 
@@ -100,4 +101,35 @@ TEST_CASE("a job that would put more ranks on a daemon than it can host is refus
   REQUIRE_FALSE(huge);
   CHECK_THAT(huge.error().message, Catch::Contains("numbered in 16 bits"));
   REQUIRE(map_ranks(kMaxRanksPerDaemon, one, MapSpec{}));
+}
+
+TEST_CASE("daemons that share a host share its slots: oversubscription is per host", "[jobs]") {
+  // `grove start --local 4` on a 2-core host: every daemon reports the
+  // host's 2 cores. 8 ranks are 2 per daemon but 8 on 2 cores: every rank of
+  // the host must be told it is oversubscribed, and all alike.
+  const std::vector<MapDaemon> shared = {{0, 2, "vm"}, {1, 2, "vm"}, {2, 2, "vm"}, {3, 2, "vm"}};
+  auto map = map_ranks(8, shared, MapSpec{MapPolicy::node, 0});
+  REQUIRE(map);
+  CHECK(map->oversubscribed);
+  JobSpec spec;
+  spec.apps = {JobApp{{"true"}, {}, "", 8}};
+  spec.ranks = map->ranks;
+  spec.node_slots = map->node_slots;
+  spec.hostnames = {"vm", "vm", "vm", "vm"};
+  for (std::uint32_t node = 0; node < 4; ++node)
+    CHECK(spec.node_oversubscribed(node));
+  // Two ranks on the host's two cores are not, whichever daemons hold them.
+  auto fits = map_ranks(2, shared, MapSpec{MapPolicy::node, 0});
+  REQUIRE(fits);
+  CHECK_FALSE(fits->oversubscribed);
+  // Separate hosts keep their own slots: 2 ranks on each of 4 hosts fit.
+  const std::vector<MapDaemon> hosts = {{0, 2, "a"}, {1, 2, "b"}, {2, 2, "c"}, {3, 2, "d"}};
+  auto spread = map_ranks(8, hosts, MapSpec{MapPolicy::node, 0});
+  REQUIRE(spread);
+  CHECK_FALSE(spread->oversubscribed);
+  spec.ranks = spread->ranks;
+  spec.node_slots = spread->node_slots;
+  spec.hostnames = {"a", "b", "c", "d"};
+  for (std::uint32_t node = 0; node < 4; ++node)
+    CHECK_FALSE(spec.node_oversubscribed(node));
 }
