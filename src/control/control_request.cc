@@ -132,7 +132,8 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   auto cwd = string_field(request, "cwd", std::string());
   if (!cwd) return cwd.error();
   app.cwd = std::move(*cwd);
-  auto np = unsigned_field(request, "np", 1, kMaxRanksPerJob, std::nullopt);
+  // 0 or absent: one rank per slot (grove run without -n).
+  auto np = unsigned_field(request, "np", 0, kMaxRanksPerJob, 0);
   if (!np) return np.error();
   app.np = static_cast<std::uint32_t>(*np);
   auto timeout = unsigned_field(request, "timeout", 0, kMaxJobTimeoutS, 0);
@@ -143,6 +144,9 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   auto policy = parse_map_policy(*map_by);
   if (!policy) return policy.error();
   run.policy = *policy;
+  auto oversubscribe = bool_field(request, "oversubscribe", true);
+  if (!oversubscribe) return oversubscribe.error();
+  run.oversubscribe = *oversubscribe;
   auto bind_to = string_field(request, "bind_to", std::string("none"));
   if (!bind_to) return bind_to.error();
   if (!JobSpec::valid_bind_to(*bind_to)) {

@@ -59,7 +59,13 @@ JobManager::JobManager(event_base* base, const Log& log, std::string nspace_pref
 
 JobManager::~JobManager() = default;
 
-void JobManager::submit(const JobRequest& request, JobEventFn events) {
+void JobManager::submit(const JobRequest& asked, JobEventFn events) {
+  const std::vector<MapDaemon> daemons = hooks_.living_daemons();
+  JobRequest request = asked;
+  if (request.np() == 0 && request.apps.size() == 1) {
+    // No -n: one rank per slot of the DVM, as mpirun does.
+    request.apps.front().np = ranks_to_fill(daemons, request.policy);
+  }
   if (request.stdin_rank >= static_cast<std::int64_t>(request.np())) {
     events({{"ok", false},
             {"error", "--stdin " + std::to_string(request.stdin_rank) +
@@ -67,9 +73,17 @@ void JobManager::submit(const JobRequest& request, JobEventFn events) {
            true);
     return;
   }
-  auto map = map_ranks(request.np(), hooks_.living_daemons(), request.policy);
+  auto map = map_ranks(request.np(), daemons, request.policy);
   if (!map) {
     events({{"ok", false}, {"error", map.error().message}}, true);
+    return;
+  }
+  if (map->oversubscribed && !request.oversubscribe) {
+    events({{"ok", false},
+            {"error", std::to_string(request.np()) + " ranks are more than the " +
+                          std::to_string(ranks_to_fill(daemons, request.policy)) +
+                          " slots of the DVM's hosts, and --nooversubscribe was given"}},
+           true);
     return;
   }
   launch(request, *map, std::move(events), nullptr, 0);

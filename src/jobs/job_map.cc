@@ -47,9 +47,28 @@ std::uint32_t max_ranks_for_open_files(std::uint64_t open_files) {
       kMaxRanksPerDaemon, (open_files - kDescriptorsKept) / kDescriptorsPerRank));
 }
 
+std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec) {
+  std::uint64_t ranks = 0;
+  if (spec.policy == MapPolicy::ppr) {
+    ranks = std::uint64_t{spec.per_node} * daemons.size();
+  } else if (spec.policy == MapPolicy::ppr_socket) {
+    for (const MapDaemon& daemon : daemons)
+      ranks += std::uint64_t{spec.per_node} * std::max<std::uint32_t>(1, daemon.sockets);
+  } else {
+    std::map<std::string, std::uint64_t> host_slots;  // daemons sharing a host share its slots
+    for (const MapDaemon& daemon : daemons) {
+      std::uint64_t& slots = host_slots[daemon.hostname];
+      slots = std::max<std::uint64_t>(slots, std::max<std::uint32_t>(1, daemon.slots));
+    }
+    for (const auto& [host, slots] : host_slots)
+      ranks += slots;
+  }
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(ranks, UINT32_MAX));
+}
+
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
-  if (np == 0) return Error{"-n must be at least 1"};
   if (daemons.empty()) return Error{"no living daemon to run on"};
+  if (np == 0) return Error{"-n must be at least 1"};
   if (spec.policy == MapPolicy::ppr) {
     const std::uint64_t room = std::uint64_t{spec.per_node} * daemons.size();
     if (np > room) {

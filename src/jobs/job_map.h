@@ -79,5 +79,9 @@ std::string map_policy_text(MapSpec spec);
 // than N ranks per daemon is an error. A job that would put more ranks on a
 // daemon than its max_ranks is refused, naming the daemon and the limit.
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec);
+// How many ranks fill `daemons` without oversubscribing (mpirun without -n):
+// every host's slots, counted once for daemons that share a host, or N per
+// daemon (per socket) for ppr.
+std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec);
 
 }  // namespace grove

@@ -21,6 +21,8 @@ struct JobRequest {
   // not additions to the daemon's.
   bool env_replaces = false;
   MapSpec policy;
+  // false (--nooversubscribe): more ranks than a host's slots is refused.
+  bool oversubscribe = true;
   std::uint32_t timeout_s = 0;  // 0: none
   // Which ranks read grove run's stdin (JobSpec::stdin_rank).
   std::int64_t stdin_rank = JobSpec::kStdinNone;
@@ -31,7 +33,7 @@ struct JobRequest {
   // none applies to one job, so each must be what the DVM already runs with.
   std::vector<std::pair<std::string, std::string>> runtime_params;
 
-  // The job's ranks: every app's.
+  // The job's ranks: every app's. 0 (grove run without -n): one per slot.
   std::uint32_t np() const {
     std::uint32_t total = 0;
     for (const JobApp& app : apps)

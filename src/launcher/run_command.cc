@@ -40,7 +40,8 @@ void wait_for_child(pid_t pid, std::chrono::milliseconds limit) {
 }
 
 struct RunOptions {
-  std::uint32_t np = 1;
+  std::uint32_t np = 0;  // 0: one rank per slot (no -n)
+  bool oversubscribe = true;
   std::string map_by = "slot";
   OutputOptions output;
   std::string stdin_target = "0";  // all, none or a rank
@@ -219,6 +220,7 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"cwd", cwd.string()},
                          {"np", options.np},
                          {"map_by", options.map_by},
+                         {"oversubscribe", options.oversubscribe},
                          {"timeout", options.timeout_s},
                          {"params", given_params(context.params)},
                          {"stdin", stdin_target},
@@ -256,7 +258,7 @@ int run_job(CliContext& context, const RunOptions& options) {
       if (event.contains("map")) print_map(event, job.load());
       if (event.value("oversubscribed", false)) {
         std::fprintf(stderr, "grove: note: %u ranks exceed the DVM's slots (oversubscribed)\n",
-                     options.np);
+                     event.value("np", options.np));
       }
     } else if (kind == "output") {
       sink.write(event, job.load());
@@ -335,9 +337,17 @@ void add_run_command(CLI::App& app, CliContext& context) {
   CLI::App* command = app.add_subcommand(
       "run", "Run a parallel job (starts a local DVM for it if none is running)");
   add_param_options(*command, context);
-  command->add_option("-n,--np", options->np, "Number of ranks")
-      ->required()
+  command
+      ->add_option("-n,--np", options->np,
+                   "Number of ranks (default: one per slot of the DVM's hosts, as mpirun)")
       ->check(CLI::Range(1u, 1u << 22));
+  auto* over = command->add_flag(
+      "--oversubscribe", options->oversubscribe,
+      "Allow more ranks than slots (the default; ranks are told they share cores)");
+  command
+      ->add_flag("--nooversubscribe{false}", options->oversubscribe,
+                 "Refuse more ranks than the hosts' slots, as mpirun does")
+      ->excludes(over);
   command
       ->add_option(
           "--map-by", options->map_by,

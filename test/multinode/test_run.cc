@@ -479,3 +479,32 @@ TEST_CASE("grove run --mca: the DVM's parameters must agree; others reach the ra
   CHECK(foreign.exit_code == 0);
   CHECK(foreign.out == "btl=tcp,self\nbtl=tcp,self\n");
 }
+
+TEST_CASE("without -n a job has one rank per slot; --nooversubscribe refuses more", "[run]") {
+  // mpirun's habits: no -n fills the slots (the hosts' cores: local daemons
+  // share their host's, counted once); --nooversubscribe refuses a job that
+  // would put more ranks on a host than it has slots, before anything runs.
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const int cores = dvm.status()["daemons"][0]["cores"].get<int>();
+  REQUIRE(cores >= 1);
+  auto filled = run_on(dvm, {"sh", "-c", "echo rank $GROVE_RANK of $GROVE_SIZE"});
+  INFO(filled.out << filled.err);
+  REQUIRE(filled.exit_code == 0);
+  CHECK(count_occurrences(filled.out, "rank ") == static_cast<std::size_t>(cores));
+  CHECK_THAT(filled.out, Catch::Contains("of " + std::to_string(cores) + "\n"));
+  CHECK_THAT(filled.err, !Catch::Contains("oversubscribed"));
+
+  const std::string too_many = std::to_string(cores + 1);
+  auto refused = run_on(dvm, {"-n", too_many, "--nooversubscribe", "echo", "ran"});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.out.empty());
+  CHECK_THAT(refused.err, Catch::Contains(too_many + " ranks are more than the " +
+                                          std::to_string(cores) + " slots") &&
+                              Catch::Contains("--nooversubscribe"));
+  auto allowed = run_on(dvm, {"-n", too_many, "--oversubscribe", "echo", "ran"});
+  CHECK(allowed.exit_code == 0);
+  CHECK(count_occurrences(allowed.out, "ran") == static_cast<std::size_t>(cores + 1));
+  auto both = run_on(dvm, {"-n", "1", "--oversubscribe", "--nooversubscribe", "true"});
+  CHECK(both.exit_code == 125);
+}

@@ -133,3 +133,16 @@ TEST_CASE("daemons that share a host share its slots: oversubscription is per ho
   for (std::uint32_t node = 0; node < 4; ++node)
     CHECK_FALSE(spec.node_oversubscribed(node));
 }
+
+TEST_CASE("without -n a job fills the slots of the DVM's hosts, each host counted once", "[jobs]") {
+  const std::vector<MapDaemon> shared = {{0, 2, "vm"}, {1, 2, "vm"}, {2, 2, "vm"}};
+  CHECK(ranks_to_fill(shared, MapSpec{}) == 2);  // three daemons of one 2-core host
+  const std::vector<MapDaemon> hosts = {{0, 4, "a"}, {1, 2, "b"}, {2, 2, "b"}};
+  CHECK(ranks_to_fill(hosts, MapSpec{}) == 6);
+  CHECK(ranks_to_fill(hosts, MapSpec{MapPolicy::ppr, 3}) == 9);  // N per daemon
+  const std::vector<MapDaemon> sockets = {{0, 4, "a", 2}, {1, 4, "b", 1}};
+  CHECK(ranks_to_fill(sockets, MapSpec{MapPolicy::ppr_socket, 2}) == 6);
+  auto filled = map_ranks(ranks_to_fill(hosts, MapSpec{}), hosts, MapSpec{});
+  REQUIRE(filled);
+  CHECK_FALSE(filled->oversubscribed);
+}
