@@ -26,6 +26,12 @@ DaemonNode::~DaemonNode() {
 }
 
 int DaemonNode::run() {
+  // A daemon ends when its controller stops the DVM (or on SIGTERM), never
+  // on Ctrl-C: in a terminal, Ctrl-C on a foreground `grove start` reaches
+  // the local daemons too (one process group), and each, ended at once, cut
+  // its connections under the controller's orderly stop ("Connection reset
+  // by peer" errors). Ranks start with every signal at its default.
+  signal(SIGINT, SIG_IGN);
   if (auto status = enable_event_threads(); !status) {
     log_.error("%s", status.error().message.c_str());
     return 1;

@@ -466,6 +466,24 @@ TEST_CASE("Ctrl-C during grove start --daemonize leaves no DVM behind", "[dvm]")
   CHECK_THAT(status.err, Catch::Contains("no running DVM"));
 }
 
+TEST_CASE("Ctrl-C in the terminal of a foreground grove start stops the DVM without an error",
+          "[dvm]") {
+  // A terminal sends SIGINT to the whole foreground process group: the
+  // controller and the local daemons it started. The daemons leave it to
+  // the controller's orderly stop; each used to die at once, and the
+  // controller logged their connections reset.
+  TempDir tmpdir;
+  BackgroundProcess start({grove_binary(), "start", "--local", "4"}, {tmpdir.env()});
+  REQUIRE(start.wait_for("DVM ready", std::chrono::seconds(60)));
+  REQUIRE(kill(-start.pid(), SIGINT) == 0);  // the group, as the terminal does
+  CHECK(start.wait_exit(std::chrono::seconds(30)) == 0);
+  CHECK_THAT(start.err(), !Catch::Contains("error"));
+  CHECK_THAT(start.err(), !Catch::Contains("reset"));
+  RunOptions options;
+  options.extra_env = {tmpdir.env()};
+  CHECK(run_program({grove_binary(), "status"}, options).exit_code != 0);  // none left
+}
+
 TEST_CASE("grpcomm_enable_timing prints the census of every broadcast", "[dvm]") {
   Dvm dvm(3, {"--mca", "grpcomm_enable_timing", "true"});
   REQUIRE(dvm.ready());
