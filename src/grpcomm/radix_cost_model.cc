@@ -1,5 +1,6 @@
 #include "grpcomm/radix_cost_model.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -20,10 +21,12 @@ std::uint32_t tree_depth(std::uint64_t daemons, std::uint64_t radix) {
 double release_time_us(std::uint64_t daemons, std::uint64_t radix, double payload_bytes,
                        const CostConstants& constants) {
   const double depth = tree_depth(daemons, radix);
-  const double copies_per_thread =
-      std::ceil(static_cast<double>(radix) / static_cast<double>(constants.threads));
-  const double wire_us =
-      static_cast<double>(radix) * payload_bytes / constants.bandwidth_bytes_per_s * 1e6;
+  // A node sends one copy per child: never more than the other daemons (a
+  // radix past N - 1 is a flat tree of N - 1 copies, not of `radix`).
+  const double fanout =
+      static_cast<double>(std::min<std::uint64_t>(radix, std::max<std::uint64_t>(1, daemons - 1)));
+  const double copies_per_thread = std::ceil(fanout / static_cast<double>(constants.threads));
+  const double wire_us = fanout * payload_bytes / constants.bandwidth_bytes_per_s * 1e6;
   return depth * (constants.alpha_us + copies_per_thread * constants.copy_us + wire_us);
 }
 

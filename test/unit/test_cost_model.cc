@@ -75,6 +75,18 @@ TEST_CASE("the radix search is clamped for small daemon counts", "[model]") {
   CHECK(release_time_us(4, 3, 0, seed) == Approx(250.0));
 }
 
+TEST_CASE("a radix past N - 1 is the flat tree: N - 1 copies, not radix", "[model]") {
+  // grove model charged 64 copies for radix 64 on 16 daemons: twice the
+  // flat release measured there.
+  CostConstants seed;
+  // One level (16^1 covers 16, as 64^1 does) of 15 copies over 8 threads:
+  // 100 + ceil(15 / 8) x 25 us.
+  CHECK(release_time_us(16, 64, 0, seed) == Approx(150.0));
+  CHECK(release_time_us(16, 64, 0, seed) == Approx(release_time_us(16, 16, 0, seed)));
+  CHECK(release_time_us(16, 64, 1e5, seed) == Approx(release_time_us(16, 16, 1e5, seed)));
+  CHECK(release_time_us(16, 64, 0, seed) < release_time_us(128, 64, 0, seed));
+}
+
 TEST_CASE("past the crossover radix 64 costs several times the optimum", "[model]") {
   CostConstants seed;
   for (std::uint64_t n : {128u, 1024u, 10000u}) {
