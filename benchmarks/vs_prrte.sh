@@ -48,12 +48,12 @@ if [ -z "$anchors" ] || [ ! -x "$anchors/build-prrte.sh" ]; then
   exit 2
 fi
 
-missing=$(grep -Ev '^\s*(#|$)' "$top/.ci/packages" | while read -r pkg; do
+missing=$(cat "$top/.ci/packages" "$top/.ci/packages-tests" | grep -Ev '^\s*(#|$)' | while read -r pkg; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || echo "$pkg"
 done)
 if [ -n "$missing" ]; then
   echo "== installing missing packages: $(echo $missing)" >&2
-  "$top/.ci/install-deps" >&2
+  "$top/.ci/install-deps" --tests >&2
 fi
 
 echo "== building grove in $BUILD" >&2
