@@ -32,7 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (const auto* run = std::get_if<grove::RunRequest>(&*decoded)) {
     FUZZ_CHECK(run->apps.size() == 1);  // `grove run` runs one program
-    FUZZ_CHECK(run->np() >= 1 && run->np() <= grove::kMaxRanksPerJob);
+    // 0: one rank per slot, decided where the slots are known (grove run without -n).
+    FUZZ_CHECK(run->np() <= grove::kMaxRanksPerJob);
+    FUZZ_CHECK(run->bind_to == "none" || run->bind_to == "core" || run->bind_to == "hwthread" ||
+               run->bind_to == "socket");  // the :overload-allowed qualifier is taken off
     FUZZ_CHECK(!run->apps[0].argv.empty() && !run->apps[0].argv.front().empty());
     FUZZ_CHECK(run->timeout_s <= grove::kMaxJobTimeoutS);
   } else if (const auto* bench = std::get_if<grove::BenchRequest>(&*decoded)) {

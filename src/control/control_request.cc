@@ -149,8 +149,15 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   run.oversubscribe = *oversubscribe;
   auto bind_to = string_field(request, "bind_to", std::string("none"));
   if (!bind_to) return bind_to.error();
+  const std::string qualifier = ":overload-allowed";
+  if (bind_to->size() > qualifier.size() &&
+      bind_to->compare(bind_to->size() - qualifier.size(), qualifier.size(), qualifier) == 0) {
+    bind_to->resize(bind_to->size() - qualifier.size());
+    run.overload_allowed = true;
+  }
   if (!JobSpec::valid_bind_to(*bind_to)) {
-    return Error{"--bind-to '" + *bind_to + "': expected none, core, hwthread or socket"};
+    return Error{"--bind-to '" + *bind_to +
+                 "': expected none, core, hwthread or socket (with :overload-allowed)"};
   }
   run.bind_to = *bind_to;
   auto report = bool_field(request, "report_bindings", false);

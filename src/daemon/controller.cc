@@ -181,9 +181,11 @@ Status Controller::start() {
     std::vector<MapDaemon> living;
     for (const auto& daemon : daemons_) {
       if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
-        living.push_back(MapDaemon{daemon.vpid, daemon.slots.value_or(daemon.cores),
-                                   daemon.hostname, daemon.packages,
-                                   max_ranks_for_open_files(daemon.open_files)});
+        MapDaemon entry{daemon.vpid, daemon.slots.value_or(daemon.cores), daemon.hostname,
+                        daemon.packages};
+        entry.cores = daemon.cores;
+        entry.max_ranks = max_ranks_for_open_files(daemon.open_files);
+        living.push_back(entry);
       }
     }
     return living;

@@ -78,6 +78,12 @@ void JobManager::submit(const JobRequest& asked, JobEventFn events) {
     events({{"ok", false}, {"error", map.error().message}}, true);
     return;
   }
+  if (request.bind_to == "core" && !request.overload_allowed) {
+    if (Status fits = check_core_overload(*map, daemons); !fits) {
+      events({{"ok", false}, {"error", fits.error().message}}, true);
+      return;
+    }
+  }
   if (map->oversubscribed && !request.oversubscribe) {
     events({{"ok", false},
             {"error", std::to_string(request.np()) + " ranks are more than the " +

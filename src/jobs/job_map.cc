@@ -66,6 +66,30 @@ std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec)
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(ranks, UINT32_MAX));
 }
 
+Status check_core_overload(const JobMap& map, const std::vector<MapDaemon>& daemons) {
+  std::map<Vpid, const MapDaemon*> by_vpid;
+  for (const MapDaemon& daemon : daemons)
+    by_vpid[daemon.vpid] = &daemon;
+  std::map<std::string, std::uint64_t> ranks_on,
+      cores_of;  // by host: daemons sharing one bind within it
+  for (const RankPlacement& placement : map.ranks) {
+    auto daemon = by_vpid.find(placement.daemon);
+    if (daemon == by_vpid.end()) continue;
+    ++ranks_on[daemon->second->hostname];
+    std::uint64_t& cores = cores_of[daemon->second->hostname];
+    cores = std::max<std::uint64_t>(cores, daemon->second->cores);
+  }
+  for (const auto& [host, ranks] : ranks_on) {
+    const std::uint64_t cores = cores_of[host];
+    if (cores == 0 || ranks <= cores) continue;
+    return Error{"--bind-to core: host " + host + " would bind " + std::to_string(ranks) +
+                 " ranks to its " + std::to_string(cores) +
+                 " cores; --bind-to core:overload-allowed lets them share, --bind-to none "
+                 "leaves them unbound"};
+  }
+  return ok_status();
+}
+
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
   if (daemons.empty()) return Error{"no living daemon to run on"};
   if (np == 0) return Error{"-n must be at least 1"};

@@ -43,6 +43,7 @@ struct MapDaemon {
   std::uint32_t sockets = 1;
   // The most ranks of one job it can host (max_ranks_for_open_files).
   std::uint32_t max_ranks = kMaxRanksPerDaemon;
+  std::uint32_t cores = 0;  // its host's, as hwloc counts them (0: not known)
 };
 
 struct RankPlacement {
@@ -83,5 +84,9 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
 // every host's slots, counted once for daemons that share a host, or N per
 // daemon (per socket) for ppr.
 std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec);
+// --bind-to core without :overload-allowed: the first host that would have
+// more of the map's ranks than cores (they would share cores), as an error
+// naming it; nothing when every host has a core per rank (or unknown cores).
+Status check_core_overload(const JobMap& map, const std::vector<MapDaemon>& daemons);
 
 }  // namespace grove

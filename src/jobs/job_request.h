@@ -27,6 +27,9 @@ struct JobRequest {
   // Which ranks read grove run's stdin (JobSpec::stdin_rank).
   std::int64_t stdin_rank = JobSpec::kStdinNone;
   std::string bind_to = "none";  // JobSpec::bind_to
+  // --bind-to core:overload-allowed: more ranks than a host's cores (or
+  // hwthreads) may share them; without it such a job is refused.
+  bool overload_allowed = false;
   bool report_bindings = false;
   bool display_map = false;  // the started event carries the map
   // Runtime parameters the caller set for this run (name, canonical value):

@@ -395,8 +395,10 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command
       ->add_option("--bind-to", options->bind_to,
                    "Bind each rank to a core, hwthread or socket of its host, round robin (or "
-                   "none)")
-      ->check(CLI::IsMember({"none", "core", "hwthread", "socket"}))
+                   "none); with core, more ranks than a host's cores is refused unless "
+                   ":overload-allowed follows, as mpirun does")
+      ->check(CLI::IsMember({"none", "core", "hwthread", "socket", "core:overload-allowed",
+                             "hwthread:overload-allowed", "socket:overload-allowed"}))
       ->capture_default_str();
   command->add_flag("--report-bindings", options->report_bindings,
                     "Each rank's daemon says where it is bound (on the rank's stderr)");

@@ -67,7 +67,8 @@ TEST_CASE("grove(1) documents every command and option --help shows", "[cli][man
   CHECK(commands >= 10);
   // Options of a command, with their descriptions, as `grove run --help` has them.
   CHECK_THAT(page.out,
-             Catch::Contains("\\fB\\-\\-bind\\-to\\fR \\fITEXT:{none,core,hwthread,socket}"));
+             Catch::Contains("\\fB\\-\\-bind\\-to\\fR \\fITEXT:{none,core,hwthread,socket,"
+                             "core:overload\\-allowed"));
   CHECK_THAT(page.out, Catch::Contains(".SS \"grove ps, jobs\""));
   CHECK_THAT(page.out, Catch::Contains("\\fB\\-\\-signal\\fR"));
 }

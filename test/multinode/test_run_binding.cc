@@ -76,6 +76,33 @@ TEST_CASE("a bound rank learns its cpuset and locality through PMIx", "[run]") {
   CHECK(count_occurrences(job.out, "job pmix.mapby = ppr:1:node") == 2);
 }
 
+TEST_CASE("--bind-to core refuses more ranks than a host's cores unless overload is allowed",
+          "[run]") {
+  // As mpirun: ranks bound to cores they would share are refused before
+  // anything runs. Two daemons of one host: the host's cores count once.
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  const int cores = dvm.status()["daemons"][0]["cores"].get<int>();
+  REQUIRE(cores >= 1);
+  const std::string too_many = std::to_string(cores + 1);
+  RunResult refused =
+      dvm.grove({"run", "-n", too_many, "--map-by", "node", "--bind-to", "core", "echo", "ran"});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.out.empty());
+  CHECK_THAT(refused.err, Catch::Contains("would bind " + too_many + " ranks to its " +
+                                          std::to_string(cores) + " cores") &&
+                              Catch::Contains("core:overload-allowed"));
+  RunResult allowed = dvm.grove({"run", "-n", too_many, "--map-by", "node", "--bind-to",
+                                 "core:overload-allowed", "--report-bindings", "echo", "ran"});
+  INFO(allowed.out << allowed.err);
+  CHECK(allowed.exit_code == 0);
+  CHECK(count_occurrences(allowed.out, "ran") == static_cast<std::size_t>(cores + 1));
+  CHECK(count_occurrences(allowed.err, "bound to core") == static_cast<std::size_t>(cores + 1));
+  RunResult fits = dvm.grove(
+      {"run", "-n", std::to_string(cores), "--map-by", "node", "--bind-to", "core", "true"});
+  CHECK(fits.exit_code == 0);
+}
+
 TEST_CASE("binding and mapping options refuse what they cannot do", "[run]") {
   Dvm dvm(1);
   REQUIRE(dvm.ready());

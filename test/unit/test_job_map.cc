@@ -146,3 +146,21 @@ TEST_CASE("without -n a job fills the slots of the DVM's hosts, each host counte
   REQUIRE(filled);
   CHECK_FALSE(filled->oversubscribed);
 }
+
+TEST_CASE("--bind-to core: more ranks than a host's cores is named, per host", "[jobs]") {
+  // Two daemons of a 2-core host and a 4-core host of its own.
+  std::vector<MapDaemon> daemons = {{0, 2, "vm"}, {1, 2, "vm"}, {2, 4, "big"}};
+  for (MapDaemon& daemon : daemons)
+    daemon.cores = daemon.hostname == "vm" ? 2 : 4;
+  auto six = map_ranks(6, daemons, MapSpec{MapPolicy::node, 0});
+  REQUIRE(six);
+  // By node: ranks 0, 3 on daemon 0, 1, 4 on daemon 1 (both vm), 2, 5 on big.
+  auto over = check_core_overload(*six, daemons);
+  REQUIRE_FALSE(over);
+  CHECK_THAT(over.error().message, Catch::Contains("host vm would bind 4 ranks to its 2 cores"));
+  auto three = map_ranks(3, daemons, MapSpec{MapPolicy::node, 0});
+  REQUIRE(three);
+  CHECK(check_core_overload(*three, daemons));  // vm 2, big 1
+  daemons[0].cores = daemons[1].cores = 0;      // not known: nothing to refuse
+  CHECK(check_core_overload(*six, daemons));
+}
