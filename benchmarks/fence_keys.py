@@ -27,6 +27,9 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, "test", "corpus"))
+sys.dont_write_bytecode = True
+from openpmix_examples import processes_with_tmpdir  # noqa: E402  (this DVM and its ranks)
 ANCHORS = os.path.join(TOP, "..", "shared", "anchors")
 LINE = re.compile(r"barrier=([-\d.]+) us modex=([-\d.]+) us")
 MEDIAN = re.compile(r"median ([\d.]+) us")
@@ -53,21 +56,6 @@ def compile_fence_timing(work):
     binary = os.path.join(work, "fence_timing")
     subprocess.run(["gcc", "-O2", "-I", work, "-o", binary, source, *flags], check=True)
     return binary
-
-
-def our_processes(tmpdir):
-    """Pids whose environment has TMPDIR=tmpdir: this DVM and its ranks."""
-    mark = b"TMPDIR=" + tmpdir.encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as handle:
-                    if mark in handle.read().split(b"\0"):
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
 
 
 class Dvm:
@@ -102,9 +90,9 @@ class Dvm:
         subprocess.run([self.grove, "stop", "--dvm", self.uri], env=self.env,
                        capture_output=True, timeout=30)
         deadline = time.monotonic() + 10
-        while our_processes(self.tmp) and time.monotonic() < deadline:
+        while processes_with_tmpdir(self.tmp) and time.monotonic() < deadline:
             time.sleep(0.1)
-        for pid in our_processes(self.tmp):
+        for pid in processes_with_tmpdir(self.tmp):
             os.kill(pid, signal.SIGKILL)
 
 
