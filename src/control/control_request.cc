@@ -147,6 +147,30 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   auto oversubscribe = bool_field(request, "oversubscribe", true);
   if (!oversubscribe) return oversubscribe.error();
   run.oversubscribe = *oversubscribe;
+  if (auto rank_by = request.find("rank_by"); rank_by != request.end()) {
+    if (!rank_by->is_string()) return bad_field("rank_by", "slot or node");
+    auto order = parse_rank_by(rank_by->get<std::string>());
+    if (!order) return order.error();
+    run.policy.rank_by = *order;
+  }
+  if (auto hosts = request.find("hosts"); hosts != request.end()) {
+    const char* expected = "a list of {name, slots} objects";
+    if (!hosts->is_array() || hosts->size() > kMaxRanksPerJob) return bad_field("hosts", expected);
+    for (const auto& host : *hosts) {
+      if (!host.is_object() || !host.contains("name") || !host["name"].is_string())
+        return bad_field("hosts", expected);
+      HostChoice choice{host["name"].get<std::string>(), 0};
+      if (choice.name.empty()) return bad_field("hosts", expected);
+      if (host.contains("slots")) {
+        if (!host["slots"].is_number_unsigned() || host["slots"].get<std::uint64_t>() > 65535)
+          return bad_field("hosts", "slots from 0 to 65535");
+        choice.slots = host["slots"].get<std::uint32_t>();
+      }
+      run.hosts.push_back(std::move(choice));
+    }
+  }
+  // Absent: mpirun's default binding, chosen when the job is mapped.
+  run.bind_default = request.find("bind_to") == request.end();
   auto bind_to = string_field(request, "bind_to", std::string("none"));
   if (!bind_to) return bind_to.error();
   const std::string qualifier = ":overload-allowed";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "daemon/controller.h"
@@ -96,6 +97,12 @@ nlohmann::json Controller::status_json() const {
   out["ok"] = true;
   out["pid"] = getpid();
   out["session"] = dvm_.directory;
+  // A background DVM writes its log (and its local daemons') to a file as
+  // its stderr; a foreground one to the terminal, which grove log cannot read.
+  out["log"] = nullptr;
+  std::error_code error;
+  const auto log = std::filesystem::read_symlink("/proc/self/fd/2", error);
+  if (!error && std::filesystem::is_regular_file(log, error)) out["log"] = log.string();
   out["size"] = options_.daemons;
   out["epoch"] = membership.epoch();
   out["tree_version"] = membership.tree_version();

@@ -201,7 +201,8 @@ PmixJob PmixBridge::pmix_job(const JobSpec& spec, const JobDirectories& director
                                           placement.node_rank, placement.node_id, ""});
     if (placement.daemon != runtime_.self()) continue;
     // Where a rank of this node is bound, as its JobHost binds it.
-    if (auto binding = rank_binding(topology_, spec.bind_to, placement.host_rank);
+    if (auto binding =
+            rank_binding(topology_, spec.bind_to, placement.host_rank, spec.cores_per_rank());
         binding && *binding) {
       job.procs.back().cpuset = (*binding)->cpu_list;
     }
@@ -293,6 +294,15 @@ Result<std::vector<std::string>> PmixBridge::rank_env(const JobSpec& spec, std::
     const bool over = spec.node_oversubscribed(spec.ranks[rank].node_id);
     env->push_back(oversubscribe + (over ? "1" : "0"));
   }
+  // Ranks given K cores each (:pe=K, -c K) run K OpenMP threads, as under
+  // mpirun, unless the user said otherwise.
+  const std::string omp = "OMP_NUM_THREADS=";
+  const auto names_omp = [&](const std::string& entry) { return entry.rfind(omp, 0) == 0; };
+  const bool omp_set = (!spec.env_replaces && std::getenv("OMP_NUM_THREADS") != nullptr) ||
+                       std::any_of(spec.env.begin(), spec.env.end(), names_omp) ||
+                       std::any_of(app_env.begin(), app_env.end(), names_omp);
+  if (spec.cores_per_rank() > 1 && !omp_set)
+    env->push_back(omp + std::to_string(spec.cores_per_rank()));
   env->push_back("OMPI_MCA_btl_vader_backing_directory=" + directories->shared_memory(spec.job));
   env->push_back("GROVE_JOB=" + std::to_string(spec.job));
   return env;

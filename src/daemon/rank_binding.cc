@@ -15,8 +15,8 @@ using Bitmap = std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)>;
 }
 
 Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
-                                                const std::string& bind_to,
-                                                std::uint32_t host_rank) {
+                                                const std::string& bind_to, std::uint32_t host_rank,
+                                                std::uint32_t cores_per_rank) {
   if (bind_to == "none") return std::optional<RankBinding>();
   hwloc_obj_type_t type = HWLOC_OBJ_CORE;
   const char* name = "core";
@@ -49,9 +49,15 @@ Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
   if (usable.empty()) {
     return Error{"--bind-to " + bind_to + ": this daemon was given no CPU of any " + name};
   }
-  hwloc_obj_t object = usable[host_rank % usable.size()];
-  Bitmap set(hwloc_bitmap_dup(object->cpuset), hwloc_bitmap_free);
+  // Sockets are bound one per rank; cores and hwthreads K per rank.
+  const std::uint64_t width =
+      type == HWLOC_OBJ_PACKAGE ? 1 : std::max<std::uint32_t>(1, cores_per_rank);
+  const std::uint64_t first = std::uint64_t{host_rank} * width;
+  Bitmap set(hwloc_bitmap_alloc(), hwloc_bitmap_free);
+  for (std::uint64_t at = first; at < first + width; ++at)
+    hwloc_bitmap_or(set.get(), set.get(), usable[at % usable.size()]->cpuset);
   hwloc_bitmap_and(set.get(), set.get(), given.get());
+  hwloc_obj_t object = usable[first % usable.size()];
   RankBinding binding;
   for (int cpu = hwloc_bitmap_first(set.get()); cpu >= 0; cpu = hwloc_bitmap_next(set.get(), cpu))
     binding.cpus.push_back(cpu);
@@ -59,8 +65,11 @@ Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
   hwloc_bitmap_list_asprintf(&list, set.get());
   binding.cpu_list = list != nullptr ? list : "";
   std::free(list);
-  binding.what = std::string(name) + " " + std::to_string(object->logical_index);
-  binding.shared = host_rank >= usable.size();
+  binding.what =
+      std::string(name) + (width > 1 ? "s " : " ") + std::to_string(object->logical_index) +
+      (width > 1 ? "-" + std::to_string(usable[(first + width - 1) % usable.size()]->logical_index)
+                 : std::string());
+  binding.shared = first + width > usable.size();
   return std::optional<RankBinding>(std::move(binding));
 }
 

@@ -23,9 +23,11 @@ struct RankBinding {
   bool shared = false;    // more ranks on the host than such objects
 };
 
-// Nothing for "none"; an Error if the host has no such object.
+// Nothing for "none"; an Error if the host has no such object. With K
+// `cores_per_rank` (:pe=K), core and hwthread bind to K consecutive objects
+// from the K * host_rank-th on (a socket binding is one socket still).
 Result<std::optional<RankBinding>> rank_binding(hwloc_topology* topology,
-                                                const std::string& bind_to,
-                                                std::uint32_t host_rank);
+                                                const std::string& bind_to, std::uint32_t host_rank,
+                                                std::uint32_t cores_per_rank = 1);
 
 }  // namespace grove

@@ -27,7 +27,11 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   };
   hooks.rank_cpus = [topology](const JobSpec& spec,
                                std::uint32_t rank) -> Result<std::optional<RankCpus>> {
-    auto binding = rank_binding(topology, spec.bind_to, spec.ranks.at(rank).host_rank);
+    auto binding =
+        rank_binding(topology, spec.bind_to, spec.ranks.at(rank).host_rank, spec.cores_per_rank());
+    // mpirun's default binding is a preference: where it cannot be had,
+    // the rank runs unbound (an asked-for binding fails the rank instead).
+    if (!binding && spec.bind_by_default) return std::optional<RankCpus>();
     if (!binding) return binding.error();
     if (!*binding) return std::optional<RankCpus>();
     const RankBinding& bound = **binding;

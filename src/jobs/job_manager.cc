@@ -4,6 +4,7 @@
 #include <ctime>
 #include <set>
 
+#include "jobs/binding_policy.h"
 #include "util/text.h"
 
 namespace grove {
@@ -60,8 +61,16 @@ JobManager::JobManager(event_base* base, const Log& log, std::string nspace_pref
 JobManager::~JobManager() = default;
 
 void JobManager::submit(const JobRequest& asked, JobEventFn events) {
-  const std::vector<MapDaemon> daemons = hooks_.living_daemons();
+  std::vector<MapDaemon> daemons = hooks_.living_daemons();
   JobRequest request = asked;
+  if (!request.hosts.empty()) {
+    auto chosen = restrict_to_hosts(daemons, request.hosts, hooks_.hostname(0));
+    if (!chosen) {
+      events({{"ok", false}, {"error", chosen.error().message}}, true);
+      return;
+    }
+    daemons = std::move(*chosen);
+  }
   if (request.np() == 0 && request.apps.size() == 1) {
     // No -n: one rank per slot of the DVM, as mpirun does.
     request.apps.front().np = ranks_to_fill(daemons, request.policy);
@@ -78,8 +87,12 @@ void JobManager::submit(const JobRequest& asked, JobEventFn events) {
     events({{"ok", false}, {"error", map.error().message}}, true);
     return;
   }
-  if (request.bind_to == "core" && !request.overload_allowed) {
-    if (Status fits = check_core_overload(*map, daemons); !fits) {
+  const HostCoresInUse in_use = cores_in_use();
+  if (request.bind_default)
+    request.bind_to = default_binding(*map, daemons, request.policy, in_use);
+  if (request.bind_to != "none") offset_host_ranks(*map, daemons, request.policy.pe, in_use);
+  if (request.bind_to == "core" && !request.overload_allowed && !request.bind_default) {
+    if (Status fits = check_core_overload(*map, daemons, request.policy.pe); !fits) {
       events({{"ok", false}, {"error", fits.error().message}}, true);
       return;
     }
@@ -93,6 +106,18 @@ void JobManager::submit(const JobRequest& asked, JobEventFn events) {
     return;
   }
   launch(request, *map, std::move(events), nullptr, 0);
+}
+
+HostCoresInUse JobManager::cores_in_use() const {
+  HostCoresInUse in_use;
+  for (const auto& [id, job] : jobs_) {
+    const JobSpec& spec = job->spec;
+    for (const RankPlacement& placement : spec.ranks) {
+      if (placement.node_id < spec.hostnames.size())
+        in_use[spec.hostnames[placement.node_id]] += spec.cores_per_rank();
+    }
+  }
+  return in_use;
 }
 
 Result<std::string> JobManager::spawn(const JobRequest& request, const std::string& parent_nspace,
@@ -139,6 +164,7 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
   spec.map_by = map_policy_text(request.policy);
   spec.stdin_rank = parent != nullptr ? JobSpec::kStdinNone : request.stdin_rank;
   spec.bind_to = request.bind_to;
+  spec.bind_by_default = request.bind_default;
   spec.report_bindings = request.report_bindings;
   if (parent != nullptr) {
     spec.parent_nspace = parent->spec.nspace;
@@ -168,9 +194,12 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
     started["map"] = {{"map_by", spec.map_by}, {"bind_to", spec.bind_to}, {"nodes", nodes}};
   }
   job->events(started, false);
-  log_.verbose("daemon", 1, "job %u (%s): %u ranks on %zu daemons%s", job->id, spec.nspace.c_str(),
-               request.np(), map.daemons.size(),
-               parent != nullptr ? (", spawned by " + spec.parent_nspace).c_str() : "");
+  // A DVM's log records every job at its default verbosity (grove log).
+  log_.notice(
+      "jobs", "job %u (%s) started: %u ranks on %zu daemons (--map-by %s, --bind-to %s)%s: %s",
+      job->id, spec.nspace.c_str(), request.np(), map.daemons.size(), spec.map_by.c_str(),
+      spec.bind_to.c_str(), parent != nullptr ? (", spawned by " + spec.parent_nspace).c_str() : "",
+      command_text(spec.apps).c_str());
   if (request.timeout_s > 0) {
     job->timer.reset(event_new(base_, -1, 0, &JobManager::on_timeout, job.get()));
     timeval delay{static_cast<time_t>(request.timeout_s), 0};
@@ -527,6 +556,10 @@ void JobManager::maybe_finish(std::uint32_t id) {
                              {"message", job.message}};
   nlohmann::json ended = summary(job);
   ended["state"] = job.killed ? "killed" : job.failed ? "failed" : "done";
+  log_.notice("jobs", "job %u (%s) ended after %lld s: %s, status %d%s%s", job.id,
+              job.spec.nspace.c_str(), static_cast<long long>(std::time(nullptr) - job.started_s),
+              ended["state"].get<std::string>().c_str(), job.failed ? job.status : 0,
+              job.message.empty() ? "" : ": ", job.message.c_str());
   ended["status"] = job.failed ? job.status : 0;
   ended["ranks_running"] = 0;
   ended["ended"] = static_cast<std::int64_t>(std::time(nullptr));

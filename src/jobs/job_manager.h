@@ -118,6 +118,8 @@ class JobManager {
   void flush_acks(Job& job);
   // What running and ended jobs share in jobs_json().
   static nlohmann::json summary(const Job& job);
+  // Cores the running jobs' ranks take on each host (bound or not).
+  std::map<std::string, std::uint64_t> cores_in_use() const;
   // Answers the job's input still waiting for daemons; `lost`: only those
   // waiting for that daemon, which will not answer (none: every one).
   void settle_stdin(Job& job, std::optional<Vpid> lost);

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "util/text.h"
 
 namespace grove {
 
-Result<MapSpec> parse_map_policy(const std::string& text) {
+namespace {
+Result<MapSpec> parse_placement(const std::string& text) {
   if (text == "slot" || text == "core") return MapSpec{MapPolicy::slot, 0};
   if (text == "node") return MapSpec{MapPolicy::node, 0};
   const std::string prefix = "ppr:";
@@ -23,10 +25,33 @@ Result<MapSpec> parse_map_policy(const std::string& text) {
     }
   }
   return Error{"--map-by '" + text +
-               "': expected slot, node, ppr:N:node or ppr:N:socket (N from 1 to 65535)"};
+               "': expected slot, node, ppr:N:node or ppr:N:socket (N from 1 to 65535), "
+               "optionally followed by :pe=K"};
+}
+}  // namespace
+
+Result<MapSpec> parse_map_policy(const std::string& text) {
+  const std::size_t pe_at = text.rfind(":pe=");
+  auto spec = parse_placement(text.substr(0, pe_at));
+  if (!spec) return spec.error();
+  if (pe_at != std::string::npos) {
+    auto cores = parse_int(text.substr(pe_at + 4));
+    if (!cores || *cores < 1 || *cores > 4096) {
+      return Error{"--map-by '" + text + "': pe=K wants K cores per rank, from 1 to 4096"};
+    }
+    spec->pe = static_cast<std::uint32_t>(*cores);
+  }
+  return spec;
 }
 
-std::string map_policy_text(MapSpec spec) {
+Result<RankBy> parse_rank_by(const std::string& text) {
+  if (text == "slot" || text == "core") return RankBy::slot;
+  if (text == "node") return RankBy::node;
+  return Error{"--rank-by '" + text + "': expected slot or node"};
+}
+
+namespace {
+std::string placement_text(MapSpec spec) {
   switch (spec.policy) {
     case MapPolicy::slot:
       return "slot";
@@ -38,6 +63,16 @@ std::string map_policy_text(MapSpec spec) {
       return "ppr:" + std::to_string(spec.per_node) + ":socket";
   }
   return "slot";
+}
+
+// A host's slots in ranks: K of them per rank with :pe=K (at least one).
+std::uint64_t rank_slots(std::uint32_t slots, MapSpec spec) {
+  return std::max<std::uint64_t>(1, std::max<std::uint32_t>(1, slots) / spec.pe);
+}
+}  // namespace
+
+std::string map_policy_text(MapSpec spec) {
+  return placement_text(spec) + (spec.pe > 1 ? ":pe=" + std::to_string(spec.pe) : "");
 }
 
 std::uint32_t max_ranks_for_open_files(std::uint64_t open_files) {
@@ -58,7 +93,7 @@ std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec)
     std::map<std::string, std::uint64_t> host_slots;  // daemons sharing a host share its slots
     for (const MapDaemon& daemon : daemons) {
       std::uint64_t& slots = host_slots[daemon.hostname];
-      slots = std::max<std::uint64_t>(slots, std::max<std::uint32_t>(1, daemon.slots));
+      slots = std::max<std::uint64_t>(slots, rank_slots(daemon.slots, spec));
     }
     for (const auto& [host, slots] : host_slots)
       ranks += slots;
@@ -66,7 +101,43 @@ std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec)
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(ranks, UINT32_MAX));
 }
 
-Status check_core_overload(const JobMap& map, const std::vector<MapDaemon>& daemons) {
+Result<std::vector<MapDaemon>> restrict_to_hosts(const std::vector<MapDaemon>& daemons,
+                                                 const std::vector<HostChoice>& hosts,
+                                                 const std::string& local_host) {
+  auto short_name = [](const std::string& name) { return name.substr(0, name.find('.')); };
+  auto names = [&](const HostChoice& host, const MapDaemon& daemon) {
+    const bool local = host.name == "localhost" || host.name == "127.0.0.1";
+    const std::string& wanted = local ? local_host : host.name;
+    return daemon.hostname == wanted || short_name(daemon.hostname) == short_name(wanted);
+  };
+  std::vector<MapDaemon> chosen;
+  for (const MapDaemon& daemon : daemons) {
+    for (const HostChoice& host : hosts) {
+      if (!names(host, daemon)) continue;
+      MapDaemon entry = daemon;
+      if (host.slots != 0) entry.slots = host.slots;
+      chosen.push_back(entry);
+      break;
+    }
+  }
+  for (const HostChoice& host : hosts) {
+    if (std::any_of(daemons.begin(), daemons.end(),
+                    [&](const MapDaemon& daemon) { return names(host, daemon); }))
+      continue;
+    std::set<std::string> known;
+    for (const MapDaemon& daemon : daemons)
+      known.insert(daemon.hostname);
+    std::string list;
+    for (const std::string& name : known)
+      list += (list.empty() ? "" : ", ") + name;
+    return Error{"--host " + host.name + ": no daemon of this DVM runs there (its hosts: " +
+                 (list.empty() ? std::string("none living") : list) + ")"};
+  }
+  return chosen;
+}
+
+Status check_core_overload(const JobMap& map, const std::vector<MapDaemon>& daemons,
+                           std::uint32_t cores_per_rank) {
   std::map<Vpid, const MapDaemon*> by_vpid;
   for (const MapDaemon& daemon : daemons)
     by_vpid[daemon.vpid] = &daemon;
@@ -81,14 +152,48 @@ Status check_core_overload(const JobMap& map, const std::vector<MapDaemon>& daem
   }
   for (const auto& [host, ranks] : ranks_on) {
     const std::uint64_t cores = cores_of[host];
-    if (cores == 0 || ranks <= cores) continue;
+    if (cores == 0 || ranks * cores_per_rank <= cores) continue;
     return Error{"--bind-to core: host " + host + " would bind " + std::to_string(ranks) +
-                 " ranks to its " + std::to_string(cores) +
+                 " ranks" +
+                 (cores_per_rank > 1 ? " of " + std::to_string(cores_per_rank) + " cores each"
+                                     : std::string()) +
+                 " to its " + std::to_string(cores) +
                  " cores; --bind-to core:overload-allowed lets them share, --bind-to none "
                  "leaves them unbound"};
   }
   return ok_status();
 }
+
+namespace {
+// The same ranks per daemon, numbered again: by slot, each daemon's ranks
+// contiguous in vpid order; by node, one per daemon in turn while it has
+// ranks left.
+std::vector<Vpid> renumbered(const std::vector<Vpid>& owner, const std::vector<MapDaemon>& daemons,
+                             RankBy rank_by) {
+  std::map<Vpid, std::uint32_t> left;
+  for (Vpid vpid : owner)
+    ++left[vpid];
+  std::vector<Vpid> order;
+  for (const MapDaemon& daemon : daemons) {
+    if (left.count(daemon.vpid) != 0) order.push_back(daemon.vpid);
+  }
+  std::vector<Vpid> numbered;
+  numbered.reserve(owner.size());
+  if (rank_by == RankBy::slot) {
+    for (Vpid vpid : order)
+      numbered.insert(numbered.end(), left[vpid], vpid);
+    return numbered;
+  }
+  while (numbered.size() < owner.size()) {
+    for (Vpid vpid : order) {
+      if (left[vpid] == 0) continue;
+      --left[vpid];
+      numbered.push_back(vpid);
+    }
+  }
+  return numbered;
+}
+}  // namespace
 
 Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
   if (daemons.empty()) return Error{"no living daemon to run on"};
@@ -137,8 +242,8 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     std::vector<std::uint32_t> counts(daemons.size(), 0);
     std::uint32_t placed = 0;
     for (std::size_t i = 0; i < daemons.size() && placed < np; ++i) {
-      counts[i] =
-          std::min<std::uint32_t>(std::max<std::uint32_t>(1, daemons[i].slots), np - placed);
+      counts[i] = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(rank_slots(daemons[i].slots, spec), np - placed));
       placed += counts[i];
     }
     for (std::size_t i = 0; placed < np; i = (i + 1) % daemons.size()) {
@@ -151,6 +256,7 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
         owner[rank++] = daemons[i].vpid;
     }
   }
+  if (spec.rank_by != RankBy::as_mapped) owner = renumbered(owner, daemons, spec.rank_by);
   // Before anything is numbered: a daemon's ranks fit its limit.
   std::map<Vpid, std::uint32_t> hosted;
   for (Vpid vpid : owner)
@@ -176,7 +282,7 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
   for (Vpid vpid : map.daemons) {
     auto daemon = std::find_if(daemons.begin(), daemons.end(),
                                [&](const MapDaemon& d) { return d.vpid == vpid; });
-    std::uint32_t node_slots = std::max<std::uint32_t>(1, daemon->slots);
+    auto node_slots = static_cast<std::uint32_t>(rank_slots(daemon->slots, spec));
     // ppr: the user asked for N per node, whatever the slots.
     if (spec.policy == MapPolicy::ppr) node_slots = std::max(node_slots, spec.per_node);
     if (spec.policy == MapPolicy::ppr_socket)
@@ -192,7 +298,7 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     std::map<std::string, std::uint64_t> host_slots, host_ranks;
     for (const MapDaemon& daemon : daemons) {
       std::uint64_t& room = host_slots[daemon.hostname];
-      room = std::max<std::uint64_t>(room, std::max<std::uint32_t>(1, daemon.slots));
+      room = std::max<std::uint64_t>(room, rank_slots(daemon.slots, spec));
     }
     for (Vpid vpid : owner)
       ++host_ranks[host_of[vpid]];

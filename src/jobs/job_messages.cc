@@ -30,6 +30,11 @@ std::uint32_t JobSpec::app_of(std::uint32_t rank) const {
   return static_cast<std::uint32_t>(apps.size()) - 1;
 }
 
+std::uint32_t JobSpec::cores_per_rank() const {
+  auto spec = parse_map_policy(map_by);
+  return spec ? spec->pe : 1;
+}
+
 bool JobSpec::node_oversubscribed(std::uint32_t node_id) const {
   if (node_id >= node_slots.size()) return false;
   // Daemons that share a host (one name) share its cores: counted per host,

@@ -54,12 +54,15 @@ struct JobSpec {
   // --bind-to: none, core, hwthread or socket; --report-bindings.
   std::string bind_to = "none";
   bool report_bindings = false;
+  // bind_to is mpirun's default, not asked for: a host that cannot bind so
+  // runs the rank unbound instead of failing it.
+  bool bind_by_default = false;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
                     m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank, m.bind_to,
-                    m.report_bindings);
+                    m.report_bindings, m.bind_by_default);
   }
   // none, core, hwthread or socket (--bind-to).
   static bool valid_bind_to(const std::string& text) {
@@ -74,6 +77,8 @@ struct JobSpec {
   // Whether the host of node `node_id` holds more of this job's ranks than
   // its slots (daemons sharing a host name share its slots).
   bool node_oversubscribed(std::uint32_t node_id) const;
+  // Cores each rank is given (map_by's :pe=K; 1 without it).
+  std::uint32_t cores_per_rank() const;
   // Programs to run, one rank per app rank, and rank i at index i.
   bool wire_valid() const;
 };

@@ -27,11 +27,16 @@ struct JobRequest {
   // Which ranks read grove run's stdin (JobSpec::stdin_rank).
   std::int64_t stdin_rank = JobSpec::kStdinNone;
   std::string bind_to = "none";  // JobSpec::bind_to
+  // No --bind-to given: mpirun's default, chosen once the job is mapped
+  // (JobManager::submit; docs/jobs.md, "Binding").
+  bool bind_default = false;
   // --bind-to core:overload-allowed: more ranks than a host's cores (or
   // hwthreads) may share them; without it such a job is refused.
   bool overload_allowed = false;
   bool report_bindings = false;
   bool display_map = false;  // the started event carries the map
+  // grove run -H/--hostfile: only these hosts' daemons (empty: all).
+  std::vector<HostChoice> hosts;
   // Runtime parameters the caller set for this run (name, canonical value):
   // none applies to one job, so each must be what the DVM already runs with.
   std::vector<std::pair<std::string, std::string>> runtime_params;

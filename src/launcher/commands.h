@@ -17,6 +17,7 @@ void add_sim_command(CLI::App& app, CliContext& context);
 void add_dvm_commands(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
 void add_job_commands(CLI::App& app, CliContext& context);
+void add_log_command(CLI::App& app, CliContext& context);
 // The jobs table of `grove ps` (and `grove status`): running jobs, and the
 // recently ended ones too when `all`.
 void print_jobs(const nlohmann::json& jobs, bool all);
@@ -24,9 +25,15 @@ void print_jobs(const nlohmann::json& jobs, bool all);
 // process (no exec: `grove run` starting its own DVM saves a program load):
 // returns once the DVM is ready, its control URI in `uri_file`.
 // `verbose_to_terminal`: its log comes to this process's stderr as well.
+// `hosts`: grove start's --host and --hostfile (empty: `daemons` here).
 // The controller's pid (a child of this process, to be waited for).
+struct DvmHosts {
+  std::string hosts;     // -H a,b:4
+  std::string hostfile;  // --hostfile FILE
+};
 Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
-                              const std::string& uri_file, bool verbose_to_terminal);
+                              const std::string& uri_file, bool verbose_to_terminal,
+                              const DvmHosts& hosts = {});
 // What `grove run` exits with when its own command line is wrong (an unknown
 // option, a bad value, no program): as timeout(1) and env(1) answer their own
 // failures, below 126/127 (the program cannot run) and 128+N (a signal), so a

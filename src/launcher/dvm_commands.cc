@@ -304,10 +304,13 @@ int start_dvm(CliContext& context, const StartOptions& options) {
 }  // namespace
 
 Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
-                              const std::string& uri_file, bool verbose_to_terminal) {
+                              const std::string& uri_file, bool verbose_to_terminal,
+                              const DvmHosts& hosts) {
   StartOptions options;
   options.verbose_to_terminal = verbose_to_terminal;
-  options.local = daemons;
+  options.hosts = hosts.hosts;
+  options.hostfile = hosts.hostfile;
+  if (hosts.hosts.empty() && hosts.hostfile.empty()) options.local = daemons;
   options.daemonize = true;
   options.another = true;  // the caller found none running
   options.one_job = true;
@@ -333,6 +336,11 @@ int stop_dvm(const std::string& selector) {
 void print_status(const nlohmann::json& status) {
   std::printf("DVM: controller pid %d, %d daemons, session %s\n", status["pid"].get<int>(),
               status["size"].get<int>(), status["session"].get<std::string>().c_str());
+  const auto log = status.find("log");
+  std::printf("log: %s (grove log prints it)\n",
+              log != status.end() && log->is_string()
+                  ? log->get<std::string>().c_str()
+                  : "the terminal of the grove start that runs it");
   std::printf("epoch %llu, tree version %llu, failed:",
               static_cast<unsigned long long>(status["epoch"].get<std::uint64_t>()),
               static_cast<unsigned long long>(status["tree_version"].get<std::uint64_t>()));

@@ -24,6 +24,7 @@
 #include "launcher/dvm_client.h"
 #include "launcher/job_output.h"
 #include "launcher/stdin_forwarder.h"
+#include "plm/host_list.h"
 #include "util/text.h"
 
 extern char** environ;
@@ -31,12 +32,17 @@ extern char** environ;
 namespace grove {
 namespace {
 
-// Waits (up to `limit`) for child `pid` to end and reaps it.
-void wait_for_child(pid_t pid, std::chrono::milliseconds limit) {
-  if (pid <= 0) return;
+// Waits (up to `limit`) for child `pid` to end and reaps it: whether it
+// ended with status 0.
+bool wait_for_child(pid_t pid, std::chrono::milliseconds limit) {
+  if (pid <= 0) return false;
   const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (waitpid(pid, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < give_up)
+  int status = 0;
+  pid_t reaped = 0;
+  while ((reaped = waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return reaped == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 struct RunOptions {
@@ -44,9 +50,13 @@ struct RunOptions {
   bool oversubscribe = true;
   std::string map_by = "slot";
   OutputOptions output;
-  std::string stdin_target = "0";  // all, none or a rank
-  std::uint32_t npernode = 0;      // --npernode N: --map-by ppr:N:node
-  std::string bind_to = "none";
+  std::string stdin_target = "0";   // all, none or a rank
+  std::uint32_t npernode = 0;       // --npernode N: --map-by ppr:N:node
+  std::string bind_to;              // empty: mpirun's default, chosen by the DVM
+  std::string rank_by;              // empty: as mapped
+  std::uint32_t cpus_per_rank = 0;  // -c K: --map-by ...:pe=K
+  std::string hosts;                // -H a,b:4
+  std::string hostfile;             // --hostfile FILE
   bool report_bindings = false;
   bool display_map = false;
   bool verbose_to_terminal = false;
@@ -126,9 +136,47 @@ nlohmann::json given_params(const ParamRegistry& params) {
   return given;
 }
 
+// -H and --hostfile as the DVM reads them: name and slots (0: not given).
+Result<nlohmann::json> chosen_hosts(const RunOptions& options) {
+  std::vector<HostEntry> hosts;
+  if (!options.hostfile.empty()) {
+    auto from_file = read_hostfile(options.hostfile);
+    if (!from_file) return from_file.error();
+    hosts = std::move(*from_file);
+  }
+  if (!options.hosts.empty()) {
+    auto listed = parse_host_option(options.hosts);
+    if (!listed) return Error{"--host " + options.hosts + ": " + listed.error().message};
+    hosts.insert(hosts.end(), listed->begin(), listed->end());
+  }
+  nlohmann::json chosen = nlohmann::json::array();
+  for (const HostEntry& host : hosts) {
+    nlohmann::json entry{{"name", host.name}};
+    if (host.slots) entry["slots"] = *host.slots;
+    chosen.push_back(entry);
+  }
+  return chosen;
+}
+
+// --map-by with -c K's :pe=K (one way of saying it, not both).
+Result<std::string> map_by_with_cores(const RunOptions& options) {
+  std::string map_by =
+      options.npernode != 0 ? "ppr:" + std::to_string(options.npernode) + ":node" : options.map_by;
+  if (options.cpus_per_rank == 0) return map_by;
+  if (map_by.find(":pe=") != std::string::npos)
+    return Error{"-c/--cpus-per-rank and --map-by ...:pe=K say the same thing; give one"};
+  return map_by + ":pe=" + std::to_string(options.cpus_per_rank);
+}
+
 int run_job(CliContext& context, const RunOptions& options) {
   if (options.command.empty()) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
+    return kRunUsageError;
+  }
+  auto hosts = chosen_hosts(options);
+  auto map_by = map_by_with_cores(options);
+  if (!hosts || !map_by) {
+    print_cli_error(!hosts ? hosts.error().message : map_by.error().message);
     return kRunUsageError;
   }
   auto exported = exported_environment(options.exports, options.settings);
@@ -185,7 +233,8 @@ int run_job(CliContext& context, const RunOptions& options) {
     }
     close(fd);
     Result<pid_t> started =
-        start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal);
+        start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal,
+                        DvmHosts{options.hosts, options.hostfile});
     if (!started) {
       print_cli_error(started.error().message);
       std::remove(uri_file.c_str());
@@ -219,16 +268,16 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"env_replaces", !options.no_forward_env},
                          {"cwd", cwd.string()},
                          {"np", options.np},
-                         {"map_by", options.map_by},
+                         {"map_by", *map_by},
                          {"oversubscribe", options.oversubscribe},
                          {"timeout", options.timeout_s},
                          {"params", given_params(context.params)},
                          {"stdin", stdin_target},
-                         {"bind_to", options.bind_to},
                          {"report_bindings", options.report_bindings},
                          {"display_map", options.display_map}};
-  if (options.npernode != 0)
-    request["map_by"] = "ppr:" + std::to_string(options.npernode) + ":node";
+  if (!options.bind_to.empty()) request["bind_to"] = options.bind_to;
+  if (!options.rank_by.empty()) request["rank_by"] = options.rank_by;
+  if (!hosts->empty()) request["hosts"] = *hosts;
 
   // Ctrl-C kills the job (through the controller); the job's end then ends us.
   std::atomic<std::uint32_t> job{0};
@@ -297,7 +346,18 @@ int run_job(CliContext& context, const RunOptions& options) {
     // Its controller is this process's child: gone before this returns, so
     // it neither outlives the job nor dies half way through tidying up (its
     // parent's end would send it SIGTERM).
-    wait_for_child(own_controller, std::chrono::seconds(10));
+    const bool clean = wait_for_child(own_controller, std::chrono::seconds(10));
+    // Its log (session_base()/dvm-PID.log, daemonize_controller's) is kept
+    // only when something went wrong: a clean one-shot run leaves no file.
+    if (auto base = session_base()) {
+      const std::string log = *base + "/dvm-" + std::to_string(own_controller) + ".log";
+      if (status == 0 && clean) {
+        std::remove(log.c_str());
+      } else if (access(log.c_str(), F_OK) == 0) {
+        std::fprintf(stderr, "grove: the log of the DVM started for this job is kept: %s\n",
+                     log.c_str());
+      }
+    }
   }
   return status;
 }
@@ -394,12 +454,31 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->excludes("--map-by");
   command
       ->add_option("--bind-to", options->bind_to,
-                   "Bind each rank to a core, hwthread or socket of its host, round robin (or "
-                   "none); with core, more ranks than a host's cores is refused unless "
-                   ":overload-allowed follows, as mpirun does")
+                   "Bind each rank to a core, hwthread or socket of its host, round robin, or "
+                   "none (default as mpirun: core for 1 or 2 ranks, socket for more, none when "
+                   "a host's cores are too few); with core, more ranks than a host's cores is "
+                   "refused unless :overload-allowed follows")
       ->check(CLI::IsMember({"none", "core", "hwthread", "socket", "core:overload-allowed",
-                             "hwthread:overload-allowed", "socket:overload-allowed"}))
-      ->capture_default_str();
+                             "hwthread:overload-allowed", "socket:overload-allowed"}));
+  command
+      ->add_option("-c,--cpus-per-rank,--cpus-per-proc", options->cpus_per_rank,
+                   "Give each rank K cores (--map-by ...:pe=K): it uses K slots, is bound to K "
+                   "cores and gets OMP_NUM_THREADS=K unless that is set")
+      ->type_name("K")
+      ->check(CLI::Range(1u, 4096u));
+  command
+      ->add_option("--rank-by", options->rank_by,
+                   "Number ranks by slot (each daemon's contiguous) or node (round robin over "
+                   "the daemons); default: as --map-by placed them")
+      ->check(CLI::IsMember({"slot", "node", "core"}));
+  auto* host_option =
+      command->add_option("-H,--host", options->hosts,
+                          "Run on these hosts, HOST[:SLOTS],...: the hosts of the DVM started "
+                          "for this job, or those of the running DVM's to use");
+  command
+      ->add_option("--hostfile", options->hostfile,
+                   "File of hosts ('host [slots=N]' per line), as -H")
+      ->type_name("FILE");
   command->add_flag("--report-bindings", options->report_bindings,
                     "Each rank's daemon says where it is bound (on the rank's stderr)");
   command->add_flag("--display-map", options->display_map,
@@ -420,7 +499,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
       ->add_option("--daemons", options->daemons,
                    "Daemons of the DVM started for this job when none is running")
       ->check(CLI::Range(1u, 4096u))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(host_option)
+      ->excludes("--hostfile");
   // Everything from the program on belongs to the program, options included.
   command->prefix_command();
   command->footer("Usage: grove run -n NP [options] PROGRAM [ARGS...]");

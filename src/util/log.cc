@@ -99,6 +99,13 @@ void Log::flush_limited() const {
   }
 }
 
+void Log::notice(std::string_view framework, const char* format, ...) const {
+  va_list args;
+  va_start(args, format);
+  write_line(framework, format, args);
+  va_end(args);
+}
+
 void Log::error(const char* format, ...) const {
   va_list args;
   va_start(args, format);

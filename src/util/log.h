@@ -33,6 +33,10 @@ class Log {
       __attribute__((format(printf, 4, 5)));
   // Always writes (errors and notices that a user must see).
   void error(const char* format, ...) const __attribute__((format(printf, 2, 3)));
+  // Always writes, under `framework`: what a DVM's log records at its default
+  // verbosity (a job's start and end), which is not an error.
+  void notice(std::string_view framework, const char* format, ...) const
+      __attribute__((format(printf, 3, 4)));
   // Like error(), for what a stranger can cause (a connection that fails its
   // handshake, a refused client): at most a burst of lines of `kind` per
   // window (util/line_limiter.h); the next one written says how many were

@@ -201,7 +201,7 @@ TEST_CASE("grove topo draws both trees, as text and as dot", "[cli]") {
 }
 
 TEST_CASE("grove run refuses an unknown option instead of running it as the program", "[cli]") {
-  for (const std::string option : {"--bind-too", "--host", "-l"}) {
+  for (const std::string option : {"--bind-too", "--hosts", "-l"}) {
     auto result = run_grove({"run", option, "x", "-n", "1", "pwd"});
     INFO(option);
     CHECK(result.exit_code == 125);  // grove run's own usage error, never a job's status

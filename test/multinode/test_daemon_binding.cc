@@ -36,7 +36,7 @@ TEST_CASE("a local DVM binds each daemon to a CPU of its own; its ranks get ever
     }
   }
   // Ranks: forked by bound daemons, started with the whole set again.
-  auto run = dvm.grove({"run", "-n", "4", "--map-by", "node", "sh", "-c",
+  auto run = dvm.grove({"run", "-n", "4", "--map-by", "node", "--bind-to", "none", "sh", "-c",
                         "grep Cpus_allowed_list /proc/self/status"});
   REQUIRE(run.exit_code == 0);
   const std::string expected = own_cpus_allowed_line();

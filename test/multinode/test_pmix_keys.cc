@@ -63,8 +63,8 @@ const std::set<std::string> kAbsentUnderGrove = {
 TEST_CASE("every key PRRTE registers for a job is there, or documented as absent", "[pmix][mpi]") {
   Dvm dvm(2);
   REQUIRE(dvm.ready());
-  auto job =
-      dvm.grove({"run", "-n", "3", "--map-by", "node", binary_from_env("GROVE_PMIX_KEY_DUMP")});
+  auto job = dvm.grove({"run", "-n", "3", "--map-by", "node", "--bind-to", "none",
+                        binary_from_env("GROVE_PMIX_KEY_DUMP")});
   INFO(job.out << job.err);
   REQUIRE(job.exit_code == 0);
   auto keys = dumped(job.out);

@@ -50,7 +50,7 @@ TEST_CASE("--bind-to core binds each rank to a core of its host, round robin acr
 
   // Unbound, a rank may run wherever the job's caller may.
   RunResult unbound =
-      dvm.grove({"run", "-n", "1", "sh", "-c",
+      dvm.grove({"run", "-n", "1", "--bind-to", "none", "sh", "-c",
                  "echo \"$PMIX_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)\""});
   REQUIRE(unbound.exit_code == 0);
   CHECK(by_rank(unbound.out, std::regex(R"((\d+) ([0-9,-]+)\n)")).at(0) != allowed.at(0));
@@ -112,7 +112,8 @@ TEST_CASE("binding and mapping options refuse what they cannot do", "[run]") {
   RunResult per_socket =
       dvm.grove({"run", "-n", "1", "--map-by", "ppr:1:socket", "--display-map", "true"});
   CHECK(per_socket.exit_code == 0);
-  CHECK_THAT(per_socket.err, Catch::Contains("(--map-by ppr:1:socket, --bind-to none)"));
+  // One rank and no --bind-to: mpirun's default, a core.
+  CHECK_THAT(per_socket.err, Catch::Contains("(--map-by ppr:1:socket, --bind-to core)"));
   RunResult beyond = dvm.grove({"run", "-n", "64", "--map-by", "ppr:1:socket", "true"});
   CHECK(beyond.exit_code == 1);
   CHECK_THAT(beyond.err, Catch::Contains("ranks on the sockets of 1 daemons; -n is 64"));

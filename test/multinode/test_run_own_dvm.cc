@@ -108,21 +108,37 @@ TEST_CASE("grove run's own DVM ends with it when it is killed by SIGKILL", "[run
     kill(pid, SIGKILL);  // whatever a failed check left
 }
 
-TEST_CASE("a one-shot grove run leaves nothing behind in the session directory", "[run]") {
+TEST_CASE("a one-shot grove run leaves nothing behind unless it failed, then its DVM's log",
+          "[run]") {
   TempDir tmpdir;
   RunOptions options;
   options.extra_env = {tmpdir.env()};
+  const auto base = tmpdir.path() + "/grove-" + std::to_string(getuid());
+  auto left = [&base] {
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(base, error))
+      names.push_back(entry.path().filename().string());
+    return names;
+  };
   auto ok = run_program({grove_binary(), "run", "-n", "2", "true"}, options);
   CHECK(ok.exit_code == 0);
+  CHECK(ok.err.find("log") == std::string::npos);
+  const auto after_ok = left();
+  INFO("left: " << after_ok.size() << (after_ok.empty() ? "" : " " + after_ok.front()));
+  CHECK(after_ok.empty());
+  // A failed job keeps the DVM's log, which says what ran and how it ended.
   auto missing = run_program({grove_binary(), "run", "-n", "1", "/nonexistent/program"}, options);
   CHECK(missing.exit_code == 127);
-  std::vector<std::string> left;
-  std::error_code error;
-  const auto base = tmpdir.path() + "/grove-" + std::to_string(getuid());
-  for (const auto& entry : std::filesystem::directory_iterator(base, error))
-    left.push_back(entry.path().filename().string());
-  INFO("left: " << left.size());
-  for (const std::string& name : left)
-    UNSCOPED_INFO(name);
-  CHECK(left.empty());
+  const auto after_failure = left();
+  REQUIRE(after_failure.size() == 1);
+  const std::string log = base + "/" + after_failure.front();
+  CHECK_THAT(
+      missing.err,
+      Catch::Contains("grove: the log of the DVM started for this job is kept: " + log + "\n"));
+  std::ifstream file(log);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("jobs: job 1 (") &&
+                       Catch::Contains("started: 1 ranks on 1 daemons") &&
+                       Catch::Contains("ended after ") && Catch::Contains("failed, status 127"));
 }

@@ -91,7 +91,8 @@ TEST_CASE("grove run --verbose-to-terminal shows the log of the DVM it starts", 
                               options);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "hi\nhi\n");
-  CHECK_THAT(run.err, Catch::Contains("daemon: job 1 (") &&
+  // A job's start and end are logged at the default verbosity too.
+  CHECK_THAT(run.err, Catch::Contains("jobs: job 1 (") && Catch::Contains(") ended after ") &&
                           Catch::Contains("daemon: DVM stopped (grove stop)") &&
                           Catch::Contains("grove: DVM stopped (1 daemon)\n"));
 }

@@ -100,7 +100,7 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
   }
 
   // Ranks of bound daemons start with every CPU again.
-  auto where = dvm.grove({"run", "-n", "9", "--map-by", "node", "sh", "-c",
+  auto where = dvm.grove({"run", "-n", "9", "--map-by", "node", "--bind-to", "none", "sh", "-c",
                           "grep Cpus_allowed_list /proc/self/status"});
   REQUIRE(where.exit_code == 0);
   CHECK(count_occurrences(where.out, own_cpus_allowed_line() + "\n") == 9);

@@ -164,3 +164,72 @@ TEST_CASE("--bind-to core: more ranks than a host's cores is named, per host", "
   daemons[0].cores = daemons[1].cores = 0;      // not known: nothing to refuse
   CHECK(check_core_overload(*six, daemons));
 }
+
+TEST_CASE(":pe=K gives each rank K cores: K slots each, K cores to bind", "[jobs]") {
+  auto spec = parse_map_policy("slot:pe=2");
+  REQUIRE(spec);
+  CHECK(*spec == MapSpec{MapPolicy::slot, 0, 2});
+  CHECK(*parse_map_policy("ppr:2:node:pe=3") == MapSpec{MapPolicy::ppr, 2, 3});
+  CHECK(map_policy_text(*spec) == "slot:pe=2");
+  CHECK(map_policy_text(MapSpec{MapPolicy::ppr, 2, 3}) == "ppr:2:node:pe=3");
+  for (const char* bad : {"slot:pe=0", "slot:pe=x", "slot:pe=", "diagonal:pe=2"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_map_policy(bad));
+  }
+  // Four 4-core hosts' worth of slots, two ranks each at pe=2.
+  std::vector<MapDaemon> daemons = {{0, 4, "a"}, {1, 4, "b"}};
+  for (MapDaemon& daemon : daemons)
+    daemon.cores = 4;
+  CHECK(ranks_to_fill(daemons, *spec) == 4);
+  auto four = map_ranks(4, daemons, *spec);
+  REQUIRE(four);
+  CHECK(owners(*four) == std::vector<Vpid>{0, 0, 1, 1});
+  CHECK_FALSE(four->oversubscribed);
+  CHECK(four->node_slots == std::vector<std::uint32_t>{2, 2});
+  auto five = map_ranks(5, daemons, *spec);
+  REQUIRE(five);
+  CHECK(five->oversubscribed);
+  CHECK(check_core_overload(*four, daemons, 2));
+  auto over = check_core_overload(*five, daemons, 2);
+  REQUIRE_FALSE(over);
+  CHECK_THAT(over.error().message, Catch::Contains("would bind 3 ranks of 2 cores each to its 4"));
+}
+
+TEST_CASE("--rank-by renumbers the placed ranks: by slot contiguous, by node round robin",
+          "[jobs]") {
+  MapSpec by_node{MapPolicy::slot, 0};
+  by_node.rank_by = RankBy::node;
+  auto dealt = map_ranks(5, kDaemons, by_node);
+  REQUIRE(dealt);
+  // The slots as --map-by slot fills them (2, 2, 1), numbered across daemons.
+  CHECK(owners(*dealt) == std::vector<Vpid>{0, 1, 2, 0, 1});
+  CHECK(dealt->ranks[3].local_rank == 1);
+  MapSpec by_slot{MapPolicy::node, 0};
+  by_slot.rank_by = RankBy::slot;
+  auto contiguous = map_ranks(5, kDaemons, by_slot);
+  REQUIRE(contiguous);
+  CHECK(owners(*contiguous) == std::vector<Vpid>{0, 0, 1, 1, 2});
+  CHECK(*parse_rank_by("node") == RankBy::node);
+  CHECK(*parse_rank_by("slot") == RankBy::slot);
+  auto bad = parse_rank_by("socket");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("expected slot or node"));
+}
+
+TEST_CASE("-H on a running DVM keeps the named hosts' daemons, with the slots given", "[jobs]") {
+  const std::vector<MapDaemon> daemons = {
+      {0, 2, "vm.example.org"}, {1, 2, "vm.example.org"}, {2, 4, "big"}};
+  auto local = restrict_to_hosts(daemons, {{"localhost", 1}}, "vm.example.org");
+  REQUIRE(local);
+  REQUIRE(local->size() == 2);  // both daemons of the host
+  CHECK((*local)[0].slots == 1);
+  CHECK((*local)[1].vpid == 1);
+  auto short_name = restrict_to_hosts(daemons, {{"big", 0}, {"vm", 0}}, "vm.example.org");
+  REQUIRE(short_name);
+  CHECK(short_name->size() == 3);
+  CHECK(short_name->back().slots == 4);  // not given: the daemon's own
+  auto missing = restrict_to_hosts(daemons, {{"big", 0}, {"nowhere", 2}}, "vm.example.org");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message ==
+        "--host nowhere: no daemon of this DVM runs there (its hosts: big, vm.example.org)");
+}
