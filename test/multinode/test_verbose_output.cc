@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "dvm_harness.h"
@@ -95,4 +97,62 @@ TEST_CASE("grove run --verbose-to-terminal shows the log of the DVM it starts", 
   CHECK_THAT(run.err, Catch::Contains("jobs: job 1 (") && Catch::Contains(") ended after ") &&
                           Catch::Contains("daemon: DVM stopped (grove stop)") &&
                           Catch::Contains("grove: DVM stopped (1 daemon)\n"));
+}
+
+TEST_CASE("grove log prints a background DVM's log, by daemon, and follows it", "[dvm]") {
+  TempDir tmp("grove-log");
+  RunOptions options;
+  options.extra_env = {tmp.env()};
+  RunResult start = run_program(
+      {grove_binary(), "start", "--local", "2", "--daemonize", "--mca", "daemon_base_verbose", "1"},
+      options);
+  DaemonizedController guard(controller_pid_in(start.out));
+  REQUIRE(start.exit_code == 0);
+  auto grove = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), grove_binary());
+    return run_program(args, options);
+  };
+  RunResult status = grove({"status"});
+  const std::string log_path = tmp.path() + "/grove-" + std::to_string(getuid()) + "/dvm-" +
+                               std::to_string(controller_pid_in(start.out)) + ".log";
+  CHECK_THAT(status.out, Catch::Contains("log: " + log_path + " (grove log prints it)\n"));
+  REQUIRE(grove({"run", "-n", "2", "--map-by", "node", "true"}).exit_code == 0);
+
+  RunResult all = grove({"log"});
+  INFO(all.out << all.err);
+  REQUIRE(all.exit_code == 0);
+  CHECK_THAT(all.out, Catch::Contains("] ") && Catch::Contains("jobs: job 1 (") &&
+                          Catch::Contains("started: 2 ranks on 2 daemons") &&
+                          Catch::Contains("ended after ") && Catch::Contains("done, status 0"));
+  CHECK_THAT(all.out, Catch::Contains("[groved vpid 1 "));
+  RunResult daemon1 = grove({"log", "--daemon", "1"});
+  REQUIRE(daemon1.exit_code == 0);
+  CHECK_FALSE(daemon1.out.empty());
+  std::istringstream lines(daemon1.out);
+  for (std::string line; std::getline(lines, line);)
+    CHECK(line.rfind("[groved vpid 1 ", 0) == 0);
+  RunResult controller = grove({"log", "--daemon", "0"});
+  CHECK(count_occurrences(controller.out, "jobs: job 1 (") == 2);
+  CHECK(controller.out.find("[groved vpid") == std::string::npos);
+  RunResult beyond = grove({"log", "--daemon", "2"});
+  CHECK(beyond.exit_code == 1);
+  CHECK_THAT(beyond.err, Catch::Contains("--daemon 2: the DVM has daemons 0 to 1"));
+
+  // --follow prints what comes later and ends when the DVM stops.
+  BackgroundProcess follow({grove_binary(), "log", "--follow", "--daemon", "0"}, {tmp.env()});
+  REQUIRE(grove({"run", "-n", "1", "true"}).exit_code == 0);
+  CHECK(follow.wait_for("jobs: job 2 (", std::chrono::seconds(30)));
+  REQUIRE(grove({"stop"}).exit_code == 0);
+  CHECK(follow.wait_exit(std::chrono::seconds(30)) == 0);
+  CHECK_THAT(follow.out(), Catch::Contains("DVM stopped"));
+}
+
+TEST_CASE("grove log on a foreground DVM says its log is on that terminal", "[dvm]") {
+  Dvm dvm(1);
+  REQUIRE(dvm.ready());
+  RunResult log = dvm.grove({"log"});
+  CHECK(log.exit_code == 1);
+  CHECK_THAT(log.err, Catch::Contains("writes its log to the terminal"));
+  CHECK_THAT(dvm.grove({"status"}).out,
+             Catch::Contains("log: the terminal of the grove start that runs it"));
 }
