@@ -128,7 +128,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--grove", default="build/src/grove")
     parser.add_argument("--out", default="benchmarks/results/sim_scale_sweep.json")
-    parser.add_argument("--plot", default="docs/images/sim_scale.svg")
+    parser.add_argument("--plot", default="docs/img/sim_scale.svg")
     parser.add_argument("--sizes", default=",".join(str(n) for n in SIZES))
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()

@@ -1,0 +1,407 @@
+// grove tune: the cost model's constants measured on a running DVM's hosts,
+// and what they advise for its two release parameters. Two short-lived
+// sibling DVMs on the same hosts release over a flat and a radix-2 tree,
+// batches interleaved so both see the same machine; grpcomm/release_fit.h
+// solves for alpha, c and B.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "control/session_dir.h"
+#include "grpcomm/release_fit.h"
+#include "launcher/commands.h"
+#include "launcher/dvm_client.h"
+#include "util/text.h"
+
+extern char** environ;
+
+namespace grove {
+namespace {
+
+struct TuneOptions {
+  std::string selector;
+  std::string small = "1KiB";
+  std::string large = "256KiB";
+  std::uint32_t count = 20;
+  std::uint32_t batches = 5;
+  std::string modex;  // empty: the DVM's mean fence release
+  bool json = false;
+};
+
+volatile sig_atomic_t tune_interrupted = 0;
+void on_tune_interrupt(int) {
+  tune_interrupted = 1;
+}
+
+// Runs this program with `args`, stdout to /dev/null: its exit status.
+int run_self(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"grove"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> pointers;
+  for (std::string& arg : argv)
+    pointers.push_back(arg.data());
+  pointers.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int failed =
+      posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, pointers.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (failed != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A sibling DVM tune starts, and stops however tune ends.
+class SiblingDvm {
+ public:
+  SiblingDvm(std::string name, std::vector<std::string> start_args)
+      : name_(std::move(name)), start_args_(std::move(start_args)) {}
+  ~SiblingDvm() {
+    if (uri_.empty()) return;
+    // Stopped in order, it leaves nothing: not even its log.
+    if (ask_dvm(uri_, {{"cmd", "stop"}}, std::chrono::seconds(120)) && pid_ > 0)
+      std::remove((base_ + "/dvm-" + std::to_string(pid_) + ".log").c_str());
+  }
+  SiblingDvm(const SiblingDvm&) = delete;
+  SiblingDvm& operator=(const SiblingDvm&) = delete;
+
+  Status start(const std::string& base) {
+    const std::string uri_file = base + "/tune-" + name_ + "-" + std::to_string(getpid());
+    std::vector<std::string> args{"start", "--daemonize", "--another", "--report-uri", uri_file};
+    args.insert(args.end(), start_args_.begin(), start_args_.end());
+    const int status = run_self(args);
+    std::ifstream(uri_file) >> uri_;
+    std::remove(uri_file.c_str());
+    if (status != 0 || uri_.empty())
+      return Error{"the " + name_ + " DVM did not start (grove start exited " +
+                   std::to_string(status) + ")"};
+    base_ = base;
+    if (auto started = ask_dvm(uri_, {{"cmd", "status"}}, std::chrono::seconds(30)))
+      pid_ = started->value("pid", 0);
+    return ok_status();
+  }
+  const std::string& uri() const { return uri_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  std::vector<std::string> start_args_;
+  std::string uri_;
+  std::string base_;  // the session base its log is in
+  pid_t pid_ = 0;     // its controller
+};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+double percentile(std::vector<double> values, double at) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<std::size_t>(at * static_cast<double>(values.size() - 1))];
+}
+
+// The mean fence release the controller sent (bytes per frame): this
+// DVM's typical modex, or nothing if no fence has released yet.
+std::optional<std::pair<double, std::uint64_t>> typical_release(const nlohmann::json& status) {
+  for (const auto& daemon : status.value("counters", nlohmann::json::array())) {
+    if (daemon.value("vpid", 1) != 0) continue;
+    std::uint64_t frames = 0, bytes = 0;
+    for (const auto& entry : daemon.value("engine", nlohmann::json::array())) {
+      if (entry.value("tag", "") != "fence-release" || entry.value("type", "") != "xcast-data")
+        continue;
+      frames += entry.value("frames", std::uint64_t{0});
+      bytes += entry.value("bytes", std::uint64_t{0});
+    }
+    if (frames > 0) return std::make_pair(static_cast<double>(bytes) / frames, frames);
+  }
+  return std::nullopt;
+}
+
+struct Measured {
+  std::vector<double> spans;          // every round
+  std::vector<double> batch_medians;  // one per batch
+};
+
+int tune(const TuneOptions& options) {
+  const auto small = parse_size(options.small), large = parse_size(options.large);
+  if (!small || !large || *large <= *small || *large > (64u << 20)) {
+    print_cli_error(
+        "--small and --large: byte counts (such as 1KiB and 256KiB), the large one "
+        "larger, at most 64MiB");
+    return 1;
+  }
+  std::optional<std::uint64_t> modex;
+  if (!options.modex.empty()) {
+    modex = parse_size(options.modex);
+    if (!modex) {
+      print_cli_error("--modex '" + options.modex + "': expected a byte count such as 16KiB");
+      return 1;
+    }
+  }
+  auto socket = resolve_dvm(options.selector);
+  if (!socket) {
+    print_cli_error(socket.error().message);
+    return 1;
+  }
+  auto status = ask_dvm(*socket, {{"cmd", "status"}}, std::chrono::seconds(30));
+  if (!status) {
+    print_cli_error(status.error().message);
+    return 1;
+  }
+  // The hosts of its living daemons, in vpid order, each once.
+  std::vector<std::string> hosts;
+  std::set<std::string> seen;
+  std::uint64_t living = 0;
+  for (const auto& daemon : (*status)["daemons"]) {
+    if (daemon.value("state", "") != "up") continue;
+    ++living;
+    const std::string host = daemon.value("host", "");
+    if (seen.insert(host).second) hosts.push_back(host);
+  }
+  const bool local = hosts.size() == 1;
+  const std::uint64_t daemons = local ? living : hosts.size();
+  if (daemons < 4) {
+    print_cli_error("grove tune needs a DVM of 4 daemons (hosts) or more: with " +
+                    std::to_string(daemons) +
+                    ", a flat and a radix-2 release are the same tree and alpha and c cannot be "
+                    "told apart");
+    return 1;
+  }
+  auto base = session_base();
+  if (!base) {
+    print_cli_error(base.error().message);
+    return 1;
+  }
+  std::vector<std::string> where;
+  if (local) {
+    where = {"--local", std::to_string(daemons)};
+  } else {
+    const std::string hostfile = *base + "/tune-hosts-" + std::to_string(getpid());
+    std::ofstream file(hostfile);
+    for (const std::string& host : hosts)
+      file << host << "\n";
+    where = {"--hostfile", hostfile};
+  }
+  // The DVM's own settings go along, but for the release tree's.
+  for (const auto& [name, value] : (*status)["params"].items()) {
+    if (name == "rml_base_radix2" || name == "grpcomm_low_radix_release") continue;
+    where.insert(where.end(), {"--mca", name, value.get<std::string>()});
+  }
+  auto with = [&](std::uint64_t radix2) {
+    std::vector<std::string> args = where;
+    args.insert(args.end(), {"--mca", "grpcomm_low_radix_release", "true", "--mca",
+                             "rml_base_radix2", std::to_string(radix2)});
+    return args;
+  };
+  struct sigaction interrupt {
+  }, before{};
+  interrupt.sa_handler = on_tune_interrupt;
+  sigemptyset(&interrupt.sa_mask);
+  sigaction(SIGINT, &interrupt, &before);
+  std::fprintf(stderr,
+               "grove tune: two DVMs of %llu daemons on the same %s (flat and radix-2 releases), "
+               "%u batches of %u releases of %llu and %llu bytes each\n",
+               static_cast<unsigned long long>(daemons), local ? "host" : "hosts", options.batches,
+               options.count, static_cast<unsigned long long>(*small),
+               static_cast<unsigned long long>(*large));
+  SiblingDvm flat("flat", with(std::max<std::uint64_t>(64, daemons)));
+  SiblingDvm binary("radix-2", with(2));
+  std::map<std::string, Measured> measured;  // "flat small", ...
+  std::string failure;
+  for (SiblingDvm* sibling : {&flat, &binary}) {
+    if (Status started = sibling->start(*base); !started && failure.empty())
+      failure = started.error().message;
+  }
+  std::remove((*base + "/tune-hosts-" + std::to_string(getpid())).c_str());
+  for (std::uint32_t batch = 0; failure.empty() && batch < options.batches; ++batch) {
+    // The order flips every batch: neither tree always goes first.
+    std::vector<SiblingDvm*> order{&flat, &binary};
+    if (batch % 2 == 1) std::reverse(order.begin(), order.end());
+    for (SiblingDvm* sibling : order) {
+      for (const std::uint64_t size : {*small, *large}) {
+        if (tune_interrupted) failure = "interrupted";
+        if (!failure.empty()) break;
+        auto bench = ask_dvm(
+            sibling->uri(),
+            {{"cmd", "bench"}, {"kind", "release"}, {"size", size}, {"count", options.count}},
+            std::chrono::seconds(600));
+        if (!bench) {
+          failure = "benchmark on the " + sibling->name() + " DVM: " + bench.error().message;
+          break;
+        }
+        Measured& into = measured[sibling->name() + (size == *small ? " small" : " large")];
+        const auto spans = (*bench)["spans_us"].get<std::vector<double>>();
+        into.spans.insert(into.spans.end(), spans.begin(), spans.end());
+        into.batch_medians.push_back(median(spans));
+      }
+    }
+  }
+  sigaction(SIGINT, &before, nullptr);
+  if (!failure.empty()) {
+    print_cli_error("grove tune: " + failure);
+    return failure == "interrupted" ? 130 : 1;
+  }
+  auto spans_of = [&](auto pick) {
+    return ReleaseSpans{pick(measured["flat small"]), pick(measured["flat large"]),
+                        pick(measured["radix-2 small"]), pick(measured["radix-2 large"])};
+  };
+  auto fit =
+      fit_release_constants(daemons, static_cast<double>(*small), static_cast<double>(*large),
+                            spans_of([](const Measured& m) { return median(m.spans); }));
+  if (!fit) {
+    print_cli_error("grove tune: " + fit.error().message);
+    return 1;
+  }
+  // The spread: the same fit from each batch's medians alone.
+  std::vector<double> alphas, copies, gbits;
+  for (std::uint32_t batch = 0; batch < options.batches; ++batch) {
+    auto one = fit_release_constants(
+        daemons, static_cast<double>(*small), static_cast<double>(*large),
+        spans_of([batch](const Measured& m) { return m.batch_medians[batch]; }));
+    if (!one) continue;
+    alphas.push_back(one->constants.alpha_us);
+    copies.push_back(one->constants.copy_us);
+    gbits.push_back(one->constants.bandwidth_bytes_per_s * 8 / 1e9);
+  }
+  const CostConstants& constants = fit->constants;
+  const double gbit = constants.bandwidth_bytes_per_s * 8 / 1e9;
+  // Advice for the running DVM's own size and its typical modex.
+  const auto typical = typical_release(*status);
+  const double payload = modex     ? static_cast<double>(*modex)
+                         : typical ? typical->first
+                                   : static_cast<double>(*small);
+  const std::string payload_source = modex     ? "--modex"
+                                     : typical ? "the mean fence release of this DVM (" +
+                                                     std::to_string(typical->second) + " frames)"
+                                               : "no fence has run on this DVM: the small payload";
+  const auto routing = static_cast<std::uint64_t>((*status).value("radix", 64));
+  const auto radix2 = static_cast<std::uint64_t>((*status).value("radix2", 4));
+  const bool low_radix = (*status).value("low_radix_release", true);
+  const ReleaseAdvice advice =
+      advise_release(living, payload, constants, routing, radix2, low_radix);
+
+  nlohmann::json out{{"daemons", daemons},
+                     {"small_bytes", *small},
+                     {"large_bytes", *large},
+                     {"batches", options.batches},
+                     {"count", options.count}};
+  for (const auto& [name, m] : measured)
+    out["spans"][name] = {{"median_us", median(m.spans)},
+                          {"p10_us", percentile(m.spans, 0.1)},
+                          {"p90_us", percentile(m.spans, 0.9)}};
+  auto range = [](const std::vector<double>& values) {
+    if (values.empty()) return nlohmann::json::array();
+    return nlohmann::json::array({*std::min_element(values.begin(), values.end()),
+                                  *std::max_element(values.begin(), values.end())});
+  };
+  out["fit"] = {{"alpha_us", constants.alpha_us},
+                {"c_us", constants.copy_us},
+                {"bandwidth_gbit_s", gbit},
+                {"alpha_range_us", range(alphas)},
+                {"c_range_us", range(copies)},
+                {"bandwidth_range_gbit_s", range(gbits)},
+                {"alpha_clamped", fit->alpha_clamped},
+                {"c_clamped", fit->copy_clamped}};
+  out["advice"] = {{"daemons", living},
+                   {"modex_bytes", payload},
+                   {"modex_from", payload_source},
+                   {"rml_base_radix2", advice.radix2},
+                   {"predicted_us", advice.best_us},
+                   {"routing_tree_us", advice.routing_us},
+                   {"current_us", advice.current_us},
+                   {"grpcomm_low_radix_release", advice.low_radix_pays}};
+  if (options.json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-10s %10s %12s %12s\n", "release", "bytes", "median us", "p10-p90 us");
+  for (const char* tree : {"flat", "radix-2"}) {
+    for (const auto& [which, size] :
+         {std::pair<const char*, std::uint64_t>{"small", *small}, {"large", *large}}) {
+      const Measured& m = measured[std::string(tree) + " " + which];
+      std::printf("%-10s %10llu %12.1f %5.1f-%.1f\n", tree, static_cast<unsigned long long>(size),
+                  median(m.spans), percentile(m.spans, 0.1), percentile(m.spans, 0.9));
+    }
+  }
+  auto spread = [](const std::vector<double>& values, const char* format) {
+    if (values.size() < 2) return std::string();
+    char text[96];
+    std::snprintf(text, sizeof text, format, *std::min_element(values.begin(), values.end()),
+                  *std::max_element(values.begin(), values.end()));
+    return std::string(text);
+  };
+  std::printf("fitted, T(r) = ceil(log_r N) * (alpha + r*c + r*M/B):\n");
+  std::printf("  alpha %8.1f us%s%s\n", constants.alpha_us,
+              spread(alphas, "   (batches: %.1f to %.1f)").c_str(),
+              fit->alpha_clamped ? "  (below the noise: taken as 0)" : "");
+  std::printf("  c     %8.1f us%s%s\n", constants.copy_us,
+              spread(copies, "   (batches: %.1f to %.1f)").c_str(),
+              fit->copy_clamped ? "  (below the noise: taken as 0)" : "");
+  std::printf("  B     %8.3f Gbit/s%s\n", gbit, spread(gbits, " (batches: %.3f to %.3f)").c_str());
+  std::printf("for this DVM (%llu daemons) and a modex of %.0f bytes (%s):\n",
+              static_cast<unsigned long long>(living), payload, payload_source.c_str());
+  std::printf(
+      "  release radix %llu: %.1f us predicted; the routing tree (radix %llu): %.1f us; "
+      "as it runs now: %.1f us\n",
+      static_cast<unsigned long long>(advice.radix2), advice.best_us,
+      static_cast<unsigned long long>(routing), advice.routing_us, advice.current_us);
+  if (advice.low_radix_pays) {
+    std::printf(
+        "  advice: --mca grpcomm_low_radix_release true --mca rml_base_radix2 %llu "
+        "(%.0f%% less than the routing tree)\n",
+        static_cast<unsigned long long>(advice.radix2),
+        100.0 * (1.0 - advice.best_us / advice.routing_us));
+  } else {
+    std::printf(
+        "  advice: --mca grpcomm_low_radix_release false (a separate release tree "
+        "gains less than 5%% at this modex)\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, CliContext& context) {
+  auto options = std::make_shared<TuneOptions>();
+  CLI::App* command =
+      app.add_subcommand("tune",
+                         "Measure the cost model's constants on a running DVM's hosts and advise "
+                         "rml_base_radix2 and grpcomm_low_radix_release");
+  add_param_options(*command, context);
+  add_dvm_option(*command, options->selector);
+  command->add_option("--small", options->small, "The small payload (fits alpha and c)")
+      ->capture_default_str();
+  command->add_option("--large", options->large, "The large payload (fits B)")
+      ->capture_default_str();
+  command->add_option("--count", options->count, "Releases per payload and tree in each batch")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  command
+      ->add_option("--batches", options->batches,
+                   "Batches, the trees' order flipped each time (the spread is over them)")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  command->add_option("--modex", options->modex,
+                      "The modex to advise for (default: this DVM's mean fence release)");
+  command->add_flag("--json", options->json, "Print JSON");
+  context.actions[command] = [options] { return tune(*options); };
+}
+
+}  // namespace grove
