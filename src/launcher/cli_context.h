@@ -24,6 +24,9 @@ struct CliContext {
   // ranks', passed on as OMPI_MCA_<name> the way mpirun does.
   bool forward_foreign_mca = false;
   std::vector<std::pair<std::string, std::string>> foreign_mca;
+  // `grove run ... -- PROGRAM ARGS`: what followed the `--`, taken out of
+  // CLI11's sight (it would refuse them as unexpected arguments).
+  std::vector<std::string> run_program;
   HelpCatalog help{default_help_dirs()};
   // What each subcommand does once parsing succeeded and parameters loaded.
   std::map<const CLI::App*, std::function<int()>> actions;

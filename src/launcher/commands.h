@@ -44,8 +44,10 @@ inline constexpr int kRunUsageError = 125;
 // Before parsing `grove run`: rewrites mpirun's `-np` and `-mca` to `--np` and
 // `--mca` and refuses an unknown option ahead of the program (it would
 // otherwise become the program).
-// `args` is the whole command line; `first` is the word after "run".
+// `args` is the whole command line; `first` is the word after "run". A `--`
+// among the options ends them: it and what follows leave `args` for
+// `program`.
 Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& args,
-                               std::size_t first);
+                               std::size_t first, std::vector<std::string>& program);
 
 }  // namespace grove

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
       at += 1;
     } else if (args[at] == "run") {
       run = true;
-      auto normal = grove::normalize_run_arguments(*app.get_subcommand("run"), args, at + 1);
+      auto normal = grove::normalize_run_arguments(*app.get_subcommand("run"), args, at + 1,
+                                                   context.run_program);
       if (!normal) {
         std::fprintf(stderr, "%s\n", normal.error().message.c_str());
         return grove::kRunUsageError;

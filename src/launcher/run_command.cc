@@ -48,6 +48,7 @@ bool wait_for_child(pid_t pid, std::chrono::milliseconds limit) {
 struct RunOptions {
   std::uint32_t np = 0;  // 0: one rank per slot (no -n)
   bool oversubscribe = true;
+  bool nooversubscribe = false;  // --nooversubscribe: oversubscribe false
   std::string map_by = "slot";
   OutputOptions output;
   std::string stdin_target = "0";   // all, none or a rank
@@ -269,7 +270,7 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"cwd", cwd.string()},
                          {"np", options.np},
                          {"map_by", *map_by},
-                         {"oversubscribe", options.oversubscribe},
+                         {"oversubscribe", !options.nooversubscribe},
                          {"timeout", options.timeout_s},
                          {"params", given_params(context.params)},
                          {"stdin", stdin_target},
@@ -365,7 +366,7 @@ int run_job(CliContext& context, const RunOptions& options) {
 }  // namespace
 
 Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& args,
-                               std::size_t first) {
+                               std::size_t first, std::vector<std::string>& program) {
   // How many values each of run's options takes, by every spelling.
   std::map<std::string, int> arity;
   for (const CLI::Option* option : run.get_options()) {
@@ -377,7 +378,12 @@ Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& ar
   }
   for (std::size_t at = first; at < args.size(); ++at) {
     std::string& word = args[at];
-    if (word == "--" || word.empty() || word[0] != '-' || word == "-") return ok_status();
+    if (word == "--") {
+      program.assign(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end());
+      args.resize(at);
+      return ok_status();
+    }
+    if (word.empty() || word[0] != '-' || word == "-") return ok_status();
     if (word == "-np") word = "--np";  // mpirun's spellings
     if (word == "-mca" || word == "-prtemca") word = "-" + word;
     std::string name = word.substr(0, word.find('='));
@@ -405,7 +411,7 @@ void add_run_command(CLI::App& app, CliContext& context) {
       "--oversubscribe", options->oversubscribe,
       "Allow more ranks than slots (the default; ranks are told they share cores)");
   command
-      ->add_flag("--nooversubscribe{false}", options->oversubscribe,
+      ->add_flag("--nooversubscribe", options->nooversubscribe,
                  "Refuse more ranks than the hosts' slots, as mpirun does")
       ->excludes(over);
   command
@@ -506,10 +512,9 @@ void add_run_command(CLI::App& app, CliContext& context) {
   command->prefix_command();
   command->footer("Usage: grove run -n NP [options] PROGRAM [ARGS...]");
   context.actions[command] = [&context, options, command] {
-    options->command = command->remaining();
-    // `--` ends grove's options (mpirun's and srun's habit): it is not the program.
-    if (!options->command.empty() && options->command.front() == "--")
-      options->command.erase(options->command.begin());
+    // After a `--` (mpirun's and srun's habit), the program was set aside
+    // before parsing, even one whose name starts with '-'.
+    options->command = context.run_program.empty() ? command->remaining() : context.run_program;
 
     return run_job(context, *options);
   };

@@ -136,6 +136,8 @@ def check_command(grove, words, synopsis, where, problems, check_params=True):
                     problems.append(f"{where}: 'grove {command}' has no option {name}")
             at += 1
             continue
+        if word == "--" and command == "run":
+            return  # the program follows
         if word.startswith("-") and word != "-":
             name = word.split("=", 1)[0]
             if name == "-np":

@@ -126,7 +126,15 @@ def expected_exit(line):
 
 def needs_hosts(words, line):
     """Whether a command needs other hosts: a host list or Slurm."""
-    if any(w in ("--host", "-H", "--hostfile") or w.startswith(("--host=", "--hostfile="))
-           for w in words):
-        return True
+    for at, word in enumerate(words):
+        if word == "--hostfile" or word.startswith("--hostfile="):
+            return True
+        value = (word.split("=", 1)[1] if word.startswith("--host=") else
+                 words[at + 1] if word in ("--host", "-H") and at + 1 < len(words) else None)
+        if value is None:
+            continue
+        # Only this host (localhost[:SLOTS],...) runs here as well.
+        names = {item.split("@")[-1].split(":")[0] for item in value.split(",")}
+        if not names <= {"localhost", "127.0.0.1"}:
+            return True
     return bool(re.search(r"\b(salloc|srun|sbatch)\b", line.split("#")[0]))

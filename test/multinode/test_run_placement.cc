@@ -169,3 +169,21 @@ TEST_CASE("-H on a one-shot grove run makes the hosts of the DVM it starts", "[r
       run_program({grove_binary(), "run", "-H", "localhost", "--daemons", "2", "true"}, options);
   CHECK(both.exit_code == 125);
 }
+
+TEST_CASE("-- ends grove run's options: what follows is the program, whatever its name", "[run]") {
+  Dvm dvm(1);
+  REQUIRE(dvm.ready());
+  RunResult plain =
+      dvm.grove({"run", "-n", "1", "--bind-to", "none", "--", "echo", "a", "--", "b"});
+  INFO(plain.err);
+  CHECK(plain.exit_code == 0);
+  CHECK(plain.out == "a -- b\n");
+  // A program whose name starts with '-' is run (and here is not found),
+  // not taken for an option.
+  RunResult dashed = dvm.grove({"run", "-n", "1", "--", "-not-an-option"});
+  CHECK(dashed.exit_code == 127);
+  CHECK_THAT(dashed.err, Catch::Contains("cannot execute '-not-an-option'"));
+  RunResult nothing = dvm.grove({"run", "-n", "1", "--"});
+  CHECK(nothing.exit_code == 125);
+  CHECK_THAT(nothing.err, Catch::Contains("no program given"));
+}
