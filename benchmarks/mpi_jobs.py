@@ -14,6 +14,9 @@ turn, round after round, so machine noise hits all of them alike:
                  not fail the run (Open MPI 4.1's ranks crash under PRRTE
                  master from 16 ranks up, with its openpmix 7 server)
 
+  grove-dvm-unbound  the kept DVM with --bind-to none (only with --unbound):
+                 grove binds as mpirun does by default
+
 Rows: hello (init, barrier, finalize) at 2, 16 and 64 ranks; collectives
 (allreduce, alltoall, barrier) at 16; pingpong between two ranks within one
 daemon (shared memory) and between two daemons (grove: a 2-daemon DVM,
@@ -27,7 +30,7 @@ first rank's start.
 Prints a table of medians (and grove / mpirun ratios) and writes JSON.
 
 Usage: benchmarks/mpi_jobs.py [--build DIR] [--rounds N] [--prrte-prefix DIR]
-           [--rows hello2,...] [--out benchmarks/results/mpi_jobs.json]
+           [--rows hello2,...] [--unbound] [--out benchmarks/results/mpi_jobs.json]
 """
 import argparse
 import json
@@ -78,7 +81,7 @@ class Grove:
     def start(self):
         for daemons in (1, 2):
             uri = os.path.join(self.work, f"dvm{daemons}.uri")
-            subprocess.run([self.grove, "start", "--local", str(daemons), "--daemonize",
+            subprocess.run([self.grove, "start", "--local", str(daemons), "--daemonize", "--another",
                             "--report-uri", uri], env=self.env, check=True,
                            capture_output=True, timeout=60)
             with open(uri) as handle:
@@ -94,6 +97,11 @@ class Grove:
         daemons = 2 if between else 1
         extra = ["--map-by", "node"] if between else []
         return [self.grove, "run", "--dvm", self.dvms[daemons], "-n", str(ranks), *extra, program]
+
+    def unbound_argv(self, program, ranks, between):
+        # grove binds as mpirun does unless told; this row shows what that buys.
+        argv = self.dvm_argv(program, ranks, between)
+        return [*argv[:-1], "--bind-to", "none", argv[-1]]
 
     def oneshot_argv(self, program, ranks, between):
         extra = ["--daemons", "2", "--map-by", "node"] if between else []
@@ -174,6 +182,8 @@ def parse_args():
     parser.add_argument("--prrte-prefix", default=None,
                         help="a PRRTE install (../shared/anchors/build-prrte.sh PREFIX)")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per job")
+    parser.add_argument("--unbound", action="store_true",
+                        help="add grove-dvm-unbound: the kept DVM with --bind-to none")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "mpi_jobs.json"))
     args = parser.parse_args()
     rows = [r for r in args.rows.split(",") if r]
@@ -209,6 +219,8 @@ def main():
     os.makedirs(oneshot_tmp)
     envs = {"grove": dict(env, TMPDIR=oneshot_tmp)}
     runtimes = {"grove-dvm": grove.dvm_argv, "grove": grove.oneshot_argv, "mpirun": mpirun_argv}
+    if args.unbound:
+        runtimes["grove-dvm-unbound"] = grove.unbound_argv
     if args.prrte_prefix:
         runtimes["prterun"] = prterun_argv(args.prrte_prefix)
     samples = {row: {rt: {"seconds": [], "latency_us": [], "bandwidth_MBps": [], "failures": [],

@@ -38,6 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                run->bind_to == "socket");  // the :overload-allowed qualifier is taken off
     FUZZ_CHECK(!run->apps[0].argv.empty() && !run->apps[0].argv.front().empty());
     FUZZ_CHECK(run->timeout_s <= grove::kMaxJobTimeoutS);
+    FUZZ_CHECK(run->policy.pe >= 1 && run->policy.pe <= 4096);
+    FUZZ_CHECK(run->hosts.size() <= grove::kMaxHostChoices);
+    for (const grove::HostChoice& host : run->hosts)
+      FUZZ_CHECK(!host.name.empty() && host.slots <= 65535);
+    // No --bind-to: the default is chosen at mapping, "none" until then.
+    FUZZ_CHECK(!run->bind_default || run->bind_to == "none");
   } else if (const auto* bench = std::get_if<grove::BenchRequest>(&*decoded)) {
     FUZZ_CHECK(bench->count >= 1 && bench->count <= grove::kMaxBenchCount);
     FUZZ_CHECK(bench->kind == "release" || bench->kind == "barrier");

@@ -155,7 +155,9 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
   }
   if (auto hosts = request.find("hosts"); hosts != request.end()) {
     const char* expected = "a list of {name, slots} objects";
-    if (!hosts->is_array() || hosts->size() > kMaxRanksPerJob) return bad_field("hosts", expected);
+    if (!hosts->is_array() || hosts->size() > kMaxHostChoices)
+      return bad_field("hosts",
+                       "at most " + std::to_string(kMaxHostChoices) + " {name, slots} objects");
     for (const auto& host : *hosts) {
       if (!host.is_object() || !host.contains("name") || !host["name"].is_string())
         return bad_field("hosts", expected);

@@ -52,7 +52,7 @@ using ControlRequest = std::variant<StopRequest, StatusRequest, KillRequest, Job
 
 // Limits a request may not exceed (a request is one line of at most
 // kMaxControlLine bytes; these bound what it can make the controller do).
-inline constexpr std::uint32_t kMaxRanksPerJob = 1u << 20;
+// kMaxRanksPerJob and kMaxHostChoices: jobs/job_request.h.
 inline constexpr std::uint64_t kMaxBenchCount = 1'000'000;
 inline constexpr std::uint32_t kMaxJobTimeoutS = 366u * 24 * 3600;
 inline constexpr std::size_t kMaxControlLine = 1u << 20;

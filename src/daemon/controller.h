@@ -44,6 +44,9 @@ struct ControllerOptions {
   RemoteLauncherKind launcher = RemoteLauncherKind::ssh;
   std::string prefix;    // --prefix / GROVE_PREFIX: the install on remote hosts
   bool one_job = false;  // started by `grove run` for its job (DvmInfo::one_job)
+  // The file a background DVM logs to (grove status, grove log); empty: its
+  // stderr, if that is a file (a tee to the terminal is a pipe).
+  std::string log_path;
   // Called once: with an empty string when the DVM is ready, else an error.
   std::function<void(const std::string& error)> on_ready;
 };

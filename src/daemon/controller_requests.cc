@@ -101,7 +101,9 @@ nlohmann::json Controller::status_json() const {
   // its stderr; a foreground one to the terminal, which grove log cannot read.
   out["log"] = nullptr;
   std::error_code error;
-  const auto log = std::filesystem::read_symlink("/proc/self/fd/2", error);
+  const auto log = options_.log_path.empty()
+                       ? std::filesystem::read_symlink("/proc/self/fd/2", error)
+                       : std::filesystem::path(options_.log_path);
   if (!error && std::filesystem::is_regular_file(log, error)) out["log"] = log.string();
   out["size"] = options_.daemons;
   out["epoch"] = membership.epoch();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,15 @@ using HostCoresInUse = std::map<std::string, std::uint64_t>;
 std::string default_binding(const JobMap& map, const std::vector<MapDaemon>& daemons,
                             const MapSpec& spec, const HostCoresInUse& in_use);
 
-// Moves every rank's host_rank past the ranks (of `cores_per_rank` cores)
-// that fit in the cores in use on its host, so concurrent bound jobs take
-// different cores while there are free ones (binding wraps around after).
-void offset_host_ranks(JobMap& map, const std::vector<MapDaemon>& daemons,
-                       std::uint32_t cores_per_rank, const HostCoresInUse& in_use);
+// The cores (by index among a host's usable cores, as rank_binding counts
+// them) that running core-bound jobs hold, by host name.
+using HostCoresTaken = std::map<std::string, std::set<std::uint32_t>>;
+
+// Gives each rank of a core-bound job (of `cores_per_rank` cores) the first
+// free run of cores on its host, so concurrent jobs take different cores
+// while there are free ones: its host_rank becomes that run's index. A rank
+// finding no free run keeps its own (binding wraps around, shared).
+void place_on_free_cores(JobMap& map, const std::vector<MapDaemon>& daemons,
+                         std::uint32_t cores_per_rank, const HostCoresTaken& taken);
 
 }  // namespace grove

@@ -74,6 +74,14 @@ void JobManager::submit(const JobRequest& asked, JobEventFn events) {
   if (request.np() == 0 && request.apps.size() == 1) {
     // No -n: one rank per slot of the DVM, as mpirun does.
     request.apps.front().np = ranks_to_fill(daemons, request.policy);
+    if (request.np() > kMaxRanksPerJob) {
+      events({{"ok", false},
+              {"error", "one rank per slot would be " + std::to_string(request.np()) +
+                            " ranks, more than a job may have (" + std::to_string(kMaxRanksPerJob) +
+                            "): give -n"}},
+             true);
+      return;
+    }
   }
   if (request.stdin_rank >= static_cast<std::int64_t>(request.np())) {
     events({{"ok", false},
@@ -90,7 +98,8 @@ void JobManager::submit(const JobRequest& asked, JobEventFn events) {
   const HostCoresInUse in_use = cores_in_use();
   if (request.bind_default)
     request.bind_to = default_binding(*map, daemons, request.policy, in_use);
-  if (request.bind_to != "none") offset_host_ranks(*map, daemons, request.policy.pe, in_use);
+  if (request.bind_to == "core")
+    place_on_free_cores(*map, daemons, request.policy.pe, cores_taken(daemons));
   if (request.bind_to == "core" && !request.overload_allowed && !request.bind_default) {
     if (Status fits = check_core_overload(*map, daemons, request.policy.pe); !fits) {
       events({{"ok", false}, {"error", fits.error().message}}, true);
@@ -118,6 +127,27 @@ HostCoresInUse JobManager::cores_in_use() const {
     }
   }
   return in_use;
+}
+
+HostCoresTaken JobManager::cores_taken(const std::vector<MapDaemon>& daemons) const {
+  std::map<std::string, std::uint32_t> cores;
+  for (const MapDaemon& daemon : daemons)
+    cores[daemon.hostname] = std::max(cores[daemon.hostname], daemon.cores);
+  HostCoresTaken taken;
+  for (const auto& [id, job] : jobs_) {
+    const JobSpec& spec = job->spec;
+    if (spec.bind_to != "core") continue;
+    const std::uint64_t width = spec.cores_per_rank();
+    for (const RankPlacement& placement : spec.ranks) {
+      if (placement.node_id >= spec.hostnames.size()) continue;
+      const std::string& host = spec.hostnames[placement.node_id];
+      const std::uint32_t count = cores[host];
+      for (std::uint64_t core = placement.host_rank * width;
+           core < (placement.host_rank + 1) * width; ++core)
+        taken[host].insert(static_cast<std::uint32_t>(count != 0 ? core % count : core));
+    }
+  }
+  return taken;
 }
 
 Result<std::string> JobManager::spawn(const JobRequest& request, const std::string& parent_nspace,

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,6 +121,9 @@ class JobManager {
   static nlohmann::json summary(const Job& job);
   // Cores the running jobs' ranks take on each host (bound or not).
   std::map<std::string, std::uint64_t> cores_in_use() const;
+  // The cores running core-bound jobs hold, by host (binding_policy.h).
+  std::map<std::string, std::set<std::uint32_t>> cores_taken(
+      const std::vector<MapDaemon>& daemons) const;
   // Answers the job's input still waiting for daemons; `lost`: only those
   // waiting for that daemon, which will not answer (none: every one).
   void settle_stdin(Job& job, std::optional<Vpid> lost);

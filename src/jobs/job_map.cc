@@ -1,6 +1,7 @@
 #include "jobs/job_map.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -31,7 +32,11 @@ Result<MapSpec> parse_placement(const std::string& text) {
 }  // namespace
 
 Result<MapSpec> parse_map_policy(const std::string& text) {
-  const std::size_t pe_at = text.rfind(":pe=");
+  // Open MPI spells it :PE=K too.
+  std::string lower = text;
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::size_t pe_at = lower.rfind(":pe=");
   auto spec = parse_placement(text.substr(0, pe_at));
   if (!spec) return spec.error();
   if (pe_at != std::string::npos) {
@@ -104,7 +109,11 @@ std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec)
 Result<std::vector<MapDaemon>> restrict_to_hosts(const std::vector<MapDaemon>& daemons,
                                                  const std::vector<HostChoice>& hosts,
                                                  const std::string& local_host) {
-  auto short_name = [](const std::string& name) { return name.substr(0, name.find('.')); };
+  // An address has no short name ("10.0.0.5" is not host "10").
+  auto short_name = [](const std::string& name) {
+    const bool address = name.find_first_not_of("0123456789.") == std::string::npos;
+    return address ? name : name.substr(0, name.find('.'));
+  };
   auto names = [&](const HostChoice& host, const MapDaemon& daemon) {
     const bool local = host.name == "localhost" || host.name == "127.0.0.1";
     const std::string& wanted = local ? local_host : host.name;
@@ -302,8 +311,16 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
     }
     for (Vpid vpid : owner)
       ++host_ranks[host_of[vpid]];
-    for (const auto& [host, count] : host_ranks)
-      map.oversubscribed = map.oversubscribed || count > host_slots[host];
+    // In cores: one rank of :pe=8 on a 2-slot host is oversubscribed too.
+    std::map<std::string, std::uint64_t> host_cores;
+    for (const MapDaemon& daemon : daemons) {
+      std::uint64_t& room = host_cores[daemon.hostname];
+      room = std::max<std::uint64_t>(room, std::max<std::uint32_t>(1, daemon.slots));
+    }
+    for (const auto& [host, count] : host_ranks) {
+      map.oversubscribed =
+          map.oversubscribed || count > host_slots[host] || count * spec.pe > host_cores[host];
+    }
   }
   std::map<std::string, std::uint32_t> host_count;
   for (std::uint32_t rank = 0; rank < np; ++rank) {

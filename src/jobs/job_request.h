@@ -14,6 +14,11 @@
 
 namespace grove {
 
+// The most ranks one job may have, and hosts one -H/--hostfile may name:
+// bounds on what a request can make the controller do.
+inline constexpr std::uint32_t kMaxRanksPerJob = 1u << 20;
+inline constexpr std::size_t kMaxHostChoices = 4096;
+
 struct JobRequest {
   std::vector<JobApp> apps;      // at least one
   std::vector<std::string> env;  // NAME=value, for every app's ranks

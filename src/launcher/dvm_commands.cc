@@ -44,6 +44,7 @@ struct StartOptions {
   bool another = false;              // start even if one is running
   bool verbose_to_terminal = false;  // --daemonize: the log on the terminal too
   bool one_job = false;              // grove run's own DVM: ends with that process
+  std::string log_path;              // a background DVM's log file (set when forked)
 };
 
 // The DVM's hosts, who starts whom and how; no plan means daemons on this
@@ -134,6 +135,7 @@ int run_controller(CliContext& context, const StartOptions& options, int ready_f
   controller_options.launcher = layout->launcher;
   controller_options.prefix = options.prefix;
   controller_options.one_job = options.one_job;
+  controller_options.log_path = options.log_path;
   if (controller_options.prefix.empty()) {
     if (const char* prefix = std::getenv("GROVE_PREFIX")) controller_options.prefix = prefix;
   }
@@ -222,7 +224,9 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
       close(log_fd);
     }
     close(null);
-    const int code = run_controller(context, options, fds[1]);
+    StartOptions logged = options;
+    if (log_path != "/dev/null") logged.log_path = log_path;
+    const int code = run_controller(context, logged, fds[1]);
     // A log nobody wrote to is not kept (a one-shot grove run's DVM leaves
     // none). Through a tee the file may still be filling: kept then.
     struct stat written {};

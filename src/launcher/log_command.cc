@@ -13,6 +13,7 @@
 
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "util/proc_stat.h"
 
 namespace grove {
 namespace {
@@ -83,7 +84,8 @@ int print_log(const LogOptions& options) {
       continue;
     }
     // At the end: done, unless following a DVM that still runs.
-    if (!options.follow || controller <= 0 || kill(controller, 0) != 0) break;
+    // A controller that ended but is not reaped yet (a zombie) has stopped.
+    if (!options.follow || controller <= 0 || !process_running(controller)) break;
     file.clear();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

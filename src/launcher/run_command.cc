@@ -278,7 +278,9 @@ int run_job(CliContext& context, const RunOptions& options) {
                          {"display_map", options.display_map}};
   if (!options.bind_to.empty()) request["bind_to"] = options.bind_to;
   if (!options.rank_by.empty()) request["rank_by"] = options.rank_by;
-  if (!hosts->empty()) request["hosts"] = *hosts;
+  // The DVM started for this job runs on those hosts already, under the
+  // names its daemons report (an address given to -H is not one of them).
+  if (!hosts->empty() && started_uri.empty()) request["hosts"] = *hosts;
 
   // Ctrl-C kills the job (through the controller); the job's end then ends us.
   std::atomic<std::uint32_t> job{0};
@@ -370,7 +372,9 @@ Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& ar
   // How many values each of run's options takes, by every spelling.
   std::map<std::string, int> arity;
   for (const CLI::Option* option : run.get_options()) {
-    const int values = std::max(0, option->get_items_expected_max());
+    // A repeatable option (-x, --env) takes one value per use, whatever
+    // CLI11 says it may collect in all.
+    const int values = std::min(1, std::max(0, option->get_items_expected_max()));
     for (const auto& name : option->get_lnames())
       arity["--" + name] = values;
     for (const auto& name : option->get_snames())

@@ -70,11 +70,19 @@ class SiblingDvm {
  public:
   SiblingDvm(std::string name, std::vector<std::string> start_args)
       : name_(std::move(name)), start_args_(std::move(start_args)) {}
-  ~SiblingDvm() {
+  ~SiblingDvm() { stop(); }
+  // Stopped in order, it leaves nothing, not even its log; a DVM that
+  // would not stop is named, for `grove stop --dvm`.
+  void stop() {
     if (uri_.empty()) return;
-    // Stopped in order, it leaves nothing: not even its log.
-    if (ask_dvm(uri_, {{"cmd", "stop"}}, std::chrono::seconds(120)) && pid_ > 0)
+    auto stopped = ask_dvm(uri_, {{"cmd", "stop"}}, std::chrono::seconds(120));
+    if (stopped && pid_ > 0) {
       std::remove((base_ + "/dvm-" + std::to_string(pid_) + ".log").c_str());
+    } else if (!stopped) {
+      print_cli_error("grove tune: the " + name_ + " DVM (" + uri_ +
+                      ") did not stop: " + stopped.error().message);
+    }
+    uri_.clear();
   }
   SiblingDvm(const SiblingDvm&) = delete;
   SiblingDvm& operator=(const SiblingDvm&) = delete;
@@ -210,11 +218,15 @@ int tune(const TuneOptions& options) {
                              "rml_base_radix2", std::to_string(radix2)});
     return args;
   };
+  // Ctrl-C, SIGTERM and SIGHUP end the measurement, not the process: the
+  // DVMs it started are stopped first (until then the signals only count).
   struct sigaction interrupt {
-  }, before{};
+  }, before[3];
   interrupt.sa_handler = on_tune_interrupt;
   sigemptyset(&interrupt.sa_mask);
-  sigaction(SIGINT, &interrupt, &before);
+  const int caught[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i)
+    sigaction(caught[i], &interrupt, &before[i]);
   std::fprintf(stderr,
                "grove tune: two DVMs of %llu daemons on the same %s (flat and radix-2 releases), "
                "%u batches of %u releases of %llu and %llu bytes each\n",
@@ -226,8 +238,9 @@ int tune(const TuneOptions& options) {
   std::map<std::string, Measured> measured;  // "flat small", ...
   std::string failure;
   for (SiblingDvm* sibling : {&flat, &binary}) {
-    if (Status started = sibling->start(*base); !started && failure.empty())
-      failure = started.error().message;
+    if (tune_interrupted) failure = "interrupted";
+    if (!failure.empty()) break;
+    if (Status started = sibling->start(*base); !started) failure = started.error().message;
   }
   std::remove((*base + "/tune-hosts-" + std::to_string(getpid())).c_str());
   for (std::uint32_t batch = 0; failure.empty() && batch < options.batches; ++batch) {
@@ -253,7 +266,10 @@ int tune(const TuneOptions& options) {
       }
     }
   }
-  sigaction(SIGINT, &before, nullptr);
+  flat.stop();
+  binary.stop();
+  for (int i = 0; i < 3; ++i)
+    sigaction(caught[i], &before[i], nullptr);
   if (!failure.empty()) {
     print_cli_error("grove tune: " + failure);
     return failure == "interrupted" ? 130 : 1;

@@ -183,6 +183,10 @@ TEST_CASE("-- ends grove run's options: what follows is the program, whatever it
   RunResult dashed = dvm.grove({"run", "-n", "1", "--", "-not-an-option"});
   CHECK(dashed.exit_code == 127);
   CHECK_THAT(dashed.err, Catch::Contains("cannot execute '-not-an-option'"));
+  // After a repeatable option too (-x takes one value per use).
+  RunResult exported = dvm.grove({"run", "-n", "1", "-x", "HOME", "--", "sh", "-c", "echo ok"});
+  CHECK(exported.exit_code == 0);
+  CHECK(exported.out == "ok\n");
   RunResult nothing = dvm.grove({"run", "-n", "1", "--"});
   CHECK(nothing.exit_code == 125);
   CHECK_THAT(nothing.err, Catch::Contains("no program given"));

@@ -3,6 +3,8 @@
 
 #include "jobs/binding_policy.h"
 
+#include <set>
+
 using namespace grove;
 
 namespace {
@@ -43,7 +45,7 @@ TEST_CASE("no --bind-to: core for one or two ranks, socket for more, none when c
   CHECK(default_binding(*three, unknown, MapSpec{}, {}) == "none");
 }
 
-TEST_CASE("a bound job starts after the cores the running jobs take on its hosts", "[jobs]") {
+TEST_CASE("a core-bound job takes the first free cores the running jobs leave", "[jobs]") {
   const auto daemons = two_hosts(8);
   auto map = map_ranks(3, daemons, MapSpec{MapPolicy::node, 0});
   REQUIRE(map);
@@ -51,13 +53,30 @@ TEST_CASE("a bound job starts after the cores the running jobs take on its hosts
   CHECK(map->ranks[0].host_rank == 0);
   CHECK(map->ranks[1].host_rank == 1);
   CHECK(map->ranks[2].host_rank == 0);
-  offset_host_ranks(*map, daemons, 1, {{"a", 3}});
+  // Host a: cores 0 to 2 held.
+  place_on_free_cores(*map, daemons, 1, {{"a", {0, 1, 2}}});
   CHECK(map->ranks[0].host_rank == 3);
   CHECK(map->ranks[1].host_rank == 4);
   CHECK(map->ranks[2].host_rank == 0);  // nothing runs on b
-  // pe=2: three cores in use leave the next rank's pair at cores 4-5.
-  auto wide = map_ranks(1, daemons, MapSpec{MapPolicy::slot, 0, 2});
+  // A job that ended left cores 0-1 free while 2-3 are held: the next job
+  // takes 0-1, not the cores after the count of those in use.
+  auto next = map_ranks(2, daemons, MapSpec{});
+  REQUIRE(next);
+  place_on_free_cores(*next, daemons, 1, {{"a", {2, 3}}});
+  CHECK(next->ranks[0].host_rank == 0);
+  CHECK(next->ranks[1].host_rank == 1);
+  // pe=2: runs of two, aligned: cores 0-1 and 4-5 free, 2-3 held.
+  auto wide = map_ranks(2, daemons, MapSpec{MapPolicy::slot, 0, 2});
   REQUIRE(wide);
-  offset_host_ranks(*wide, daemons, 2, {{"a", 3}});
-  CHECK(wide->ranks[0].host_rank == 2);
+  place_on_free_cores(*wide, daemons, 2, {{"a", {2, 3, 6}}});
+  CHECK(wide->ranks[0].host_rank == 0);  // cores 0-1
+  CHECK(wide->ranks[1].host_rank == 2);  // cores 4-5 (6-7 holds 6)
+  // No free run left: a rank keeps its own index (binding wraps, shared).
+  std::set<std::uint32_t> all;
+  for (std::uint32_t core = 0; core < 8; ++core)
+    all.insert(core);
+  auto full = map_ranks(1, daemons, MapSpec{});
+  REQUIRE(full);
+  place_on_free_cores(*full, daemons, 1, {{"a", all}});
+  CHECK(full->ranks[0].host_rank == 0);
 }

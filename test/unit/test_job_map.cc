@@ -171,6 +171,7 @@ TEST_CASE(":pe=K gives each rank K cores: K slots each, K cores to bind", "[jobs
   CHECK(*spec == MapSpec{MapPolicy::slot, 0, 2});
   CHECK(*parse_map_policy("ppr:2:node:pe=3") == MapSpec{MapPolicy::ppr, 2, 3});
   CHECK(map_policy_text(*spec) == "slot:pe=2");
+  CHECK(*parse_map_policy("slot:PE=2") == *spec);  // Open MPI's spelling
   CHECK(map_policy_text(MapSpec{MapPolicy::ppr, 2, 3}) == "ppr:2:node:pe=3");
   for (const char* bad : {"slot:pe=0", "slot:pe=x", "slot:pe=", "diagonal:pe=2"}) {
     INFO(bad);
@@ -193,6 +194,10 @@ TEST_CASE(":pe=K gives each rank K cores: K slots each, K cores to bind", "[jobs
   auto over = check_core_overload(*five, daemons, 2);
   REQUIRE_FALSE(over);
   CHECK_THAT(over.error().message, Catch::Contains("would bind 3 ranks of 2 cores each to its 4"));
+  // One rank of 8 cores on a 2-slot host: more cores than slots.
+  auto wide = map_ranks(1, {{0, 2, "small"}}, MapSpec{MapPolicy::slot, 0, 8});
+  REQUIRE(wide);
+  CHECK(wide->oversubscribed);
 }
 
 TEST_CASE("--rank-by renumbers the placed ranks: by slot contiguous, by node round robin",
@@ -228,6 +233,9 @@ TEST_CASE("-H on a running DVM keeps the named hosts' daemons, with the slots gi
   REQUIRE(short_name);
   CHECK(short_name->size() == 3);
   CHECK(short_name->back().slots == 4);  // not given: the daemon's own
+  // An address is matched whole: 10.0.0.6 is not 10.0.0.5's "short name".
+  auto address = restrict_to_hosts({{0, 2, "10.0.0.5"}}, {{"10.0.0.6", 0}}, "10.0.0.5");
+  CHECK_FALSE(address);
   auto missing = restrict_to_hosts(daemons, {{"big", 0}, {"nowhere", 2}}, "vm.example.org");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().message ==
