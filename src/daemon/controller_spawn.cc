@@ -44,21 +44,32 @@ void Controller::on_spawn(Vpid from, const Bytes& payload) {
     return;
   }
   SpawnReply reply{message->handle, false, "", ""};
+  auto describe = [&message] {
+    return message->apps.empty() || message->apps.front().argv.empty()
+               ? std::string("nothing")
+               : message->apps.front().argv.front();
+  };
   Result<JobRequest> request = spawn_request(*message);
-  Result<std::string> nspace = request
-                                   ? job_manager_->spawn(*request, message->nspace, message->rank)
-                                   : Result<std::string>(request.error());
-  if (nspace) {
-    reply.ok = true;
-    reply.nspace = *nspace;
+  if (!request) {
+    reply.error = request.error().message;
   } else {
+    // The answer goes when the job runs (every rank started), carrying the
+    // nspace it was given, or why it ended first.
+    SpawnReply launched_reply{message->handle, true, job_manager_->next_nspace(), ""};
+    auto answer = [this, from, launched_reply](const Status& launched) mutable {
+      if (!launched) {
+        launched_reply.ok = false;
+        launched_reply.nspace.clear();
+        launched_reply.error = launched.error().message;
+      }
+      if (runtime_) runtime_->send_control(from, pmix_tags::spawn_reply, encode(launched_reply));
+    };
+    auto nspace = job_manager_->spawn(*request, message->nspace, message->rank, answer);
+    if (nspace) return;
     reply.error = nspace.error().message;
-    log_.error("rank %u of %s asked to spawn %s: %s", message->rank, message->nspace.c_str(),
-               message->apps.empty() || message->apps.front().argv.empty()
-                   ? "nothing"
-                   : message->apps.front().argv.front().c_str(),
-               reply.error.c_str());
   }
+  log_.error("rank %u of %s asked to spawn %s: %s", message->rank, message->nspace.c_str(),
+             describe().c_str(), reply.error.c_str());
   if (runtime_) runtime_->send_control(from, pmix_tags::spawn_reply, encode(reply));
 }
 

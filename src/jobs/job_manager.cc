@@ -16,6 +16,8 @@ struct JobManager::Job {
   JobEventFn events;
   std::set<std::uint32_t> finished;  // ranks known to be gone
   std::set<std::uint32_t> started;   // ranks whose program runs (or ran)
+  // A spawned job's PMIx_Spawn answer, held until every rank has started.
+  std::function<void(Status)> launched;
   bool failed = false;
   int status = 0;
   std::string message;
@@ -151,7 +153,8 @@ HostCoresTaken JobManager::cores_taken(const std::vector<MapDaemon>& daemons) co
 }
 
 Result<std::string> JobManager::spawn(const JobRequest& request, const std::string& parent_nspace,
-                                      std::uint32_t parent_rank) {
+                                      std::uint32_t parent_rank,
+                                      std::function<void(Status)> launched) {
   Job* parent = nullptr;
   for (auto& [id, job] : jobs_) {
     if (job->spec.nspace == parent_nspace) parent = job.get();
@@ -170,6 +173,7 @@ Result<std::string> JobManager::spawn(const JobRequest& request, const std::stri
   }
   const std::uint32_t child = next_job_;  // the id launch gives it
   Job& job = launch(inherited, *map, spawned_events(parent->id, child), parent, parent_rank);
+  job.launched = std::move(launched);
   return job.spec.nspace;
 }
 
@@ -302,6 +306,11 @@ void JobManager::fail(Job& job, int status, const std::string& message) {
   job.failed = true;
   job.status = status;
   job.message = message;
+  if (job.launched) {
+    auto launched = std::move(job.launched);
+    job.launched = nullptr;
+    launched(Error{"the spawned job ended before all its ranks started: " + message});
+  }
   log_.verbose("daemon", 1, "job %u ends: %s", job.id, message.c_str());
   hooks_.broadcast(job_tags::kill, encode(JobRef{job.id}));
   // Its spawned jobs end with it (their exits are theirs; the parent's
@@ -487,6 +496,15 @@ void JobManager::on_started(const RanksStarted& started) {
   for (std::uint32_t rank : started.ranks) {
     if (rank < job.spec.ranks.size()) job.started.insert(rank);
   }
+  // PMIx_Spawn returns once the job runs everywhere, as under PRRTE: a
+  // spawner that connects to it at once finds it registered with its PMIx
+  // server (answered earlier, libpmix 4.2 on one daemon sometimes released
+  // half of a PMIx_Connect and never the rest).
+  if (job.launched && job.started.size() == job.spec.ranks.size()) {
+    auto launched = std::move(job.launched);
+    job.launched = nullptr;
+    launched(ok_status());
+  }
 }
 
 void JobManager::on_exit(const RankExit& exit) {
@@ -575,6 +593,11 @@ void JobManager::maybe_finish(std::uint32_t id) {
   if (job.finished.size() < job.spec.ranks.size()) return;
   if (!job.children.empty()) return;  // it ends after the jobs it spawned
   settle_stdin(job, std::nullopt);
+  if (job.launched) {  // every rank gone, some never reported as started
+    auto launched = std::move(job.launched);
+    job.launched = nullptr;
+    launched(ok_status());
+  }
   hooks_.broadcast(job_tags::cleanup, encode(JobRef{job.id}));
   if (hooks_.job_ended) {
     hooks_.job_ended(job.spec.nspace, job.failed ? job.status : 0, job.message);

@@ -65,9 +65,13 @@ class JobManager {
   // to the CLI of the job that spawned it, its failure fails that job, and
   // that job ends only after it. It has that job's environment (then the
   // request's) and its directory unless the request names one. The new
-  // job's nspace, launched, or why it cannot start.
+  // job's nspace, launched, or why it cannot start. `launched` runs once:
+  // when every rank of it has started (so every daemon hosting one has
+  // registered it with its PMIx server), or with why it ended before.
   Result<std::string> spawn(const JobRequest& request, const std::string& parent_nspace,
-                            std::uint32_t parent_rank);
+                            std::uint32_t parent_rank, std::function<void(Status)> launched = {});
+  // The nspace the next job launched will have.
+  std::string next_nspace() const { return nspace_prefix_ + "." + std::to_string(next_job_); }
   // Output of the job from daemon `from`, passed to the CLI; acknowledged
   // to `from` at once, or once the CLI has read what is queued to it.
   void on_output(const JobOutput& output, Vpid from);
