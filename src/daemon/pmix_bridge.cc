@@ -35,12 +35,10 @@ PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn dir
 
 PmixBridge::~PmixBridge() = default;
 
-Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonRuntime& runtime,
-                                                       const Log& log, const std::string& tmpdir,
-                                                       DirectoriesFn directories,
-                                                       bool verify_clients,
-                                                       std::int64_t handshake_timeout_ms,
-                                                       hwloc_topology* topology) {
+Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
+    event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
+    DirectoriesFn directories, bool verify_clients, std::int64_t handshake_timeout_ms,
+    std::int64_t call_timeout_ms, hwloc_topology* topology) {
   std::unique_ptr<PmixBridge> bridge(new PmixBridge(runtime, log, std::move(directories)));
   bridge->base_ = base;
   bridge->topology_ = topology;
@@ -113,6 +111,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(event_base* base, DaemonR
   options.daemon_vpid = runtime.self();
   options.verify_clients = verify_clients;
   options.handshake_timeout_ms = handshake_timeout_ms;
+  options.call_timeout_ms = call_timeout_ms;
   options.topology = topology;
   auto server = PmixServer::create(base, options, std::move(hooks));
   if (!server) return Error{"PMIx server: " + server.error().message};
@@ -237,6 +236,19 @@ PmixJob PmixBridge::pmix_job(const JobSpec& spec, const JobDirectories& director
 
 void PmixBridge::prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
                                PreparedFn done) {
+  // libpmix stuck (a call unanswered past its deadline): a rank started now
+  // would hang in PMIx_Init until the job's timeout, if it has one. Refused
+  // at once, with the reason, so the job fails and says why.
+  if (auto stuck = server_->unanswered_call()) {
+    RankFailures failed;
+    const std::string why = "this daemon's PMIx server (libpmix) stopped answering (" + *stuck +
+                            "): its ranks would hang; restart the DVM (docs/pmix.md)";
+    for (std::uint32_t rank : ranks)
+      failed[rank] = why;
+    log_.error_limited("pmix-stuck", "job %u: %s", spec.job, why.c_str());
+    done(std::move(failed));
+    return;
+  }
   ensure_registered(spec, [this, spec, ranks, done = std::move(done)](Status registered) mutable {
     RankFailures failed;
     if (!registered || directories_() == nullptr) {

@@ -23,13 +23,15 @@ class PmixBridge {
  public:
   // `directories()`: the directories this daemon keeps for its jobs (null
   // once ranks can no longer start). `verify_clients`: pmix_verify_clients;
-  // `handshake_timeout_ms`: pmix_handshake_timeout_ms.
+  // `handshake_timeout_ms`: pmix_handshake_timeout_ms; `call_timeout_ms`:
+  // pmix_call_timeout_ms.
   // `topology`: this host's, for libpmix to share (outlives the bridge).
   using DirectoriesFn = std::function<const JobDirectories*()>;
   static Result<std::unique_ptr<PmixBridge>> create(event_base* base, DaemonRuntime& runtime,
                                                     const Log& log, const std::string& tmpdir,
                                                     DirectoriesFn directories, bool verify_clients,
                                                     std::int64_t handshake_timeout_ms,
+                                                    std::int64_t call_timeout_ms,
                                                     hwloc_topology* topology);
   ~PmixBridge();
 

@@ -60,7 +60,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
       base, runtime, log, daemon_dir + "/pmix",
       [raw]() { return raw->job_host_ ? &raw->job_host_->directories() : nullptr; },
       params.get_bool("pmix_verify_clients"), params.get_int("pmix_handshake_timeout_ms"),
-      topology);
+      params.get_int("pmix_call_timeout_ms"), topology);
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);
   host->pmix_->set_log_output(

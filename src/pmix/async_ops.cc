@@ -40,6 +40,7 @@ void AsyncOps::refuse(Error why, Done done) {
 
 void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
   expired_lent_.erase(id);  // PMIx is done with it now
+  expired_unanswered_.erase(id);
   auto found = ops_.find(id);
   if (found == ops_.end()) return;  // answered after its deadline
   Op op = std::move(found->second);
@@ -61,13 +62,16 @@ void AsyncOps::expire(TimeNs now) {
     }
     // libpmix may still read what it was lent when it gets to the call.
     if (it->second.lent) expired_lent_.emplace(it->first, std::move(it->second.lent));
+    if (!it->second.what.empty()) expired_unanswered_.emplace(it->first, it->second.what);
     late.push_back(std::move(it->second));
     it = ops_.erase(it);
   }
   if (ops_.empty() && timer_) event_del(timer_.get());
   for (Op& op : late) {
+    const bool whole = deadline_ns_ % 1'000'000'000ULL == 0;
     op.done(Error{op.what + ": no answer from PMIx within " +
-                  std::to_string(deadline_ns_ / 1'000'000'000ULL) + " s"});
+                  (whole ? std::to_string(deadline_ns_ / 1'000'000'000ULL) + " s"
+                         : std::to_string(deadline_ns_ / 1'000'000ULL) + " ms")});
   }
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "rml/transport/libevent_handles.h"
@@ -51,6 +52,12 @@ class AsyncOps {
   std::size_t pending() const { return ops_.size(); }
   // Calls past their deadline whose lent memory waits for PMIx's answer.
   std::size_t lent_after_deadline() const { return expired_lent_.size(); }
+  // The oldest call PMIx has not answered though its deadline passed (its
+  // `what`), or nothing: libpmix's progress thread may be stuck for good.
+  std::optional<std::string> unanswered_past_deadline() const {
+    if (expired_unanswered_.empty()) return std::nullopt;
+    return expired_unanswered_.begin()->second;
+  }
 
  private:
   static void on_deadline_timer(evutil_socket_t, short, void* arg);
@@ -67,7 +74,8 @@ class AsyncOps {
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, Op> ops_;
   std::map<std::uint64_t, std::shared_ptr<const void>> expired_lent_;
-  EventPtr timer_;  // pending while ops are
+  std::map<std::uint64_t, std::string> expired_unanswered_;  // by id: what
+  EventPtr timer_;                                           // pending while ops are
 };
 
 // The pmix_op_cbfunc_t of every AsyncOps call: cbdata is the call's id (not

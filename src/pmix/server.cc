@@ -45,7 +45,6 @@ using pmix_internal::UpcallMailbox;
 // How long a registration may wait for PMIx's progress thread (it takes
 // milliseconds; the watchdog frees the thread from a stalled handshake
 // within a second).
-constexpr TimeNs kRegistrationDeadline = 30'000'000'000ULL;
 
 // libpmix 4.2 cannot initialize its server again in a process that has
 // finalized it: the new listener thread selects on a stale descriptor and
@@ -108,6 +107,9 @@ class PmixServer::Impl {
   }
   void deregister_job(const std::string& nspace, AsyncOps::Done done);
   std::size_t pending_registrations() const { return ops_ ? ops_->pending() : 0; }
+  std::optional<std::string> unanswered_call() const {
+    return ops_ ? ops_->unanswered_past_deadline() : std::nullopt;
+  }
   void expect_client_process(const std::string& nspace, std::uint32_t rank, pid_t pid) {
     if (gate_) gate_->expect(nspace, rank, pid);
   }
@@ -221,7 +223,7 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
       [posted](std::uint64_t id, pmix_status_t status) {
         posted->post(OpFinished{id, status});
       },
-      kRegistrationDeadline);
+      static_cast<TimeNs>(std::max<std::int64_t>(options.call_timeout_ms, 1)) * 1'000'000ULL);
   registrations_ = std::make_unique<pmix_internal::Registrations>(*ops_, daemon_vpid_);
   if (options.verify_clients) gate_ = std::make_unique<ClientGate>();
   if (!pmix_internal::install_mailbox(mailbox_.get(), gate_.get())) {
@@ -540,6 +542,10 @@ void PmixServer::register_client(const std::string& nspace, std::uint32_t rank, 
 Result<std::vector<std::string>> PmixServer::client_environment(const std::string& nspace,
                                                                 std::uint32_t rank) {
   return impl_->client_environment(nspace, rank);
+}
+
+std::optional<std::string> PmixServer::unanswered_call() const {
+  return impl_->unanswered_call();
 }
 
 std::size_t PmixServer::pending_registrations() const {

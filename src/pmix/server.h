@@ -269,6 +269,9 @@ struct PmixServerOptions {
   // handshake before it is cut (pmix_handshake_timeout_ms; 0: never).
   // Another user's is cut at once when clients are verified.
   std::int64_t handshake_timeout_ms = 1000;
+  // How long a registration or deregistration may wait for libpmix's answer
+  // before it fails and new ranks are refused (pmix_call_timeout_ms).
+  std::int64_t call_timeout_ms = 30000;
   // This host's hwloc topology, loaded by the daemon; libpmix uses and
   // shares it instead of loading its own. Must outlive the server. Null:
   // libpmix loads one.
@@ -310,6 +313,10 @@ class PmixServer {
   void deregister_job(const std::string& nspace, StatusDone done);
   // Registrations and deregistrations PMIx has not answered yet.
   std::size_t pending_registrations() const;
+  // A call to libpmix still unanswered past its deadline (what it was), or
+  // nothing: with one, libpmix's progress thread is likely stuck for good
+  // (docs/pmix.md) and new ranks would hang in PMIx_Init.
+  std::optional<std::string> unanswered_call() const;
   // Those of `roots` whose process tree holds a connection that waits for
   // the server's answer (only known when clients are verified: nullopt if
   // not).

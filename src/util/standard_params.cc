@@ -161,6 +161,10 @@ void register_standard_params(ParamRegistry& registry) {
                           "How long a PMIx connection of the daemon's own user may keep libpmix "
                           "waiting for its handshake before the daemon cuts it (0: never); "
                           "another user's is cut at once"));
+  registry.define(integer("pmix_call_timeout_ms", "30000", 100, 3600000,
+                          "How long a daemon waits for libpmix to answer a job's registration or "
+                          "deregistration; past it the call fails, and while it stays unanswered "
+                          "(libpmix stuck) the daemon refuses new ranks at once"));
   // jobs
   registry.define(size("jobs_output_window", "4M", 0, std::int64_t{1} << 40,
                        "Output bytes of a job a daemon passes on before the controller has "

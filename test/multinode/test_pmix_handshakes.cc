@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "dvm_harness.h"
 
@@ -117,4 +118,38 @@ TEST_CASE("an idle connection of the DVM's own user is cut once it has waited th
   INFO(dvm.controller().err());
   CHECK_THAT(dvm.controller().err(), Catch::Contains("its handshake took too long"));
   CHECK(dvm.status()["failed"].empty());
+}
+
+TEST_CASE("a daemon whose libpmix stopped answering refuses new ranks at once, until it answers",
+          "[pmix]") {
+  // An idle connection of the DVM's own user holds libpmix's progress thread
+  // (it reads the handshake with a blocking receive) until the watchdog cuts
+  // it: long enough here for a registration to pass its deadline. Meanwhile
+  // new ranks are refused with the reason instead of hanging in PMIx_Init.
+  Dvm dvm(1,
+          {"--mca", "pmix_handshake_timeout_ms", "10000", "--mca", "pmix_call_timeout_ms", "1000"});
+  REQUIRE(dvm.ready());
+  const std::map<int, std::string> ports = pmix_ports(dvm, 1);
+  const std::string client = binary_from_env("GROVE_PMIX_FENCE_CLIENT");
+  auto idle = stranger(client, ports.at(0), geteuid());
+  REQUIRE(idle->wait_for("stalling in the handshake", std::chrono::seconds(30)));
+  auto first = dvm.grove({"run", "-n", "1", "true"});
+  INFO(first.err);
+  CHECK(first.exit_code != 0);
+  CHECK_THAT(first.err, Catch::Contains("no answer from PMIx within 1 s"));
+  auto refused = dvm.grove({"run", "-n", "1", "true"});
+  INFO(refused.err);
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.err,
+             Catch::Contains("this daemon's PMIx server (libpmix) stopped answering") &&
+                 Catch::Contains("restart the DVM"));
+  // The watchdog cuts the idle connection; libpmix answers the late call,
+  // and ranks start again.
+  CHECK(idle->wait_exit(std::chrono::seconds(30)) == 3);
+  bool ran = false;
+  for (int attempt = 0; attempt < 50 && !ran; ++attempt) {
+    ran = dvm.grove({"run", "-n", "1", "true"}).exit_code == 0;
+    if (!ran) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  CHECK(ran);
 }

@@ -46,11 +46,14 @@ TEST_CASE("memory lent to a libpmix call outlives the call's deadline until PMIx
   CHECK_THAT(outcome->error().message, Catch::Contains("PMIx_pretend: no answer from PMIx"));
   CHECK(ops.pending() == 0);
   CHECK(ops.lent_after_deadline() == 1);
+  // Unanswered past its deadline: the daemon refuses new ranks, naming it.
+  CHECK(ops.unanswered_past_deadline() == std::optional<std::string>("PMIx_pretend"));
   CHECK_FALSE(watch.expired());          // libpmix may still read it
   ops.finished(*call_id, PMIX_SUCCESS);  // the late answer
   CHECK(watch.expired());
   CHECK(ops.lent_after_deadline() == 0);
-  CHECK(answers == 1);  // the caller heard once, at the deadline
+  CHECK_FALSE(ops.unanswered_past_deadline());  // libpmix answers again
+  CHECK(answers == 1);                          // the caller heard once, at the deadline
 }
 
 TEST_CASE("memory lent to a libpmix call is freed with a timely answer", "[pmix][async]") {
