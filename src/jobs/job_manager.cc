@@ -5,40 +5,10 @@
 #include <set>
 
 #include "jobs/binding_policy.h"
+#include "jobs/job_manager_job.h"
 #include "util/text.h"
 
 namespace grove {
-
-struct JobManager::Job {
-  JobManager* manager = nullptr;
-  std::uint32_t id = 0;
-  JobSpec spec;
-  JobEventFn events;
-  std::set<std::uint32_t> finished;  // ranks known to be gone
-  std::set<std::uint32_t> started;   // ranks whose program runs (or ran)
-  // A spawned job's PMIx_Spawn answer, held until every rank has started.
-  std::function<void(Status)> launched;
-  bool failed = false;
-  int status = 0;
-  std::string message;
-  EventPtr timer;
-  std::map<Vpid, std::uint64_t> withheld;  // output bytes not yet acknowledged, by daemon
-  EventPtr ack_timer;                      // polls the CLI's queue while acks wait
-  std::vector<GoneRank> gone_unsent;       // clean exits the daemons have not heard of
-  EventPtr gone_timer;                     // gathers them into one broadcast
-  std::optional<std::uint32_t> parent;     // the job whose rank spawned this one
-  std::set<std::uint32_t> children;        // jobs spawned from this one, still running
-  std::size_t daemons = 0;                 // that host its ranks
-  std::int64_t started_s = 0;              // wall clock, for grove ps
-  bool killed = false;                     // ended by kill(), not by its ranks
-  struct PendingStdin {
-    std::set<Vpid> waiting;  // daemons that have not answered
-    bool open = false;
-    std::function<void(bool open)> done;
-  };
-  std::uint64_t stdin_seq = 0;
-  std::map<std::uint64_t, PendingStdin> stdin_pending;
-};
 
 namespace {
 // Ranks of a job tend to leave together: their exits go out as one broadcast.
@@ -152,31 +122,6 @@ HostCoresTaken JobManager::cores_taken(const std::vector<MapDaemon>& daemons) co
   return taken;
 }
 
-Result<std::string> JobManager::spawn(const JobRequest& request, const std::string& parent_nspace,
-                                      std::uint32_t parent_rank,
-                                      std::function<void(Status)> launched) {
-  Job* parent = nullptr;
-  for (auto& [id, job] : jobs_) {
-    if (job->spec.nspace == parent_nspace) parent = job.get();
-  }
-  if (parent == nullptr) return Error{"the spawning job " + parent_nspace + " is not running"};
-  if (parent->failed) return Error{"the spawning job " + parent_nspace + " is ending"};
-  auto map = map_ranks(request.np(), hooks_.living_daemons(), request.policy);
-  if (!map) return map.error();
-  // The spawning job's environment and directory, unless the spawn says.
-  JobRequest inherited = request;
-  inherited.env = parent->spec.env;
-  inherited.env_replaces = parent->spec.env_replaces;
-  inherited.env.insert(inherited.env.end(), request.env.begin(), request.env.end());
-  for (JobApp& app : inherited.apps) {
-    if (app.cwd.empty()) app.cwd = parent->spec.apps.front().cwd;
-  }
-  const std::uint32_t child = next_job_;  // the id launch gives it
-  Job& job = launch(inherited, *map, spawned_events(parent->id, child), parent, parent_rank);
-  job.launched = std::move(launched);
-  return job.spec.nspace;
-}
-
 JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map, JobEventFn events,
                                     Job* parent, std::uint32_t parent_rank) {
   auto job = std::make_unique<Job>();
@@ -246,54 +191,9 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
   return placed;
 }
 
-JobEventFn JobManager::spawned_events(std::uint32_t parent, std::uint32_t child) {
-  return
-      [this, parent, child](const nlohmann::json& event, bool final) -> std::optional<std::size_t> {
-        if (final) {
-          child_ended(parent, child, event);
-          return std::nullopt;
-        }
-        auto found = jobs_.find(parent);
-        if (found == jobs_.end()) return std::nullopt;
-        // Only output goes on, marked with the job it came from; the CLI knows
-        // of spawned jobs by their output alone.
-        if (event.is_null() || event.value("event", "") != "output") {
-          return found->second->events(nullptr, false);
-        }
-        nlohmann::json marked = event;
-        marked["job"] = child;
-        return found->second->events(marked, false);
-      };
-}
-
-void JobManager::child_ended(std::uint32_t parent, std::uint32_t child,
-                             const nlohmann::json& final_event) {
-  auto found = jobs_.find(parent);
-  if (found == jobs_.end()) return;
-  Job& job = *found->second;
-  job.children.erase(child);
-  const int status = final_event.value("status", 0);
-  if (status != 0) {
-    // As under mpirun: a spawned job that fails takes its parent down.
-    fail(job, status,
-         "spawned job " + std::to_string(child) + " failed: " +
-             final_event.value("message", std::string("status ") + std::to_string(status)));
-  }
-  maybe_finish(parent);
-}
-
 void JobManager::on_timeout(evutil_socket_t, short, void* arg) {
   auto* job = static_cast<Job*>(arg);
   job->manager->fail(*job, 124, "the job ran out of time (--timeout) and was killed");
-}
-
-std::optional<std::pair<std::string, std::uint32_t>> JobManager::spawned_by(
-    const std::string& nspace) const {
-  for (const auto& [id, job] : jobs_) {
-    if (job->spec.nspace == nspace && !job->spec.parent_nspace.empty())
-      return std::make_pair(job->spec.parent_nspace, job->spec.parent_rank);
-  }
-  return std::nullopt;
 }
 
 void JobManager::report_failure(const Job& job, std::uint32_t rank, RankFailure how, int status,

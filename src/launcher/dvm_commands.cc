@@ -55,18 +55,7 @@ struct DvmLayout {
 };
 
 Result<std::vector<HostEntry>> listed_hosts(const StartOptions& options) {
-  std::vector<HostEntry> hosts;
-  if (!options.hostfile.empty()) {
-    auto from_file = read_hostfile(options.hostfile);
-    if (!from_file) return from_file.error();
-    hosts = std::move(*from_file);
-  }
-  if (!options.hosts.empty()) {
-    auto from_option = parse_host_option(options.hosts);
-    if (!from_option) return from_option.error();
-    hosts.insert(hosts.end(), from_option->begin(), from_option->end());
-  }
-  return hosts;
+  return hosts_from_options(options.hosts, options.hostfile);
 }
 
 // Inside an allocation: its nodes, or those of them the user listed.

@@ -43,12 +43,7 @@ void print_lines(std::string& pending, int vpid) {
 }
 
 int print_log(const LogOptions& options) {
-  auto socket = resolve_dvm(options.selector);
-  if (!socket) {
-    print_cli_error(socket.error().message);
-    return 1;
-  }
-  auto status = ask_dvm(*socket, {{"cmd", "status"}}, std::chrono::seconds(30));
+  auto status = ask_dvm(options.selector, {{"cmd", "status"}}, std::chrono::seconds(30));
   if (!status) {
     print_cli_error(status.error().message);
     return 1;

@@ -139,19 +139,10 @@ nlohmann::json given_params(const ParamRegistry& params) {
 
 // -H and --hostfile as the DVM reads them: name and slots (0: not given).
 Result<nlohmann::json> chosen_hosts(const RunOptions& options) {
-  std::vector<HostEntry> hosts;
-  if (!options.hostfile.empty()) {
-    auto from_file = read_hostfile(options.hostfile);
-    if (!from_file) return from_file.error();
-    hosts = std::move(*from_file);
-  }
-  if (!options.hosts.empty()) {
-    auto listed = parse_host_option(options.hosts);
-    if (!listed) return Error{"--host " + options.hosts + ": " + listed.error().message};
-    hosts.insert(hosts.end(), listed->begin(), listed->end());
-  }
+  auto hosts = hosts_from_options(options.hosts, options.hostfile);
+  if (!hosts) return hosts.error();
   nlohmann::json chosen = nlohmann::json::array();
-  for (const HostEntry& host : hosts) {
+  for (const HostEntry& host : *hosts) {
     nlohmann::json entry{{"name", host.name}};
     if (host.slots) entry["slots"] = *host.slots;
     chosen.push_back(entry);

@@ -183,4 +183,20 @@ Result<std::vector<HostEntry>> parse_host_option(std::string_view text) {
   return list;
 }
 
+Result<std::vector<HostEntry>> hosts_from_options(const std::string& host_list,
+                                                  const std::string& hostfile) {
+  std::vector<HostEntry> hosts;
+  if (!hostfile.empty()) {
+    auto from_file = read_hostfile(hostfile);
+    if (!from_file) return from_file.error();
+    hosts = std::move(*from_file);
+  }
+  if (!host_list.empty()) {
+    auto listed = parse_host_option(host_list);
+    if (!listed) return listed.error();
+    hosts.insert(hosts.end(), listed->begin(), listed->end());
+  }
+  return hosts;
+}
+
 }  // namespace grove

@@ -37,6 +37,11 @@ Result<std::vector<HostEntry>> read_hostfile(const std::string& path);
 // hosts add up as in a hostfile.
 Result<std::vector<HostEntry>> parse_host_option(std::string_view text);
 
+// The hosts of `--hostfile FILE` (when not empty) then `--host LIST` (when
+// not empty), as grove start and grove run read them.
+Result<std::vector<HostEntry>> hosts_from_options(const std::string& host_list,
+                                                  const std::string& hostfile);
+
 // Whether `name` is a plausible host name or IPv4 address (letters, digits,
 // '-', '.', '_'; no leading '-', which ssh would take for an option).
 bool valid_host_name(std::string_view name);

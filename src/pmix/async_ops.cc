@@ -12,8 +12,10 @@ std::string describe(const char* call, pmix_status_t status) {
   return std::string(call) + ": " + PMIx_Error_string(status);
 }
 
-AsyncOps::AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns)
+AsyncOps::AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns,
+                   AnsweredAgain answered_again)
     : post_result_(std::move(post_result)),
+      answered_again_(std::move(answered_again)),
       deadline_ns_(deadline_ns),
       timer_(event_new(loop, -1, EV_PERSIST, &AsyncOps::on_deadline_timer, this)) {}
 
@@ -40,7 +42,11 @@ void AsyncOps::refuse(Error why, Done done) {
 
 void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
   expired_lent_.erase(id);  // PMIx is done with it now
-  expired_unanswered_.erase(id);
+  if (auto late = expired_unanswered_.find(id); late != expired_unanswered_.end()) {
+    const std::string what = late->second;
+    expired_unanswered_.erase(late);
+    if (expired_unanswered_.empty() && answered_again_) answered_again_(what);
+  }
   auto found = ops_.find(id);
   if (found == ops_.end()) return;  // answered after its deadline
   Op op = std::move(found->second);

@@ -33,7 +33,11 @@ class AsyncOps {
   // `post_result(id, status)` must hand the result to finished() on the
   // loop later (the mailbox); `deadline_ns` bounds every call.
   using PostResult = std::function<void(std::uint64_t id, pmix_status_t status)>;
-  AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns);
+  // `answered_again(what)`: the last call unanswered past its deadline has
+  // been answered (unanswered_past_deadline() is empty again).
+  using AnsweredAgain = std::function<void(const std::string& what)>;
+  AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns,
+           AnsweredAgain answered_again = {});
   AsyncOps(const AsyncOps&) = delete;
   AsyncOps& operator=(const AsyncOps&) = delete;
 
@@ -70,6 +74,7 @@ class AsyncOps {
     std::shared_ptr<const void> lent;
   };
   PostResult post_result_;
+  AnsweredAgain answered_again_;
   TimeNs deadline_ns_;
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, Op> ops_;

@@ -223,7 +223,10 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
       [posted](std::uint64_t id, pmix_status_t status) {
         posted->post(OpFinished{id, status});
       },
-      static_cast<TimeNs>(std::max<std::int64_t>(options.call_timeout_ms, 1)) * 1'000'000ULL);
+      static_cast<TimeNs>(std::max<std::int64_t>(options.call_timeout_ms, 1)) * 1'000'000ULL,
+      [this](const std::string& what) {
+        if (hooks_.on_answered_again) hooks_.on_answered_again(what);
+      });
   registrations_ = std::make_unique<pmix_internal::Registrations>(*ops_, daemon_vpid_);
   if (options.verify_clients) gate_ = std::make_unique<ClientGate>();
   if (!pmix_internal::install_mailbox(mailbox_.get(), gate_.get())) {

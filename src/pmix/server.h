@@ -213,6 +213,9 @@ struct PmixHooks {
   // A request grove does not serve was answered PMIX_ERR_NOT_SUPPORTED: which
   // (e.g. "PMIx_Spawn"), and from whom (for connect, the first participant).
   std::function<void(std::string call, std::string nspace, std::uint32_t rank)> on_unsupported;
+  // libpmix answered, late, the last call it had left unanswered past its
+  // deadline (unanswered_call() is empty again): which call it was.
+  std::function<void(std::string call)> on_answered_again;
   // A connection claiming to be (nspace, rank) was refused: why.
   std::function<void(std::string nspace, std::uint32_t rank, std::string why)> on_refused;
   // A connection that held libpmix in its handshake was shut down
