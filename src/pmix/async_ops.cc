@@ -1,5 +1,6 @@
 #include "pmix/async_ops.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace grove::pmix_internal {
@@ -42,11 +43,10 @@ void AsyncOps::refuse(Error why, Done done) {
 
 void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
   expired_lent_.erase(id);  // PMIx is done with it now
-  if (auto late = expired_unanswered_.find(id); late != expired_unanswered_.end()) {
-    const std::string what = late->second;
-    expired_unanswered_.erase(late);
-    if (expired_unanswered_.empty() && answered_again_) answered_again_(what);
-  }
+  const std::optional<std::string> stuck = unanswered_past_deadline();
+  expired_unanswered_.erase(id);
+  last_answered_ = std::max(last_answered_, id);
+  if (stuck && !unanswered_past_deadline() && answered_again_) answered_again_(*stuck);
   auto found = ops_.find(id);
   if (found == ops_.end()) return;  // answered after its deadline
   Op op = std::move(found->second);

@@ -33,8 +33,8 @@ class AsyncOps {
   // `post_result(id, status)` must hand the result to finished() on the
   // loop later (the mailbox); `deadline_ns` bounds every call.
   using PostResult = std::function<void(std::uint64_t id, pmix_status_t status)>;
-  // `answered_again(what)`: the last call unanswered past its deadline has
-  // been answered (unanswered_past_deadline() is empty again).
+  // `answered_again(what)`: PMIx answered again after a stuck spell
+  // (unanswered_past_deadline() went empty); `what` names the stuck call.
   using AnsweredAgain = std::function<void(const std::string& what)>;
   AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns,
            AnsweredAgain answered_again = {});
@@ -58,9 +58,12 @@ class AsyncOps {
   std::size_t lent_after_deadline() const { return expired_lent_.size(); }
   // The oldest call PMIx has not answered though its deadline passed (its
   // `what`), or nothing: libpmix's progress thread may be stuck for good.
+  // One lost answer is not a stuck thread: only a call past its deadline
+  // that no later call's answer has overtaken counts.
   std::optional<std::string> unanswered_past_deadline() const {
-    if (expired_unanswered_.empty()) return std::nullopt;
-    return expired_unanswered_.begin()->second;
+    if (expired_unanswered_.empty() || expired_unanswered_.rbegin()->first < last_answered_)
+      return std::nullopt;
+    return expired_unanswered_.rbegin()->second;
   }
 
  private:
@@ -80,6 +83,7 @@ class AsyncOps {
   std::map<std::uint64_t, Op> ops_;
   std::map<std::uint64_t, std::shared_ptr<const void>> expired_lent_;
   std::map<std::uint64_t, std::string> expired_unanswered_;  // by id: what
+  std::uint64_t last_answered_ = 0;                          // the newest call PMIx answered
   EventPtr timer_;                                           // pending while ops are
 };
 

@@ -329,6 +329,7 @@ TEST_CASE("a rank that leaves without PMIx_Finalize ends its job instead of hang
   auto plain = dvm.grove({"run", "-n", "3", "true"});
   CHECK(plain.exit_code == 0);
   auto next = dvm.grove({"run", "-n", "6", fence_client(), "--rounds", "1"});
+  INFO(next.out << next.err << dvm.controller().err());
   CHECK(next.exit_code == 0);
 }
 

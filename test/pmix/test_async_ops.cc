@@ -85,3 +85,37 @@ TEST_CASE("memory lent to a libpmix call is freed with a timely answer", "[pmix]
   CHECK(watch.expired());
   CHECK(ops.lent_after_deadline() == 0);
 }
+
+TEST_CASE("one lost answer is not a stuck libpmix: a later call's answer overtakes it",
+          "[pmix][async]") {
+  std::unique_ptr<event_base, decltype(&event_base_free)> loop(event_base_new(), event_base_free);
+  REQUIRE(loop);
+  int answered_again = 0;
+  AsyncOps ops(
+      loop.get(), [](std::uint64_t, pmix_status_t) {}, /*deadline_ns=*/0,
+      [&](const std::string&) { ++answered_again; });
+  std::vector<std::uint64_t> ids;
+  int done = 0;
+  auto call = [&](const char* what) {
+    ops.start(
+        what,
+        [&](pmix_op_cbfunc_t, void* cbdata) {
+          ids.push_back(reinterpret_cast<std::uintptr_t>(cbdata));
+          return PMIX_SUCCESS;
+        },
+        [&](Status) { ++done; });
+  };
+  call("PMIx_lost");
+  while (done < 1)
+    event_base_loop(loop.get(), EVLOOP_ONCE);
+  CHECK(ops.unanswered_past_deadline() == std::optional<std::string>("PMIx_lost"));
+  call("PMIx_later");
+  while (done < 2)
+    event_base_loop(loop.get(), EVLOOP_ONCE);
+  CHECK(ops.unanswered_past_deadline() == std::optional<std::string>("PMIx_later"));
+  ops.finished(ids[1], PMIX_SUCCESS);  // libpmix answers the later call: it is not stuck
+  CHECK_FALSE(ops.unanswered_past_deadline());
+  CHECK(answered_again == 1);
+  ops.finished(ids[0], PMIX_SUCCESS);  // the lost one, at last: nothing changes
+  CHECK(answered_again == 1);
+}
