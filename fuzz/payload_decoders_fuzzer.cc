@@ -13,7 +13,7 @@
 #include <iterator>
 #include <span>
 
-#include "daemon/control_messages.h"
+#include "daemon/control_plane/control_messages.h"
 #include "grpcomm/messages.h"
 #include "jobs/job_messages.h"
 

@@ -19,20 +19,6 @@ constexpr std::int64_t kSrunExitGraceMs = 15000;
 
 }  // namespace
 
-std::string_view daemon_state_name(DaemonStateKind state) {
-  switch (state) {
-    case DaemonStateKind::launching:
-      return "launching";
-    case DaemonStateKind::up:
-      return "up";
-    case DaemonStateKind::failed:
-      return "failed";
-    case DaemonStateKind::stopped:
-      return "stopped";
-  }
-  return "unknown";
-}
-
 Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
                        ControllerOptions options)
     : params_(params), log_(log), help_(help), options_(std::move(options)) {}
@@ -133,6 +119,18 @@ Status Controller::start() {
   auto endpoint = runtime_->listen();
   if (!endpoint) return endpoint.error();
   endpoint_ = Endpoint{advertised, endpoint->port}.to_string();
+  DaemonRecord self;
+  self.pid = static_cast<int>(getpid());
+  self.host_pid = self.pid;
+  self.hostname = local_hostname();
+  self.endpoint = endpoint_;
+  self.last_seen_ns = runtime_->now();
+  const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
+  roster_.emplace(
+      RosterConfig{options_.daemons,
+                   heartbeat_ms > 0 ? static_cast<TimeNs>(heartbeat_ms) * 1'000'000ULL : 0,
+                   static_cast<std::uint32_t>(params_.get_int("daemon_heartbeat_misses"))},
+      std::move(self));
 
   auto control =
       ControlServer::create(base_.get(), dvm_.socket_path,
@@ -179,7 +177,7 @@ Status Controller::start() {
   JobManagerHooks manager_hooks;
   manager_hooks.living_daemons = [this] {
     std::vector<MapDaemon> living;
-    for (const auto& daemon : daemons_) {
+    for (const auto& daemon : roster_->records()) {
       if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
         MapDaemon entry{daemon.vpid, daemon.slots.value_or(daemon.cores), daemon.hostname,
                         daemon.packages};
@@ -191,7 +189,7 @@ Status Controller::start() {
     return living;
   };
   manager_hooks.hostname = [this](Vpid vpid) {
-    return vpid < daemons_.size() ? daemons_[vpid].hostname : std::string("?");
+    return vpid < roster_->records().size() ? roster_->record(vpid).hostname : std::string("?");
   };
   manager_hooks.broadcast = [this](std::uint16_t tag, const Bytes& payload) {
     if (runtime_) runtime_->broadcast(tag, payload);
@@ -246,7 +244,7 @@ Status Controller::start() {
 }
 
 void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
-  if (from < daemons_.size()) daemons_[from].last_seen_ns = runtime_->now();
+  roster_->heard_from(from, runtime_->now());
   if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
   switch (header.tag) {
     case daemon_tags::report: {
@@ -277,7 +275,7 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       auto reply = wire_decode<CountersReply>(payload);
       if (!reply || !status_ || reply->request != status_->id) return;
       status_->counters[reply->vpid] = *reply;
-      if (status_->counters.size() >= living_daemons()) finish_status();
+      if (status_->counters.size() >= roster_->living()) finish_status();
       return;
     }
     case daemon_tags::help: {
@@ -327,20 +325,11 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
   }
 }
 
-std::size_t Controller::living_daemons() const {
-  std::size_t living = 0;
-  for (const auto& daemon : daemons_)
-    living += daemon.state == DaemonStateKind::up ? 1 : 0;
-  return living;
-}
-
 void Controller::on_report(Vpid from, const DaemonReport& report) {
-  if (report.vpid != from || from >= daemons_.size() || from == kControllerVpid) {
-    log_.error("daemon %u reported as vpid %u; ignored", from, report.vpid);
+  if (auto unexpected = roster_->unexpected_report(from, report.vpid)) {
+    if (!unexpected->empty()) log_.error("%s; ignored", unexpected->c_str());
     return;
   }
-  DaemonRecord& record = daemons_[from];
-  if (record.state != DaemonStateKind::launching) return;
   auto endpoint = Endpoint::parse(report.endpoint);
   if (!endpoint) {
     log_.error("daemon %u reported a bad endpoint '%s'", from, report.endpoint.c_str());
@@ -351,30 +340,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
                status.error().message.c_str());
     return;
   }
-  record.hostname = report.hostname;
-  record.host_pid = static_cast<int>(report.pid);
-  record.cores = report.cores;
-  record.packages = std::max<std::uint32_t>(1, report.packages);
-  record.open_files = report.open_files;
-  record.topology_imported = report.topology_imported;
-  // The welcome tells a daemon started over ssh that it may start its own
-  // children (tree spawn) and free its launcher's slot.
-  runtime_->send_control(from, daemon_tags::welcome, {});
-  record.endpoint = report.endpoint;
-  record.state = DaemonStateKind::up;
-  record.last_seen_ns = runtime_->now();
-  std::size_t reported = living_daemons();
-  if (options_.daemons > 32 && (reported % 32 == 0 || reported == options_.daemons)) {
-    std::fprintf(stderr, "grove: %zu/%u daemons reported\n", reported, options_.daemons);
-  }
-  if (reported < options_.daemons) return;
-  EndpointTable table;
-  for (const auto& daemon : daemons_) {
-    table.daemons.push_back(DaemonReport{daemon.vpid, daemon.endpoint, daemon.hostname,
-                                         daemon.cores, static_cast<std::uint32_t>(daemon.host_pid),
-                                         daemon.topology_imported, daemon.packages});
-  }
-  endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(table));
+  apply(roster_->on_report(from, report, runtime_->now()));
 }
 
 void Controller::on_deliver(const DeliverBroadcast& deliver) {
@@ -421,92 +387,81 @@ void Controller::on_help(const ShowHelpTopic& help) {
 }
 
 void Controller::on_peer_lost(Vpid peer) {
-  if (stopping_ || peer >= daemons_.size()) return;
-  daemon_lost(peer, "its connection to the controller closed");
+  apply(roster_->on_connection_closed(peer));
 }
 
 void Controller::on_link_lost(Vpid reporter, Vpid peer) {
-  // Only a member in good standing accuses, and only a member is accused:
-  // one partition costs the DVM one daemon (the first accusation wins; the
-  // accused one's own report then comes from a departed daemon).
-  if (stopping_ || reporter >= daemons_.size() || peer >= daemons_.size() ||
-      peer == kControllerVpid || daemons_[reporter].state != DaemonStateKind::up) {
-    return;
-  }
-  daemon_lost(peer, "daemon " + std::to_string(reporter) + " lost its link to it",
-              /*may_still_run=*/true);
+  apply(roster_->on_link_lost(reporter, peer));
 }
 
 void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_still_run) {
-  DaemonRecord& record = daemons_[vpid];
-  if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) return;
-  if (!ready_) {
-    const std::string message = describe_daemon(vpid) + " failed during startup: " + reason;
-    // Under srun a daemon lost while the step still runs is most often Slurm
-    // cancelling the step for another node's failure (--kill-on-bad-exit),
-    // and srun's exit, which follows, names that node: wait for it a while.
-    if (options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0) {
-      defer_fail_startup(message, kSrunExitGraceMs, /*provisional=*/true);
-    } else {
-      defer_fail_startup(message);
-    }
-    return;
+  apply(roster_->lose(vpid, reason, may_still_run));
+}
+
+void Controller::on_startup_loss(const std::string& message) {
+  // Under srun a daemon lost while the step still runs is most often Slurm
+  // cancelling the step for another node's failure (--kill-on-bad-exit),
+  // and srun's exit, which follows, names that node: wait for it a while.
+  if (options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0) {
+    defer_fail_startup(message, kSrunExitGraceMs, /*provisional=*/true);
+  } else {
+    defer_fail_startup(message);
   }
-  record.state = DaemonStateKind::failed;
-  record.failure = reason;
-  // Its pid on its own host: ours is 0 for a daemon started elsewhere.
-  log_.error("daemon %u (%s, pid %d) lost: %s", vpid, record.hostname.c_str(),
-             record.host_pid != 0 ? record.host_pid : record.pid, reason.c_str());
-  // A daemon declared lost must really be gone: a hung one is ended here, one
-  // on another host is told (a partitioned or hung one may still hear it;
-  // one whose process or connection ended is not dialled again).
-  if (record.pid > 0) kill(record.pid, SIGKILL);
-  if (may_still_run && record.pid <= 0)
-    runtime_->send_control(vpid, daemon_tags::evicted, encode(Eviction{reason}));
-  runtime_->declare_departure(vpid);
-  runtime_->broadcast(pmix_tags::event,
-                      encode(daemon_lost_event(vpid, describe_daemon(vpid) + " lost: " + reason)));
+}
+
+void Controller::on_daemon_announced_lost(Vpid vpid, const std::string& description) {
+  runtime_->broadcast(pmix_tags::event, encode(daemon_lost_event(vpid, description)));
   job_manager_->on_daemon_lost(vpid);
-  if (status_ && status_->counters.size() >= living_daemons()) finish_status();
+  if (status_ && status_->counters.size() >= roster_->living()) finish_status();
+}
+
+void Controller::apply(roster::Outbox out) {
+  for (roster::Effect& effect : out) {
+    std::visit(
+        [this](auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<T, roster::SendControl>) {
+            runtime_->send_control(e.to, e.tag, std::move(e.payload));
+          } else if constexpr (std::is_same_v<T, roster::BroadcastEndpointTable>) {
+            endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(e.table));
+          } else if constexpr (std::is_same_v<T, roster::KillProcess>) {
+            kill(e.pid, SIGKILL);
+          } else if constexpr (std::is_same_v<T, roster::DeclareDeparture>) {
+            runtime_->declare_departure(e.vpid);
+          } else if constexpr (std::is_same_v<T, roster::AnnounceLoss>) {
+            on_daemon_announced_lost(e.vpid, e.description);
+          } else if constexpr (std::is_same_v<T, roster::StartupLoss>) {
+            on_startup_loss(e.message);
+          } else if constexpr (std::is_same_v<T, roster::Notice>) {
+            if (e.level == roster::Notice::Level::error) {
+              log_.error("%s", e.text.c_str());
+            } else {
+              log_.verbose("daemon", 1, "%s", e.text.c_str());
+            }
+          } else {
+            static_assert(std::is_same_v<T, roster::ReportProgress>, "an effect without a driver");
+            std::fprintf(stderr, "grove: %zu/%u daemons reported\n", e.reported, e.total);
+          }
+        },
+        effect);
+  }
 }
 
 void Controller::check_heartbeats() {
   log_.flush_limited();  // a burst of limited lines that stopped is still counted
-  const TimeNs now = runtime_->now();
-  // Our own stall (the loop did not run) is no daemon's silence.
-  const TimeNs stalled = heartbeat_watch_->check(now);
-  if (stalled > 0) {
-    log_.verbose("daemon", 1, "the controller's loop stalled for %.1f s; not held against daemons",
-                 static_cast<double>(stalled) / 1e9);
-  }
-  for (auto& daemon : daemons_) {
-    if (daemon.vpid == 0 || daemon.state != DaemonStateKind::up) continue;
-    daemon.last_seen_ns += stalled;
-    if (heartbeat_watch_->silent_too_long(daemon.last_seen_ns, now)) {
-      daemon_lost(
-          daemon.vpid,
-          "missed " + std::to_string(params_.get_int("daemon_heartbeat_misses")) + " heartbeats",
-          /*may_still_run=*/true);
-    }
-  }
+  apply(roster_->check_heartbeats(runtime_->now()));
 }
 
 void Controller::reap_children() {
   // Only our own children, by pid: ranks this controller hosts are reaped by
   // its JobHost.
-  for (auto& daemon : daemons_) {
-    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
+  for (const auto& [vpid, pid] : roster_->unreaped_children()) {
     int status = 0;
-    if (waitpid(daemon.pid, &status, WNOHANG) != daemon.pid) continue;
-    daemon.pid = -daemon.pid;  // reaped: never signal this pid again
-    if (stopping_) {
-      if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
-      continue;
-    }
-    std::string how = WIFSIGNALED(status)
-                          ? "killed by signal " + std::to_string(WTERMSIG(status))
-                          : "exited with status " + std::to_string(WEXITSTATUS(status));
-    daemon_lost(daemon.vpid, "its process " + how);
+    if (waitpid(pid, &status, WNOHANG) != pid) continue;
+    const std::string how = WIFSIGNALED(status)
+                                ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                : "exited with status " + std::to_string(WEXITSTATUS(status));
+    apply(roster_->on_process_ended(vpid, how));
   }
   if (remote_) remote_->reap();
   if (rank_host_) rank_host_->reap();

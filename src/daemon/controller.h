@@ -19,10 +19,10 @@
 #include "control/control_request.h"
 #include "control/control_socket.h"
 #include "control/session_dir.h"
-#include "daemon/control_messages.h"
+#include "daemon/control_plane/control_messages.h"
+#include "daemon/control_plane/roster.h"
 #include "daemon/daemon_runtime.h"
 #include "daemon/host_info.h"
-#include "daemon/liveness.h"
 #include "daemon/publish_service.h"
 #include "daemon/rank_host.h"
 #include "jobs/job_manager.h"
@@ -51,26 +51,6 @@ struct ControllerOptions {
   std::function<void(const std::string& error)> on_ready;
 };
 
-enum class DaemonStateKind : std::uint8_t { launching, up, failed, stopped };
-std::string_view daemon_state_name(DaemonStateKind state);
-
-struct DaemonRecord {
-  Vpid vpid = 0;
-  int pid = 0;       // our child (a local groved); 0 for daemons on other hosts
-  int host_pid = 0;  // its pid on its own host, as it reported
-  std::string hostname;
-  std::optional<std::uint32_t> slots;  // from the host list; else its cores
-  bool holds_ranks = true;
-  std::uint32_t cores = 0;
-  std::uint32_t packages = 1;
-  std::uint64_t open_files = 0;    // see DaemonReport
-  bool topology_imported = false;  // see DaemonReport
-  std::string endpoint;
-  DaemonStateKind state = DaemonStateKind::launching;
-  TimeNs last_seen_ns = 0;
-  std::string failure;
-};
-
 class Controller {
  public:
   Controller(const ParamRegistry& params, Log& log, HelpCatalog& help, ControllerOptions options);
@@ -95,10 +75,7 @@ class Controller {
   // daemon_lost under srun).
   void defer_fail_startup(const std::string& message, std::int64_t delay_ms = 0,
                           bool provisional = false);
-  std::string describe_daemon(Vpid vpid) const;  // "daemon 3 (node3)"
-  // The daemons still launching, named, the first ten only ("..., and 990
-  // more"): a failed start of thousands must not print thousands of names.
-  std::string describe_launching() const;
+  std::string describe_daemon(Vpid vpid) const { return roster_->describe(vpid); }
   void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
   void on_deliver(const DeliverBroadcast& deliver);
@@ -114,7 +91,10 @@ class Controller {
   void check_heartbeats();
   void reap_children();
   void become_ready();
-  std::size_t living_daemons() const;  // the controller included
+  // Carries out the roster's decisions, in order.
+  void apply(roster::Outbox out);
+  void on_startup_loss(const std::string& message);
+  void on_daemon_announced_lost(Vpid vpid, const std::string& description);
   void fail_startup(const std::string& message);
 
   // controller_spawn.cc: PMIx_Spawn from a rank, forwarded by its daemon.
@@ -152,7 +132,7 @@ class Controller {
   std::unique_ptr<PublishService> publish_;  // the DVM's PMIx publish/lookup store
   std::unique_ptr<RemoteLauncher> remote_;   // ssh clients or the srun step
   DvmInfo dvm_;
-  std::vector<DaemonRecord> daemons_;
+  std::optional<DaemonRoster> roster_;  // from start() on
   std::vector<std::byte> secret_;
   std::string endpoint_;
   bool ready_ = false;
@@ -169,7 +149,6 @@ class Controller {
   // Timers: each owns its std::function.
   std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
   EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
-  std::optional<SilenceWatch> heartbeat_watch_;  // daemon_heartbeat_ms > 0
   EventPtr close_timer_, bench_timer_, launch_failure_timer_, step_end_timer_;
   bool launch_failure_provisional_ = false;
   EventPtr sigint_, sigterm_, sigchld_;

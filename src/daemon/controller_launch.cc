@@ -19,42 +19,12 @@
 
 namespace grove {
 
-std::string Controller::describe_daemon(Vpid vpid) const {
-  std::string text = "daemon " + std::to_string(vpid);
-  if (vpid < daemons_.size() && !daemons_[vpid].hostname.empty()) {
-    text += " (" + daemons_[vpid].hostname + ")";
-  }
-  return text;
-}
-
-std::string Controller::describe_launching() const {
-  constexpr std::size_t kNamed = 10;
-  std::string text;
-  std::size_t count = 0;
-  for (const DaemonRecord& daemon : daemons_) {
-    if (daemon.vpid == kControllerVpid || daemon.state != DaemonStateKind::launching) continue;
-    if (++count <= kNamed) text += (text.empty() ? "" : ", ") + describe_daemon(daemon.vpid);
-  }
-  if (count > kNamed) text += ", and " + std::to_string(count - kNamed) + " more";
-  return text;
-}
-
 Status Controller::launch_daemons() {
-  daemons_.resize(options_.daemons);
-  daemons_[0] = DaemonRecord{};
-  DaemonRecord& self = daemons_[0];
-  self.vpid = kControllerVpid;
-  self.pid = static_cast<int>(getpid());
-  self.host_pid = self.pid;
-  self.hostname = local_hostname();
-  self.endpoint = endpoint_;
-  self.state = DaemonStateKind::up;
-  self.last_seen_ns = runtime_->now();
   Status launched = ok_status();
   if (options_.plan) {
     const PlannedDaemon& planned = options_.plan->daemons[kControllerVpid];
-    self.slots = planned.host.slots;
-    self.holds_ranks = planned.holds_ranks;
+    roster_->planned(kControllerVpid, roster_->record(kControllerVpid).hostname, planned.host.slots,
+                     planned.holds_ranks);
     launched = launch_remote_daemons();
     // After the launch: discovering the host takes tens of milliseconds the
     // remote daemons (each discovering its own) need not wait for.
@@ -65,9 +35,8 @@ Status Controller::launch_daemons() {
     topology_ = HostTopology::load();
     launched = launch_local_daemons();
   }
-  daemons_[kControllerVpid].cores = topology_->core_count();
-  daemons_[kControllerVpid].packages = topology_->package_count();
-  daemons_[kControllerVpid].open_files = open_file_limit();
+  roster_->set_controller_host(topology_->core_count(), topology_->package_count(),
+                               open_file_limit());
   return launched;
 }
 
@@ -93,8 +62,7 @@ Status Controller::launch_local_daemons() {
         secret_,   topology_xml, bind ? std::optional<unsigned>(vpid) : std::nullopt};
     auto pid = launch_local_daemon(request);
     if (!pid) return pid.error();
-    daemons_[vpid].vpid = vpid;
-    daemons_[vpid].pid = *pid;
+    roster_->launched(vpid, *pid);
   }
   log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
                groved.c_str(), endpoint_.c_str());
@@ -113,10 +81,8 @@ Status Controller::launch_local_daemons() {
 Status Controller::launch_remote_daemons() {
   const SpawnPlan& plan = *options_.plan;
   for (Vpid vpid = 1; vpid < plan.size(); ++vpid) {
-    DaemonRecord& record = daemons_[vpid];
-    record.vpid = vpid;
-    record.hostname = plan.daemons[vpid].host.name;
-    record.slots = plan.daemons[vpid].host.slots;
+    roster_->planned(vpid, plan.daemons[vpid].host.name, plan.daemons[vpid].host.slots,
+                     plan.daemons[vpid].holds_ranks);
   }
   if (plan.size() == 1) return ok_status();
   return options_.launcher == RemoteLauncherKind::slurm ? launch_over_srun() : launch_over_ssh();
@@ -191,7 +157,7 @@ void Controller::on_srun_exit(const std::string& how, const std::string& last_li
     log_.verbose("plm", 1, "the daemons' Slurm step ended: %s", how.c_str());
     return;
   }
-  const std::string missing = describe_launching();
+  const std::string missing = roster_->describe_launching();
   std::string message =
       how + " before " +
       (missing.empty() ? std::string("the DVM was ready") : "these daemons were up: " + missing);
@@ -210,7 +176,7 @@ void Controller::on_srun_exit(const std::string& how, const std::string& last_li
 }
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
-  if (vpid == kControllerVpid || vpid >= daemons_.size()) return;
+  if (vpid == kControllerVpid || vpid >= roster_->records().size()) return;
   if (stopping_) {
     // Our own stop ends the sessions still launching; not a failed start.
     log_.verbose("plm", 1, "launch of %s ended by the stop: %s", describe_daemon(vpid).c_str(),
@@ -239,12 +205,9 @@ void Controller::defer_fail_startup(const std::string& message, std::int64_t del
 void Controller::become_ready() {
   ready_ = true;
   startup_timer_.reset();
+  roster_->mark_running(runtime_->now());
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
   if (heartbeat_ms > 0) {
-    const auto interval_ns = static_cast<TimeNs>(heartbeat_ms) * 1'000'000ULL;
-    heartbeat_watch_.emplace(
-        interval_ns, interval_ns * static_cast<TimeNs>(params_.get_int("daemon_heartbeat_misses")));
-    heartbeat_watch_->check(runtime_->now());
     heartbeat_timer_ = make_timer([this] { check_heartbeats(); });
     arm(heartbeat_timer_, heartbeat_ms, /*persist=*/true);
   }
@@ -273,13 +236,14 @@ void Controller::fail_startup(const std::string& message) {
     options_.on_ready(message);
     options_.on_ready = nullptr;
   }
-  for (const auto& daemon : daemons_) {
-    if (daemon.vpid != 0 && daemon.pid > 0) kill(daemon.pid, SIGKILL);
-  }
-  for (auto& daemon : daemons_) {
-    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
-    waitpid(daemon.pid, nullptr, 0);
-    daemon.pid = -daemon.pid;  // reaped: never signal this pid again
+  if (roster_) {
+    const auto children = roster_->unreaped_children();
+    for (const auto& [vpid, pid] : children)
+      kill(pid, SIGKILL);
+    for (const auto& [vpid, pid] : children) {
+      waitpid(pid, nullptr, 0);
+      roster_->reaped(vpid);  // never signal this pid again
+    }
   }
   // Daemons already up on other hosts leave when our connections close.
   remote_.reset();
@@ -295,7 +259,7 @@ void Controller::fail_startup(const std::string& message) {
 }
 
 void Controller::on_startup_timeout() {
-  const std::string missing = describe_launching();
+  const std::string missing = roster_->describe_launching();
   fail_startup("daemons never reported within daemon_report_timeout_ms (" +
                std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): " + missing);
 }

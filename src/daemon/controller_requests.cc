@@ -118,7 +118,7 @@ nlohmann::json Controller::status_json() const {
     params[name] = value;
   out["params"] = params;
   nlohmann::json daemons = nlohmann::json::array();
-  for (const DaemonRecord& daemon : daemons_) {
+  for (const DaemonRecord& daemon : roster_->records()) {
     daemons.push_back(
         {{"vpid", daemon.vpid},
          {"host", daemon.hostname},
@@ -150,7 +150,7 @@ void Controller::request_status(ReplyFn reply) {
   if (!status_) return;  // every daemon already answered
   status_timer_ = make_timer([this] { finish_status(); });
   arm(status_timer_, 3000);
-  if (status_->counters.size() >= living_daemons()) finish_status();
+  if (status_->counters.size() >= roster_->living()) finish_status();
 }
 
 void Controller::finish_status() {
@@ -246,7 +246,7 @@ void Controller::bench_next() {
     return;
   }
   std::vector<Vpid> living;
-  for (const auto& daemon : daemons_) {
+  for (const auto& daemon : roster_->records()) {
     if (daemon.state == DaemonStateKind::up) living.push_back(daemon.vpid);
   }
   BenchBarrier round{"bench-barrier", VpidSet::from_list(living)};
@@ -293,6 +293,7 @@ void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
   if (reply) stop_replies_.push_back(reply);
   if (stopping_) return;
   stopping_ = true;
+  roster_->mark_stopping();
   stop_reason_ = reason;
   log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
   heartbeat_timer_.reset();
@@ -331,11 +332,9 @@ void Controller::close_and_reap() {
   if (runtime_) {
     runtime_.reset();  // every connection closes: each daemon leaves when it sees that
     stop_timer_ = make_timer([this] {
-      for (auto& daemon : daemons_) {
-        if (daemon.vpid != 0 && daemon.pid > 0) {
-          log_.error("daemon %u (pid %d) did not exit; killing it", daemon.vpid, daemon.pid);
-          kill(daemon.pid, SIGKILL);
-        }
+      for (const auto& [vpid, pid] : roster_->unreaped_children()) {
+        log_.error("daemon %u (pid %d) did not exit; killing it", vpid, pid);
+        kill(pid, SIGKILL);
       }
       if (remote_ && remote_->running() > 0) {
         log_.error("%zu ssh sessions to daemons did not end; killing them", remote_->running());
@@ -349,16 +348,11 @@ void Controller::close_and_reap() {
   // Reap what has exited; come back until everything has. Ranks hosted
   // here die with the JobHost.
   if (rank_host_) rank_host_->end_ranks();
-  for (auto& daemon : daemons_) {
-    if (daemon.vpid == 0 || daemon.pid <= 0) continue;
-    if (waitpid(daemon.pid, nullptr, WNOHANG) != daemon.pid) continue;
-    daemon.pid = -daemon.pid;
-    if (daemon.state == DaemonStateKind::up) daemon.state = DaemonStateKind::stopped;
+  for (const auto& [vpid, pid] : roster_->unreaped_children()) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) roster_->reaped(vpid);
   }
   if (remote_) remote_->reap();
-  bool waiting = remote_ && remote_->running() > 0;
-  for (const auto& daemon : daemons_)
-    waiting = waiting || (daemon.vpid != 0 && daemon.pid > 0);
+  const bool waiting = (remote_ && remote_->running() > 0) || !roster_->unreaped_children().empty();
   if (waiting) {
     reap_timer_ = make_timer([this] { close_and_reap(); });
     arm(reap_timer_, 20);
@@ -373,9 +367,8 @@ void Controller::complete_stop() {
   stop_timer_.reset();
   auto removed = remove_dvm_directory(dvm_);
   // The controller and every daemon still in the DVM; lost ones apart.
-  std::size_t stopped = 0, lost = 0;
-  for (const auto& daemon : daemons_)
-    (daemon.state == DaemonStateKind::failed ? lost : stopped) += 1;
+  const std::size_t lost = roster_->count(DaemonStateKind::failed);
+  const std::size_t stopped = roster_->records().size() - lost;
   nlohmann::json out{
       {"ok", removed.ok()}, {"stopped", stopped}, {"lost", lost}, {"reason", stop_reason_}};
   if (!removed) out["error"] = removed.error().message;

@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include <cstdio>
 
-#include "daemon/control_messages.h"
+#include "daemon/control_plane/control_messages.h"
 #include "daemon/host_info.h"
 #include "util/process_limits.h"
 #include "util/text.h"

@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "daemon/control_plane/liveness.h"
 #include "daemon/daemon_runtime.h"
 #include "daemon/host_info.h"
-#include "daemon/liveness.h"
 #include "daemon/rank_host.h"
 #include "plm/bootstrap.h"
 #include "plm/ssh_launcher.h"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "daemon/control_messages.h"
+#include "daemon/control_plane/control_messages.h"
 #include "daemon/fault_trigger.h"
 #include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"

@@ -22,7 +22,7 @@ inline constexpr std::uint16_t bench_release = 8;      // `grove bench release`:
 inline constexpr std::uint16_t first_daemon_tag = 64;  // tags >= this belong to the daemon
 }  // namespace tags
 
-// Daemon <-> controller (daemon/control_messages.h).
+// Daemon <-> controller (daemon/control_plane/control_messages.h).
 namespace daemon_tags {
 inline constexpr std::uint16_t report = tags::first_daemon_tag + 0;            // control
 inline constexpr std::uint16_t endpoint_table = tags::first_daemon_tag + 1;    // broadcast

@@ -16,17 +16,18 @@ ALLOWED = {
     "rml": {"util"},
     "rml/transport": {"util", "rml"},
     "grpcomm": {"util", "rml"},
-    "sim": {"util", "rml", "grpcomm"},
+    "daemon/control_plane": {"util", "rml", "grpcomm"},
+    "sim": {"util", "rml", "grpcomm", "daemon/control_plane"},
     "pmix": {"util", "os", "rml/transport"},
     "jobs": {"util", "os", "rml", "rml/transport", "grpcomm"},
     "control": {"util", "os", "rml", "rml/transport", "grpcomm", "jobs"},
     "plm": {"util", "os", "rml", "rml/transport"},
     "daemon": {"util", "os", "rml", "rml/transport", "grpcomm", "jobs", "control", "pmix",
-               "plm"},
+               "plm", "daemon/control_plane"},
     "launcher": {"util", "os", "rml", "rml/transport", "grpcomm", "sim", "jobs", "control",
-                 "pmix", "plm", "daemon"},
+                 "pmix", "plm", "daemon", "daemon/control_plane"},
 }
-PURE = {"util", "rml", "grpcomm", "sim"}
+PURE = {"util", "rml", "grpcomm", "sim", "daemon/control_plane"}
 # What the pure layers must not include: sockets, event loops, threads, PMIx.
 IMPURE_SYSTEM = re.compile(
     r"^(event2/|sys/socket\.h|sys/epoll\.h|netinet/|arpa/|netdb\.h|pmix|thread$|mutex$|"
@@ -42,6 +43,8 @@ def folder_of(relpath):
     parts = relpath.split("/")
     if len(parts) >= 3 and parts[0] == "rml" and parts[1] == "transport":
         return "rml/transport"
+    if len(parts) >= 3 and parts[0] == "daemon" and parts[1] == "control_plane":
+        return "daemon/control_plane"
     return parts[0] if len(parts) > 1 else ""
 
 
@@ -85,6 +88,8 @@ def self_test():
         "jobs/d.h": '#include "control/control_request.h"\n',
         "grpcomm/e.cc": "auto t = monotonic_now_ns();\n",
         "stray/f.cc": "\n",
+        "daemon/control_plane/g.cc": '#include "daemon/controller.h"\n',
+        "daemon/control_plane/h.h": "#include <event2/event.h>\n",
         "daemon/ok.cc": '#include "jobs/job_map.h"\n#include <event2/event.h>\n',
     }
     with tempfile.TemporaryDirectory() as root:

@@ -1,7 +1,7 @@
 // SilenceWatch: a watcher's own stall is not the watched party's silence.
 #include <catch2/catch.hpp>
 
-#include "daemon/liveness.h"
+#include "daemon/control_plane/liveness.h"
 
 using namespace grove;
 

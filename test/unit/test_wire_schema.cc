@@ -4,7 +4,7 @@
 // trip of every message a daemon sends.
 #include <catch2/catch.hpp>
 
-#include "daemon/control_messages.h"
+#include "daemon/control_plane/control_messages.h"
 #include "grpcomm/messages.h"
 #include "jobs/job_messages.h"
 #include "pmix/publish_messages.h"

@@ -1,0 +1,236 @@
+#include "daemon/control_plane/roster.h"
+
+#include <algorithm>
+
+namespace grove {
+
+std::string_view daemon_state_name(DaemonStateKind state) {
+  switch (state) {
+    case DaemonStateKind::launching:
+      return "launching";
+    case DaemonStateKind::up:
+      return "up";
+    case DaemonStateKind::failed:
+      return "failed";
+    case DaemonStateKind::stopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+DaemonRoster::DaemonRoster(RosterConfig config, DaemonRecord controller) : config_(config) {
+  daemons_.resize(std::max<std::uint32_t>(1, config_.size));
+  for (Vpid vpid = 0; vpid < daemons_.size(); ++vpid)
+    daemons_[vpid].vpid = vpid;
+  controller.vpid = kControllerVpid;
+  controller.state = DaemonStateKind::up;
+  daemons_[kControllerVpid] = std::move(controller);
+}
+
+void DaemonRoster::planned(Vpid vpid, std::string hostname, std::optional<std::uint32_t> slots,
+                           bool holds_ranks) {
+  DaemonRecord& record = daemons_.at(vpid);
+  record.hostname = std::move(hostname);
+  record.slots = slots;
+  record.holds_ranks = holds_ranks;
+}
+
+void DaemonRoster::launched(Vpid vpid, int pid) {
+  daemons_.at(vpid).pid = pid;
+}
+
+void DaemonRoster::set_controller_host(std::uint32_t cores, std::uint32_t packages,
+                                       std::uint64_t open_files) {
+  DaemonRecord& self = daemons_[kControllerVpid];
+  self.cores = cores;
+  self.packages = packages;
+  self.open_files = open_files;
+}
+
+void DaemonRoster::heard_from(Vpid from, TimeNs now) {
+  if (from < daemons_.size()) daemons_[from].last_seen_ns = now;
+}
+
+std::optional<std::string> DaemonRoster::unexpected_report(Vpid from, Vpid claimed) const {
+  if (claimed != from || from >= daemons_.size() || from == kControllerVpid) {
+    return "daemon " + std::to_string(from) + " reported as vpid " + std::to_string(claimed);
+  }
+  // A second report (a daemon that restarted its connection) changes nothing.
+  if (daemons_[from].state != DaemonStateKind::launching) return std::string();
+  return std::nullopt;
+}
+
+roster::Outbox DaemonRoster::on_report(Vpid from, const DaemonReport& report, TimeNs now) {
+  roster::Outbox out;
+  if (unexpected_report(from, report.vpid)) return out;
+  DaemonRecord& record = daemons_[from];
+  record.hostname = report.hostname;
+  record.host_pid = static_cast<int>(report.pid);
+  record.cores = report.cores;
+  record.packages = std::max<std::uint32_t>(1, report.packages);
+  record.open_files = report.open_files;
+  record.topology_imported = report.topology_imported;
+  record.endpoint = report.endpoint;
+  record.state = DaemonStateKind::up;
+  record.last_seen_ns = now;
+  // The welcome tells a daemon started over ssh that it may start its own
+  // children (tree spawn) and free its launcher's slot.
+  out.emplace_back(roster::SendControl{from, daemon_tags::welcome, {}});
+  const std::size_t reported = living();
+  if (config_.size > 32 && (reported % 32 == 0 || reported == config_.size)) {
+    out.emplace_back(roster::ReportProgress{reported, config_.size});
+  }
+  if (reported == config_.size) out.emplace_back(roster::BroadcastEndpointTable{endpoint_table()});
+  return out;
+}
+
+EndpointTable DaemonRoster::endpoint_table() const {
+  EndpointTable table;
+  for (const DaemonRecord& daemon : daemons_) {
+    table.daemons.push_back(DaemonReport{daemon.vpid, daemon.endpoint, daemon.hostname,
+                                         daemon.cores, static_cast<std::uint32_t>(daemon.host_pid),
+                                         daemon.topology_imported, daemon.packages});
+  }
+  return table;
+}
+
+void DaemonRoster::mark_running(TimeNs now) {
+  phase_ = Phase::running;
+  if (config_.heartbeat_interval_ns == 0) return;
+  watch_.emplace(config_.heartbeat_interval_ns,
+                 config_.heartbeat_interval_ns * config_.heartbeat_misses);
+  watch_->check(now);
+}
+
+roster::Outbox DaemonRoster::check_heartbeats(TimeNs now) {
+  roster::Outbox out;
+  if (phase_ != Phase::running || !watch_) return out;
+  // Our own stall (the loop did not run) is no daemon's silence.
+  const TimeNs stalled = watch_->check(now);
+  if (stalled > 0) {
+    char text[96];
+    std::snprintf(text, sizeof text,
+                  "the controller's loop stalled for %.1f s; not held against daemons",
+                  static_cast<double>(stalled) / 1e9);
+    out.emplace_back(roster::Notice{roster::Notice::Level::verbose, text});
+  }
+  for (DaemonRecord& daemon : daemons_) {
+    if (daemon.vpid == kControllerVpid || daemon.state != DaemonStateKind::up) continue;
+    daemon.last_seen_ns += stalled;
+    if (!watch_->silent_too_long(daemon.last_seen_ns, now)) continue;
+    roster::Outbox lost =
+        lose(daemon.vpid, "missed " + std::to_string(config_.heartbeat_misses) + " heartbeats",
+             /*may_still_run=*/true);
+    std::move(lost.begin(), lost.end(), std::back_inserter(out));
+  }
+  return out;
+}
+
+roster::Outbox DaemonRoster::on_connection_closed(Vpid peer) {
+  if (phase_ == Phase::stopping || peer >= daemons_.size()) return {};
+  return lose(peer, "its connection to the controller closed", /*may_still_run=*/false);
+}
+
+roster::Outbox DaemonRoster::on_link_lost(Vpid reporter, Vpid peer) {
+  // Only a member in good standing accuses, and only a member is accused:
+  // one partition costs the DVM one daemon (the first accusation wins; the
+  // accused one's own report then comes from a departed daemon).
+  if (phase_ == Phase::stopping || reporter >= daemons_.size() || peer >= daemons_.size() ||
+      peer == kControllerVpid || daemons_[reporter].state != DaemonStateKind::up) {
+    return {};
+  }
+  return lose(peer, "daemon " + std::to_string(reporter) + " lost its link to it",
+              /*may_still_run=*/true);
+}
+
+roster::Outbox DaemonRoster::on_process_ended(Vpid vpid, const std::string& how) {
+  if (vpid == kControllerVpid || vpid >= daemons_.size()) return {};
+  DaemonRecord& record = daemons_[vpid];
+  if (record.pid > 0) record.pid = -record.pid;  // reaped: never signal this pid again
+  if (phase_ == Phase::stopping) {
+    if (record.state == DaemonStateKind::up) record.state = DaemonStateKind::stopped;
+    return {};
+  }
+  return lose(vpid, "its process " + how, /*may_still_run=*/false);
+}
+
+roster::Outbox DaemonRoster::lose(Vpid vpid, const std::string& reason, bool may_still_run) {
+  roster::Outbox out;
+  if (vpid == kControllerVpid || vpid >= daemons_.size()) return out;
+  DaemonRecord& record = daemons_[vpid];
+  if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) {
+    return out;
+  }
+  if (phase_ == Phase::starting) {
+    out.emplace_back(
+        roster::StartupLoss{vpid, describe(vpid) + " failed during startup: " + reason});
+    return out;
+  }
+  record.state = DaemonStateKind::failed;
+  record.failure = reason;
+  // Its pid on its own host: ours is 0 for a daemon started elsewhere.
+  out.emplace_back(
+      roster::Notice{roster::Notice::Level::error,
+                     "daemon " + std::to_string(vpid) + " (" + record.hostname + ", pid " +
+                         std::to_string(record.host_pid != 0 ? record.host_pid : record.pid) +
+                         ") lost: " + reason});
+  // A daemon declared lost must really be gone: a hung one is ended here, one
+  // on another host is told (a partitioned or hung one may still hear it;
+  // one whose process or connection ended is not dialled again).
+  if (record.pid > 0) out.emplace_back(roster::KillProcess{vpid, record.pid});
+  if (may_still_run && record.pid <= 0) {
+    out.emplace_back(roster::SendControl{vpid, daemon_tags::evicted, encode(Eviction{reason})});
+  }
+  out.emplace_back(roster::DeclareDeparture{vpid});
+  out.emplace_back(roster::AnnounceLoss{vpid, describe(vpid) + " lost: " + reason});
+  return out;
+}
+
+void DaemonRoster::reaped(Vpid vpid) {
+  DaemonRecord& record = daemons_.at(vpid);
+  if (record.pid > 0) record.pid = -record.pid;
+  if (phase_ == Phase::stopping && record.state == DaemonStateKind::up) {
+    record.state = DaemonStateKind::stopped;
+  }
+}
+
+std::size_t DaemonRoster::living() const {
+  return count(DaemonStateKind::up);
+}
+
+std::size_t DaemonRoster::count(DaemonStateKind state) const {
+  return static_cast<std::size_t>(
+      std::count_if(daemons_.begin(), daemons_.end(),
+                    [state](const DaemonRecord& daemon) { return daemon.state == state; }));
+}
+
+std::vector<std::pair<Vpid, int>> DaemonRoster::unreaped_children() const {
+  std::vector<std::pair<Vpid, int>> children;
+  for (const DaemonRecord& daemon : daemons_) {
+    if (daemon.vpid != kControllerVpid && daemon.pid > 0)
+      children.emplace_back(daemon.vpid, daemon.pid);
+  }
+  return children;
+}
+
+std::string DaemonRoster::describe(Vpid vpid) const {
+  std::string text = "daemon " + std::to_string(vpid);
+  if (vpid < daemons_.size() && !daemons_[vpid].hostname.empty()) {
+    text += " (" + daemons_[vpid].hostname + ")";
+  }
+  return text;
+}
+
+std::string DaemonRoster::describe_launching() const {
+  constexpr std::size_t kNamed = 10;
+  std::string text;
+  std::size_t count = 0;
+  for (const DaemonRecord& daemon : daemons_) {
+    if (daemon.vpid == kControllerVpid || daemon.state != DaemonStateKind::launching) continue;
+    if (++count <= kNamed) text += (text.empty() ? "" : ", ") + describe(daemon.vpid);
+  }
+  if (count > kNamed) text += ", and " + std::to_string(count - kNamed) + " more";
+  return text;
+}
+
+}  // namespace grove

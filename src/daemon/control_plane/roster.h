@@ -1,0 +1,153 @@
+// The controller's roster: the daemon table and the membership decisions
+// made from it. Sans-IO like the engine: inputs are reports, lost
+// connections, accusations, reaped processes and `now`; outputs are effects
+// the controller carries out (send, broadcast, kill, declare a departure).
+// The simulator drives the same roster in virtual time (sim/control_plane).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "daemon/control_plane/control_messages.h"
+#include "daemon/control_plane/liveness.h"
+#include "rml/membership.h"
+#include "util/clock.h"
+
+namespace grove {
+
+enum class DaemonStateKind : std::uint8_t { launching, up, failed, stopped };
+std::string_view daemon_state_name(DaemonStateKind state);
+
+struct DaemonRecord {
+  Vpid vpid = 0;
+  int pid = 0;       // our child (a local groved), negated once reaped; 0 elsewhere
+  int host_pid = 0;  // its pid on its own host, as it reported
+  std::string hostname;
+  std::optional<std::uint32_t> slots;  // from the host list; else its cores
+  bool holds_ranks = true;
+  std::uint32_t cores = 0;
+  std::uint32_t packages = 1;
+  std::uint64_t open_files = 0;    // see DaemonReport
+  bool topology_imported = false;  // see DaemonReport
+  std::string endpoint;
+  DaemonStateKind state = DaemonStateKind::launching;
+  TimeNs last_seen_ns = 0;
+  std::string failure;
+};
+
+// What the roster asks of its driver, in order.
+namespace roster {
+
+struct SendControl {
+  Vpid to = 0;
+  std::uint16_t tag = 0;
+  Bytes payload;
+};
+// Every daemon reported: broadcast the table (the DVM is ready once it lands).
+struct BroadcastEndpointTable {
+  EndpointTable table;
+};
+// A local daemon declared lost must really be gone (a hung one, say).
+struct KillProcess {
+  Vpid vpid = 0;
+  int pid = 0;
+};
+struct DeclareDeparture {
+  Vpid vpid = 0;
+};
+// Tell the rest of the DVM: its jobs, their ranks (a PMIx event), status.
+struct AnnounceLoss {
+  Vpid vpid = 0;
+  std::string description;  // "daemon 3 (node3) lost: missed 3 heartbeats"
+};
+// A daemon was lost before the DVM was ready: the start fails (the driver
+// decides when; under srun it waits for the step's own exit first).
+struct StartupLoss {
+  Vpid vpid = 0;
+  std::string message;
+};
+struct Notice {
+  enum class Level : std::uint8_t { error, verbose } level = Level::verbose;
+  std::string text;
+};
+// Of a large start, every 32nd report (and the last), for the terminal.
+struct ReportProgress {
+  std::size_t reported = 0;
+  std::uint32_t total = 0;
+};
+
+using Effect = std::variant<SendControl, BroadcastEndpointTable, KillProcess, DeclareDeparture,
+                            AnnounceLoss, StartupLoss, Notice, ReportProgress>;
+using Outbox = std::vector<Effect>;
+
+}  // namespace roster
+
+struct RosterConfig {
+  std::uint32_t size = 1;  // daemons, the controller (vpid 0) included
+  // 0: no heartbeats; then only lost connections and exits decide.
+  TimeNs heartbeat_interval_ns = 0;
+  std::uint32_t heartbeat_misses = 3;
+};
+
+class DaemonRoster {
+ public:
+  enum class Phase : std::uint8_t { starting, running, stopping };
+
+  DaemonRoster(RosterConfig config, DaemonRecord controller);
+
+  // Launch set-up (the launch supervisor's facts, before any report).
+  void planned(Vpid vpid, std::string hostname, std::optional<std::uint32_t> slots,
+               bool holds_ranks);
+  void launched(Vpid vpid, int pid);
+  void set_controller_host(std::uint32_t cores, std::uint32_t packages, std::uint64_t open_files);
+
+  // Any frame from `from` shows it alive.
+  void heard_from(Vpid from, TimeNs now);
+  // Whether a report from `from` (claiming `claimed`) is one we wait for;
+  // else the reason it is not. The driver connects the reported endpoint
+  // only then, and hands the report to on_report once that worked.
+  std::optional<std::string> unexpected_report(Vpid from, Vpid claimed) const;
+  roster::Outbox on_report(Vpid from, const DaemonReport& report, TimeNs now);
+
+  // The endpoint table landed everywhere: liveness is judged from now on.
+  void mark_running(TimeNs now);
+  void mark_stopping() { phase_ = Phase::stopping; }
+  Phase phase() const { return phase_; }
+
+  // The heartbeat check (every interval while running).
+  roster::Outbox check_heartbeats(TimeNs now);
+  roster::Outbox on_connection_closed(Vpid peer);
+  roster::Outbox on_link_lost(Vpid reporter, Vpid peer);
+  // A local daemon's process ended (reaped by the driver); `how` as
+  // "exited with status 1" / "killed by signal 9".
+  roster::Outbox on_process_ended(Vpid vpid, const std::string& how);
+  // `may_still_run`: lost to silence or a peer's report, not to its own exit
+  // or closed connection; then it is told to leave.
+  roster::Outbox lose(Vpid vpid, const std::string& reason, bool may_still_run);
+  // The driver reaped it without a verdict (a failed start, the stop).
+  void reaped(Vpid vpid);
+
+  const std::vector<DaemonRecord>& records() const { return daemons_; }
+  const DaemonRecord& record(Vpid vpid) const { return daemons_.at(vpid); }
+  std::size_t living() const;  // up, the controller included
+  std::size_t count(DaemonStateKind state) const;
+  // Other daemons whose local process has not been reaped: (vpid, pid).
+  std::vector<std::pair<Vpid, int>> unreaped_children() const;
+  std::string describe(Vpid vpid) const;  // "daemon 3 (node3)"
+  // The daemons still launching, the first ten named ("..., and 990 more").
+  std::string describe_launching() const;
+
+ private:
+  EndpointTable endpoint_table() const;
+
+  RosterConfig config_;
+  std::vector<DaemonRecord> daemons_;
+  Phase phase_ = Phase::starting;
+  std::optional<SilenceWatch> watch_;
+};
+
+}  // namespace grove

@@ -1,0 +1,213 @@
+// The controller's roster against scripted inputs: reports, silence, lost
+// connections, accusations and exits, each decided as the controller does.
+#include <catch2/catch.hpp>
+
+#include "daemon/control_plane/roster.h"
+
+using namespace grove;
+
+namespace {
+
+constexpr TimeNs kMs = 1'000'000;
+
+DaemonRoster make_roster(std::uint32_t size, TimeNs heartbeat_ms = 100) {
+  DaemonRecord controller;
+  controller.hostname = "head";
+  controller.endpoint = "127.0.0.1:1";
+  return DaemonRoster(RosterConfig{size, heartbeat_ms * kMs, 3}, controller);
+}
+
+DaemonReport report_of(Vpid vpid) {
+  DaemonReport report;
+  report.vpid = vpid;
+  report.endpoint = "127.0.0.1:" + std::to_string(1000 + vpid);
+  report.hostname = "node" + std::to_string(vpid);
+  report.cores = 4;
+  report.pid = 500 + vpid;
+  return report;
+}
+
+template <typename T>
+std::vector<T> effects_of(const roster::Outbox& out) {
+  std::vector<T> found;
+  for (const roster::Effect& effect : out) {
+    if (const T* typed = std::get_if<T>(&effect)) found.push_back(*typed);
+  }
+  return found;
+}
+
+// Every daemon reports and the table lands: the DVM runs.
+DaemonRoster running_roster(std::uint32_t size, TimeNs now = 0) {
+  DaemonRoster roster = make_roster(size);
+  for (Vpid vpid = 1; vpid < size; ++vpid)
+    roster.on_report(vpid, report_of(vpid), now);
+  roster.mark_running(now);
+  return roster;
+}
+
+}  // namespace
+
+TEST_CASE("the endpoint table goes out once the last daemon reports", "[roster]") {
+  DaemonRoster roster = make_roster(3);
+  auto first = roster.on_report(1, report_of(1), 0);
+  CHECK(effects_of<roster::BroadcastEndpointTable>(first).empty());
+  auto welcomes = effects_of<roster::SendControl>(first);
+  REQUIRE(welcomes.size() == 1);
+  CHECK(welcomes[0].to == 1);
+  CHECK(welcomes[0].tag == daemon_tags::welcome);
+  CHECK(roster.record(1).state == DaemonStateKind::up);
+  CHECK(roster.describe_launching() == "daemon 2");
+
+  // A second report changes nothing, and is no error; a report under
+  // another vpid's name is.
+  REQUIRE(roster.unexpected_report(1, 1).has_value());
+  CHECK(roster.unexpected_report(1, 1)->empty());
+  CHECK(*roster.unexpected_report(2, 1) == "daemon 2 reported as vpid 1");
+  CHECK(roster.on_report(1, report_of(1), 0).empty());
+
+  auto last = roster.on_report(2, report_of(2), 0);
+  auto tables = effects_of<roster::BroadcastEndpointTable>(last);
+  REQUIRE(tables.size() == 1);
+  REQUIRE(tables[0].table.daemons.size() == 3);
+  CHECK(tables[0].table.daemons[0].hostname == "head");
+  CHECK(tables[0].table.daemons[2].endpoint == "127.0.0.1:1002");
+  CHECK(roster.living() == 3);
+  CHECK(roster.describe_launching().empty());
+}
+
+TEST_CASE("a large start reports its progress every 32 daemons", "[roster]") {
+  DaemonRoster roster = make_roster(70);
+  std::vector<std::size_t> progress;
+  for (Vpid vpid = 1; vpid < 70; ++vpid) {
+    for (const auto& step :
+         effects_of<roster::ReportProgress>(roster.on_report(vpid, report_of(vpid), 0)))
+      progress.push_back(step.reported);
+  }
+  CHECK(progress == std::vector<std::size_t>{32, 64, 70});
+}
+
+TEST_CASE("the daemons still launching are named, the first ten only", "[roster]") {
+  DaemonRoster roster = make_roster(14);
+  roster.planned(3, "node3", std::nullopt, true);
+  roster.on_report(1, report_of(1), 0);
+  CHECK(roster.describe_launching() ==
+        "daemon 2, daemon 3 (node3), daemon 4, daemon 5, daemon 6, daemon 7, daemon 8, daemon 9, "
+        "daemon 10, daemon 11, and 2 more");
+}
+
+TEST_CASE("a daemon lost before the DVM is ready fails the start", "[roster]") {
+  DaemonRoster roster = make_roster(3);
+  roster.launched(1, 4242);
+  auto out = roster.on_process_ended(1, "exited with status 1");
+  auto losses = effects_of<roster::StartupLoss>(out);
+  REQUIRE(losses.size() == 1);
+  CHECK(losses[0].message == "daemon 1 failed during startup: its process exited with status 1");
+  CHECK(effects_of<roster::DeclareDeparture>(out).empty());
+  // Reaped: its pid is never signalled again.
+  CHECK(roster.unreaped_children().empty());
+}
+
+TEST_CASE("silence past the heartbeat limit loses a daemon and evicts it", "[roster]") {
+  DaemonRoster roster = running_roster(3);
+  // Checks every 100 ms; daemon 2 keeps talking, daemon 1 goes quiet.
+  roster::Outbox out;
+  for (TimeNs now = 100 * kMs; now <= 300 * kMs; now += 100 * kMs) {
+    roster.heard_from(2, now);
+    out = roster.check_heartbeats(now);
+    CHECK(out.empty());
+  }
+  roster.heard_from(2, 400 * kMs);
+  out = roster.check_heartbeats(400 * kMs);
+  auto departures = effects_of<roster::DeclareDeparture>(out);
+  REQUIRE(departures.size() == 1);
+  CHECK(departures[0].vpid == 1);
+  // Started elsewhere (no local pid): told to leave, since it may still run.
+  auto sends = effects_of<roster::SendControl>(out);
+  REQUIRE(sends.size() == 1);
+  CHECK(sends[0].tag == daemon_tags::evicted);
+  auto eviction = wire_decode<Eviction>(sends[0].payload);
+  REQUIRE(eviction);
+  CHECK(eviction->reason == "missed 3 heartbeats");
+  auto announced = effects_of<roster::AnnounceLoss>(out);
+  REQUIRE(announced.size() == 1);
+  CHECK(announced[0].description == "daemon 1 (node1) lost: missed 3 heartbeats");
+  CHECK(roster.record(1).state == DaemonStateKind::failed);
+  CHECK(roster.record(2).state == DaemonStateKind::up);
+  // Judged once: a later check says nothing more of it.
+  CHECK(roster.check_heartbeats(500 * kMs).empty());
+}
+
+TEST_CASE("the controller's own stall is not held against its daemons", "[roster]") {
+  DaemonRoster roster = running_roster(2);
+  roster.heard_from(1, 100 * kMs);
+  CHECK(roster.check_heartbeats(100 * kMs).empty());
+  // The controller was stopped for 5 s: nobody was heard, nobody is lost.
+  auto out = roster.check_heartbeats(5100 * kMs);
+  CHECK(effects_of<roster::DeclareDeparture>(out).empty());
+  auto notices = effects_of<roster::Notice>(out);
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].text.find("stalled for 4.9 s") != std::string::npos);
+  // Silence after the stall counts again: last heard at 100 ms plus the
+  // 4.9 s credited, so past the 300 ms limit at 5.4 s.
+  for (TimeNs now = 5200 * kMs; now <= 5300 * kMs; now += 100 * kMs)
+    CHECK(roster.check_heartbeats(now).empty());
+  CHECK(effects_of<roster::DeclareDeparture>(roster.check_heartbeats(5400 * kMs)).size() == 1);
+}
+
+TEST_CASE("a local daemon declared lost is killed, not evicted", "[roster]") {
+  DaemonRoster roster = make_roster(2);
+  roster.launched(1, 4242);
+  roster.on_report(1, report_of(1), 0);
+  roster.mark_running(0);
+  auto out = roster.on_link_lost(0, 1);
+  auto kills = effects_of<roster::KillProcess>(out);
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].pid == 4242);
+  CHECK(effects_of<roster::SendControl>(out).empty());
+  CHECK(effects_of<roster::DeclareDeparture>(out).size() == 1);
+  // Its exit, reaped later, is no second loss.
+  CHECK(roster.on_process_ended(1, "killed by signal 9").empty());
+  CHECK(roster.unreaped_children().empty());
+}
+
+TEST_CASE("one partition costs the DVM one daemon", "[roster]") {
+  DaemonRoster roster = running_roster(4);
+  // Daemons 1 and 2 lose their link: the first accusation wins.
+  auto first = roster.on_link_lost(1, 2);
+  CHECK(effects_of<roster::DeclareDeparture>(first).size() == 1);
+  // The accused, now departed, accuses back: not heard.
+  CHECK(roster.on_link_lost(2, 1).empty());
+  // Nobody accuses the controller, and strangers accuse nobody.
+  CHECK(roster.on_link_lost(1, 0).empty());
+  CHECK(roster.on_link_lost(9, 1).empty());
+  CHECK(roster.on_link_lost(1, 9).empty());
+  CHECK(roster.living() == 3);
+  CHECK(roster.count(DaemonStateKind::failed) == 1);
+}
+
+TEST_CASE("while the DVM stops, exits and closed connections are no losses", "[roster]") {
+  DaemonRoster roster = make_roster(3);
+  roster.launched(1, 4242);
+  roster.launched(2, 4243);
+  roster.on_report(1, report_of(1), 0);
+  roster.on_report(2, report_of(2), 0);
+  roster.mark_running(0);
+  roster.mark_stopping();
+  CHECK(roster.on_connection_closed(1).empty());
+  CHECK(roster.on_link_lost(1, 2).empty());
+  CHECK(roster.check_heartbeats(10'000 * kMs).empty());
+  CHECK(roster.on_process_ended(1, "exited with status 0").empty());
+  CHECK(roster.record(1).state == DaemonStateKind::stopped);
+  roster.reaped(2);
+  CHECK(roster.record(2).state == DaemonStateKind::stopped);
+  CHECK(roster.unreaped_children().empty());
+  CHECK(roster.count(DaemonStateKind::failed) == 0);
+}
+
+TEST_CASE("without heartbeats, silence decides nothing", "[roster]") {
+  DaemonRoster roster = make_roster(2, /*heartbeat_ms=*/0);
+  roster.on_report(1, report_of(1), 0);
+  roster.mark_running(0);
+  CHECK(roster.check_heartbeats(3'600'000 * kMs).empty());
+  CHECK(roster.record(1).state == DaemonStateKind::up);
+}
