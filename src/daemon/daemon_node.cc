@@ -85,12 +85,10 @@ int DaemonNode::run() {
   if (params_.get_int("daemon_heartbeat_ms") > 0) {
     heartbeat_.reset(event_new(base_.get(), -1, EV_PERSIST, &DaemonNode::on_heartbeat_timer, this));
     auto interval_ms = params_.get_int("daemon_heartbeat_ms");
-    if (auto timeout_ms = params_.get_int("daemon_controller_timeout_ms"); timeout_ms > 0) {
-      controller_watch_.emplace(static_cast<TimeNs>(interval_ms) * 1'000'000ULL,
-                                static_cast<TimeNs>(timeout_ms) * 1'000'000ULL);
-      controller_heard_ns_ = runtime_->now();
-      controller_watch_->check(controller_heard_ns_);
-    }
+    controller_watch_.emplace(
+        static_cast<TimeNs>(interval_ms) * 1'000'000ULL,
+        static_cast<TimeNs>(params_.get_int("daemon_controller_timeout_ms")) * 1'000'000ULL,
+        runtime_->now());
     timeval interval{static_cast<time_t>(interval_ms / 1000),
                      static_cast<suseconds_t>((interval_ms % 1000) * 1000)};
     event_add(heartbeat_.get(), &interval);
@@ -121,12 +119,10 @@ int DaemonNode::run() {
 }
 
 void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
-  if (from == kControllerVpid) controller_heard_ns_ = runtime_->now();
+  if (from == kControllerVpid && controller_watch_) controller_watch_->heard(runtime_->now());
   if (header.tag == daemon_tags::heartbeat) {  // the controller's answer: our send time
     auto beat = wire_decode<Heartbeat>(payload);
-    if (beat && beat->sent_ns <= runtime_->now()) {
-      controller_rtt_ns_ = runtime_->now() - beat->sent_ns;
-    }
+    if (beat && controller_watch_) controller_watch_->answered(*beat, runtime_->now());
     return;
   }
   if (header.tag == daemon_tags::welcome && from == kControllerVpid) {
@@ -206,7 +202,7 @@ void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
       auto request = wire_decode<CountersRequest>(*deliver.payload);
       if (!request) return;
       CountersReply reply = runtime_->counters(request->request);
-      reply.controller_rtt_ns = controller_rtt_ns_;
+      reply.controller_rtt_ns = controller_watch_ ? controller_watch_->rtt_ns() : 0;
       runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
       return;
     }
@@ -242,18 +238,11 @@ void DaemonNode::on_peer_lost(Vpid peer) {
 }
 
 void DaemonNode::send_heartbeat() {
-  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat,
-                         encode(Heartbeat{runtime_->now()}));
-  if (!controller_watch_ || stopping_) return;
-  const TimeNs now = runtime_->now();
-  controller_heard_ns_ += controller_watch_->check(now);  // our own stall is not its silence
-  if (!controller_watch_->silent_too_long(controller_heard_ns_, now)) return;
-  // A controller that holds its connections open but answers nothing is as
-  // lost as one whose connection closed; ranks go with us (JobHost).
-  log_.error(
-      "the controller has not answered for %.1f s (daemon_controller_timeout_ms); "
-      "leaving the DVM with this daemon's ranks",
-      static_cast<double>(now - controller_heard_ns_) / 1e9);
+  ControllerWatch::Beat beat = controller_watch_->beat(runtime_->now());
+  runtime_->send_control(kControllerVpid, daemon_tags::heartbeat, encode(beat.heartbeat));
+  if (!beat.leave || stopping_) return;
+  // Ranks go with us (JobHost).
+  log_.error("%s; leaving the DVM with this daemon's ranks", beat.leave->c_str());
   exit_code_ = 1;
   event_base_loopexit(base_.get(), nullptr);
 }

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/control_plane/liveness.h"
+#include "daemon/control_plane/controller_watch.h"
 #include "daemon/daemon_runtime.h"
 #include "daemon/host_info.h"
 #include "daemon/rank_host.h"
@@ -57,10 +57,8 @@ class DaemonNode {
   EventBasePtr base_;
   std::unique_ptr<DaemonRuntime> runtime_;
   EventPtr heartbeat_;
-  // The controller's answers to our heartbeats (daemon_controller_timeout_ms).
-  std::optional<SilenceWatch> controller_watch_;
-  TimeNs controller_heard_ns_ = 0;
-  TimeNs controller_rtt_ns_ = 0;  // of the last answered heartbeat
+  // Our heartbeats and the controller's answers (daemon_heartbeat_ms > 0).
+  std::optional<ControllerWatch> controller_watch_;
   EventPtr sigterm_;
   EventPtr sigchld_;
   std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
