@@ -21,7 +21,11 @@ constexpr std::int64_t kSrunExitGraceMs = 15000;
 
 Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
                        ControllerOptions options)
-    : params_(params), log_(log), help_(help), options_(std::move(options)) {}
+    : params_(params),
+      log_(log),
+      help_(help),
+      options_(std::move(options)),
+      stop_(params.get_int("daemon_stop_timeout_ms")) {}
 
 Controller::~Controller() {
   // Every event goes before the base it lives on: event_free takes the base's
@@ -34,10 +38,9 @@ Controller::~Controller() {
   control_.reset();
   startup_timer_.reset();
   heartbeat_timer_.reset();
-  reap_timer_.reset();
-  stop_timer_.reset();
+  for (EventPtr& timer : stop_timers_)
+    timer.reset();
   status_timer_.reset();
-  close_timer_.reset();
   bench_timer_.reset();
   launch_failure_timer_.reset();
   step_end_timer_.reset();
@@ -352,8 +355,8 @@ void Controller::on_broadcast_done(const BroadcastDone& done) {
     become_ready();
     return;
   }
-  if (stopping_ && done.tag == daemon_tags::shutdown && done.op_id == shutdown_op_) {
-    finish_stop();
+  if (stop_.stopping() && done.tag == daemon_tags::shutdown && done.op_id == shutdown_op_) {
+    apply(stop_.acknowledged());
     return;
   }
   if (!bench_) return;
@@ -465,7 +468,7 @@ void Controller::reap_children() {
   }
   if (remote_) remote_->reap();
   if (rank_host_) rank_host_->reap();
-  if (stopping_) finish_stop();
+  if (stop_.stopping()) apply(stop_.process_exited());
 }
 
 }  // namespace grove

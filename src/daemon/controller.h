@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "control/session_dir.h"
 #include "daemon/control_plane/control_messages.h"
 #include "daemon/control_plane/roster.h"
+#include "daemon/control_plane/stop_sequence.h"
 #include "daemon/daemon_runtime.h"
 #include "daemon/host_info.h"
 #include "daemon/publish_service.h"
@@ -109,10 +111,14 @@ class Controller {
   void request_bench(const BenchRequest& request, ReplyFn reply);
   void bench_next();
   void finish_bench();
+  // controller_stop.cc: carrying out the stop sequence.
   void begin_stop(ReplyFn reply, const std::string& reason);
-  void finish_stop();     // the shutdown notice reached everyone (or timed out)
-  void close_and_reap();  // drop every connection, wait for the processes
-  void complete_stop();   // everything ended: clean up, answer, leave
+  void apply(stop::Outbox out);
+  void end_work(const std::string& reason);
+  void arm_stop_timer(StopTimer timer, std::int64_t delay_ms);
+  void kill_stragglers();
+  bool reap_after_close();  // whether anything still runs
+  void complete_stop();     // everything ended: clean up, answer, leave
   nlohmann::json status_json() const;
 
   static void on_timer_event(evutil_socket_t, short, void* arg);
@@ -136,11 +142,8 @@ class Controller {
   std::vector<std::byte> secret_;
   std::string endpoint_;
   bool ready_ = false;
-  bool stopping_ = false;
   bool start_failed_ = false;
-  enum class StopStage : std::uint8_t { running, notifying, reaping, done };
-  StopStage stop_stage_ = StopStage::running;
-  std::string stop_reason_;
+  StopSequence stop_;
   int exit_code_ = 0;
   std::uint64_t endpoint_table_op_ = 0;
   std::uint64_t shutdown_op_ = 0;
@@ -148,8 +151,9 @@ class Controller {
 
   // Timers: each owns its std::function.
   std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
-  EventPtr startup_timer_, heartbeat_timer_, reap_timer_, stop_timer_, status_timer_;
-  EventPtr close_timer_, bench_timer_, launch_failure_timer_, step_end_timer_;
+  EventPtr startup_timer_, heartbeat_timer_, status_timer_;
+  EventPtr bench_timer_, launch_failure_timer_, step_end_timer_;
+  std::array<EventPtr, 4> stop_timers_;  // by StopTimer
   bool launch_failure_provisional_ = false;
   EventPtr sigint_, sigterm_, sigchld_;
 

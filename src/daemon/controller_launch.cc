@@ -153,7 +153,7 @@ Status Controller::launch_over_srun() {
 }
 
 void Controller::on_srun_exit(const std::string& how, const std::string& last_lines) {
-  if (stopping_) {
+  if (stop_.stopping()) {
     log_.verbose("plm", 1, "the daemons' Slurm step ended: %s", how.c_str());
     return;
   }
@@ -177,7 +177,7 @@ void Controller::on_srun_exit(const std::string& how, const std::string& last_li
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
   if (vpid == kControllerVpid || vpid >= roster_->records().size()) return;
-  if (stopping_) {
+  if (stop_.stopping()) {
     // Our own stop ends the sessions still launching; not a failed start.
     log_.verbose("plm", 1, "launch of %s ended by the stop: %s", describe_daemon(vpid).c_str(),
                  reason.c_str());

@@ -1,4 +1,5 @@
-// The controller's answers to the CLI: status, stop and the benchmarks.
+// The controller's answers to the CLI: status, kill and the benchmarks (the
+// stop is controller_stop.cc).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,8 +44,8 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
     begin_stop(reply, "grove stop");
     return;
   }
-  if (!ready_ || stopping_) {
-    reply(error_reply(stopping_ ? "the DVM is stopping" : "the DVM is still starting"));
+  if (!ready_ || stop_.stopping()) {
+    reply(error_reply(stop_.stopping() ? "the DVM is stopping" : "the DVM is still starting"));
     return;
   }
   std::visit(
@@ -287,98 +288,6 @@ void Controller::finish_bench() {
                      {"max_us", sorted.back()},
                      {"mean_us", sum / static_cast<double>(sorted.size())}};
   run.reply(out);
-}
-
-void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
-  if (reply) stop_replies_.push_back(reply);
-  if (stopping_) return;
-  stopping_ = true;
-  roster_->mark_stopping();
-  stop_reason_ = reason;
-  log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
-  heartbeat_timer_.reset();
-  if (bench_) {
-    bench_->reply(error_reply("the DVM is stopping"));
-    bench_.reset();
-  }
-  stop_timer_ = make_timer([this] {
-    log_.error("not every daemon acknowledged the shutdown within daemon_stop_timeout_ms");
-    finish_stop();
-  });
-  arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
-  stop_stage_ = StopStage::notifying;
-  startup_timer_.reset();
-  job_manager_->end_all("the DVM is stopping");
-  if (!ready_) {
-    finish_stop();
-    return;
-  }
-  shutdown_op_ = runtime_->broadcast(daemon_tags::shutdown, {});
-}
-
-void Controller::finish_stop() {
-  if (stop_stage_ != StopStage::notifying) {
-    if (stop_stage_ == StopStage::reaping) close_and_reap();
-    return;
-  }
-  stop_stage_ = StopStage::reaping;
-  // Leave the runtime's callback before destroying it.
-  close_timer_ = make_timer([this] { close_and_reap(); });
-  arm(close_timer_, 0);
-}
-
-void Controller::close_and_reap() {
-  if (stop_stage_ != StopStage::reaping) return;
-  if (runtime_) {
-    runtime_.reset();  // every connection closes: each daemon leaves when it sees that
-    stop_timer_ = make_timer([this] {
-      for (const auto& [vpid, pid] : roster_->unreaped_children()) {
-        log_.error("daemon %u (pid %d) did not exit; killing it", vpid, pid);
-        kill(pid, SIGKILL);
-      }
-      if (remote_ && remote_->running() > 0) {
-        log_.error("%zu ssh sessions to daemons did not end; killing them", remote_->running());
-        remote_->signal_all(SIGKILL);
-      }
-      reap_timer_ = make_timer([this] { close_and_reap(); });
-      arm(reap_timer_, 50);
-    });
-    arm(stop_timer_, params_.get_int("daemon_stop_timeout_ms"));
-  }
-  // Reap what has exited; come back until everything has. Ranks hosted
-  // here die with the JobHost.
-  if (rank_host_) rank_host_->end_ranks();
-  for (const auto& [vpid, pid] : roster_->unreaped_children()) {
-    if (waitpid(pid, nullptr, WNOHANG) == pid) roster_->reaped(vpid);
-  }
-  if (remote_) remote_->reap();
-  const bool waiting = (remote_ && remote_->running() > 0) || !roster_->unreaped_children().empty();
-  if (waiting) {
-    reap_timer_ = make_timer([this] { close_and_reap(); });
-    arm(reap_timer_, 20);
-    return;
-  }
-  complete_stop();
-}
-
-void Controller::complete_stop() {
-  stop_stage_ = StopStage::done;
-  reap_timer_.reset();
-  stop_timer_.reset();
-  auto removed = remove_dvm_directory(dvm_);
-  // The controller and every daemon still in the DVM; lost ones apart.
-  const std::size_t lost = roster_->count(DaemonStateKind::failed);
-  const std::size_t stopped = roster_->records().size() - lost;
-  nlohmann::json out{
-      {"ok", removed.ok()}, {"stopped", stopped}, {"lost", lost}, {"reason", stop_reason_}};
-  if (!removed) out["error"] = removed.error().message;
-  // The control server is gone; answer the waiting clients on their sockets.
-  for (const ReplyFn& reply : stop_replies_)
-    reply(out);
-  stop_replies_.clear();
-  log_.verbose("daemon", 1, "DVM stopped (%s)", stop_reason_.c_str());
-  timeval linger{0, 100'000};
-  event_base_loopexit(base_.get(), &linger);
 }
 
 }  // namespace grove

@@ -1,0 +1,102 @@
+// The controller carrying out its stop sequence (control_plane/stop_sequence.h):
+// the decisions are the state machine's; the loop handles, the processes and
+// the replies are here.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "daemon/controller.h"
+
+namespace grove {
+
+void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
+  if (reply) stop_replies_.push_back(reply);
+  apply(stop_.begin(reason, ready_));
+}
+
+void Controller::apply(stop::Outbox out) {
+  for (stop::Effect& effect : out) {
+    std::visit(
+        [this](auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<T, stop::EndWork>) {
+            end_work(e.reason);
+          } else if constexpr (std::is_same_v<T, stop::BroadcastShutdown>) {
+            shutdown_op_ = runtime_->broadcast(daemon_tags::shutdown, {});
+          } else if constexpr (std::is_same_v<T, stop::ArmTimer>) {
+            arm_stop_timer(e.timer, e.delay_ms);
+          } else if constexpr (std::is_same_v<T, stop::CloseConnections>) {
+            runtime_.reset();  // every connection closes: each daemon leaves when it sees that
+          } else if constexpr (std::is_same_v<T, stop::KillStragglers>) {
+            kill_stragglers();
+          } else if constexpr (std::is_same_v<T, stop::Reap>) {
+            apply(stop_.reaped(reap_after_close()));
+          } else if constexpr (std::is_same_v<T, stop::Complete>) {
+            complete_stop();
+          } else {
+            static_assert(std::is_same_v<T, stop::Notice>, "a stop effect without a driver");
+            log_.error("%s", e.text.c_str());
+          }
+        },
+        effect);
+  }
+}
+
+void Controller::end_work(const std::string& reason) {
+  roster_->mark_stopping();
+  log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
+  heartbeat_timer_.reset();
+  startup_timer_.reset();
+  if (bench_) {
+    bench_->reply(nlohmann::json{{"ok", false}, {"error", "the DVM is stopping"}});
+    bench_.reset();
+  }
+  job_manager_->end_all("the DVM is stopping");
+}
+
+void Controller::arm_stop_timer(StopTimer timer, std::int64_t delay_ms) {
+  EventPtr& event = stop_timers_[static_cast<std::size_t>(timer)];
+  if (!event) event = make_timer([this, timer] { apply(stop_.timer_fired(timer)); });
+  arm(event, delay_ms);
+}
+
+void Controller::kill_stragglers() {
+  for (const auto& [vpid, pid] : roster_->unreaped_children()) {
+    log_.error("daemon %u (pid %d) did not exit; killing it", vpid, pid);
+    kill(pid, SIGKILL);
+  }
+  if (remote_ && remote_->running() > 0) {
+    log_.error("%zu ssh sessions to daemons did not end; killing them", remote_->running());
+    remote_->signal_all(SIGKILL);
+  }
+}
+
+bool Controller::reap_after_close() {
+  // Ranks hosted here die with the JobHost.
+  if (rank_host_) rank_host_->end_ranks();
+  for (const auto& [vpid, pid] : roster_->unreaped_children()) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) roster_->reaped(vpid);
+  }
+  if (remote_) remote_->reap();
+  return (remote_ && remote_->running() > 0) || !roster_->unreaped_children().empty();
+}
+
+void Controller::complete_stop() {
+  for (EventPtr& timer : stop_timers_)
+    timer.reset();
+  auto removed = remove_dvm_directory(dvm_);
+  // The controller and every daemon still in the DVM; lost ones apart.
+  const std::size_t lost = roster_->count(DaemonStateKind::failed);
+  const std::size_t stopped = roster_->records().size() - lost;
+  nlohmann::json out{
+      {"ok", removed.ok()}, {"stopped", stopped}, {"lost", lost}, {"reason", stop_.reason()}};
+  if (!removed) out["error"] = removed.error().message;
+  // The control server is gone; answer the waiting clients on their sockets.
+  for (const ReplyFn& reply : stop_replies_)
+    reply(out);
+  stop_replies_.clear();
+  log_.verbose("daemon", 1, "DVM stopped (%s)", stop_.reason().c_str());
+  timeval linger{0, 100'000};
+  event_base_loopexit(base_.get(), &linger);
+}
+
+}  // namespace grove
