@@ -5,6 +5,8 @@ Catch2 suites report their own test-case counts; any other test counts as one
 case, and a skipped one as none. A suite that crashed or timed out before its
 summary counts as failed.
 With --fuzz-log FILE, each "fuzz <name>: ..." line of .ci/fuzz is one case.
+Before the count, a table of every suite's time, slowest first (CI's budget is
+30 minutes; docs/testing.md says what runs where).
 """
 import json
 import re
@@ -50,6 +52,7 @@ def main(args):
             passed += ok
             failed += not ok
             print(f"  {line}")
+    times = []
     for path in paths:
         build = path.split("/")[0]
         with open(path) as log:
@@ -58,7 +61,14 @@ def main(args):
                 good, bad = count(entry)
                 passed += good
                 failed += bad
-                print(f"  {build}/{entry['name']}: {good} passed, {bad} failed ({entry['result']})")
+                name = f"{build}/{entry['name']}"
+                print(f"  {name}: {good} passed, {bad} failed ({entry['result']})")
+                times.append((float(entry.get("duration") or 0), name))
+    if times:
+        print("suite times (seconds), slowest first:")
+        for seconds, name in sorted(times, reverse=True):
+            print(f"  {seconds:8.1f}  {name}")
+        print(f"  {sum(t for t, _ in times):8.1f}  all suites")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
