@@ -31,7 +31,11 @@ std::string pmix_fence_signature(const std::string& nspace,
 PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories)
     : runtime_(runtime), log_(log), directories_(std::move(directories)) {}
 
-PmixBridge::~PmixBridge() = default;
+PmixBridge::~PmixBridge() {
+  // The server first: requests still pending are then dropped as libpmix
+  // finalizes, not answered one by one as the maps below go.
+  server_.reset();
+}
 
 Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     event_base* base, DaemonRuntime& runtime, const Log& log, const std::string& tmpdir,
@@ -45,7 +49,7 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
   hooks.on_connect = [self](PmixConnectCall call) { self->on_connect(std::move(call)); };
   hooks.on_group = [self](PmixGroupCall call) { self->on_group(std::move(call)); };
-  hooks.on_query = [self](PmixQueryCall call) { self->on_query(call); };
+  hooks.on_query = [self](PmixQueryCall call) { self->on_query(std::move(call)); };
   hooks.on_log = [self](const PmixLogCall& call) { return self->on_log(call); };
   // Events beyond this daemon go out through the controller to every daemon.
   hooks.on_notify = [self](PmixEvent event) {
@@ -58,8 +62,8 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status, std::string message) {
     self->on_abort(nspace, rank, status, message);
   };
-  hooks.on_direct_modex = [self](std::uint64_t handle, std::string nspace, std::uint32_t rank) {
-    self->on_direct_modex(handle, nspace, rank);
+  hooks.on_direct_modex = [self](PmixDirectModexCall call) {
+    self->on_direct_modex(std::move(call));
   };
   hooks.on_connected = [self](std::string nspace, std::uint32_t rank) {
     auto job = self->by_nspace_.find(nspace);
@@ -186,20 +190,21 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   for (const auto& [nspace, ranks] : call.others)
     known = known && add_participants(nspace, ranks);
   if (!known) {
-    (void)server_->complete_fence(call.handle, kPmixErrorNotFound, {});
+    call.answer(kPmixErrorNotFound, {});
     return;
   }
   const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
   for (const PendingFence::Participants& participants : jobs) {
     if (waits_for_gone(participants.job, participants.ranks, signature, round)) {
       log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
-      (void)server_->complete_fence(call.handle, kPmixProcTerminated, {});
+      call.answer(kPmixProcTerminated, {});
       return;
     }
   }
   auto pending = std::make_unique<PendingFence>();
   pending->bridge = this;
-  pending->handle = call.handle;
+  pending->id = next_fence_id_++;
+  pending->answer = std::move(call.answer);
   pending->signature = signature;
   pending->round = round;
   pending->jobs = std::move(jobs);
@@ -210,23 +215,25 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     timeval timeout{call.timeout_seconds, 0};
     event_add(pending->timer.get(), &timeout);
   }
-  pending_fences_[call.handle] = std::move(pending);
+  const std::uint64_t id = pending->id;
+  pending_fences_[id] = std::move(pending);
   log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), call.data.size());
   runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts), std::move(call.data)});
 }
 
-void PmixBridge::answer_fence(std::uint64_t handle, int status, Bytes aggregate) {
-  if (pending_fences_.erase(handle) == 0) return;
-  if (auto done = server_->complete_fence(handle, status, std::move(aggregate)); !done) {
-    log_.error("completing PMIx fence: %s", done.error().message.c_str());
-  }
+void PmixBridge::answer_fence(std::uint64_t id, int status, Bytes aggregate) {
+  auto pending = pending_fences_.find(id);
+  if (pending == pending_fences_.end()) return;
+  PmixAnswer<Bytes> answer = std::move(pending->second->answer);
+  pending_fences_.erase(pending);
+  answer(status, std::move(aggregate));
 }
 
 void PmixBridge::on_fence_timeout(evutil_socket_t, short, void* arg) {
   auto* pending = static_cast<PendingFence*>(arg);
   PmixBridge* bridge = pending->bridge;
   bridge->log_.error("fence %s timed out (PMIX_TIMEOUT)", pending->signature.c_str());
-  bridge->answer_fence(pending->handle, kPmixErrorTimeout, {});  // frees `pending`
+  bridge->answer_fence(pending->id, kPmixErrorTimeout, {});  // frees `pending`
 }
 
 bool PmixBridge::waits_for_gone(std::uint32_t job, const std::vector<std::uint32_t>& ranks,
@@ -352,22 +359,25 @@ void PmixBridge::on_fence_done(const FenceDone& done) {
   }
 }
 
-void PmixBridge::on_direct_modex(std::uint64_t handle, const std::string& nspace,
-                                 std::uint32_t rank) {
-  const JobSpec* job = job_by_nspace(nspace);
-  if (job == nullptr || rank >= job->ranks.size()) {
-    (void)server_->complete_direct_modex(handle, kPmixErrorNotFound, {});
+void PmixBridge::on_direct_modex(PmixDirectModexCall call) {
+  const JobSpec* job = job_by_nspace(call.nspace);
+  if (job == nullptr || call.rank >= job->ranks.size()) {
+    call.answer(kPmixErrorNotFound, {});
     return;
   }
-  Vpid host = job->ranks[rank].daemon;
+  Vpid host = job->ranks[call.rank].daemon;
   if (host == runtime_.self()) {
+    // The server answers fetch_local_modex once (or drops it as it goes).
+    auto answer = std::make_shared<PmixAnswer<Bytes>>(std::move(call.answer));
     server_->fetch_local_modex(
-        nspace, rank, [this, handle](int status, std::vector<std::byte> blob) {
-          (void)server_->complete_direct_modex(handle, status, std::move(blob));
-        });
+        call.nspace, call.rank,
+        [answer](int status, std::vector<std::byte> blob) { (*answer)(status, std::move(blob)); });
     return;
   }
-  runtime_.send_control(host, pmix_tags::modex_request, encode(ModexRequest{handle, nspace, rank}));
+  const std::uint64_t id = next_modex_id_++;
+  modex_requests_.emplace(id, std::move(call.answer));
+  runtime_.send_control(host, pmix_tags::modex_request,
+                        encode(ModexRequest{id, call.nspace, call.rank}));
 }
 
 bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) {
@@ -408,7 +418,11 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   if (tag == pmix_tags::modex_reply) {
     auto reply = wire_decode<ModexReply>(payload);
     if (!reply) return true;
-    (void)server_->complete_direct_modex(reply->handle, reply->status, std::move(reply->blob));
+    auto request = modex_requests_.find(reply->handle);
+    if (request == modex_requests_.end()) return true;  // answered already
+    PmixAnswer<Bytes> answer = std::move(request->second);
+    modex_requests_.erase(request);
+    answer(reply->status, std::move(reply->blob));
     return true;
   }
   return false;
@@ -478,7 +492,7 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
     collectives.push_back(std::move(entry->second));
     entry = pending_connects_.erase(entry);
   }
-  for (const PendingConnect& pending : collectives)
+  for (PendingConnect& pending : collectives)
     finish_collective(pending, kPmixProcTerminated, std::nullopt);
   gone_.erase(job);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));

@@ -82,7 +82,7 @@ class PmixBridge {
   void begin_collective(const std::string& kind,
                         const std::map<std::string, std::vector<std::uint32_t>>& procs,
                         PendingConnect pending, std::uint32_t timeout_seconds, Bytes contribution);
-  void finish_collective(const PendingConnect& pending, int status,
+  void finish_collective(PendingConnect& pending, int status,
                          std::optional<std::uint64_t> context_id);
   void on_connect_done(const FenceDone& done);
   // Registers the jobs taking part in a connect or group that completed,
@@ -93,13 +93,13 @@ class PmixBridge {
   // never return (libpmix 4.2), which the log says where it can be found.
   void log_declined_invitation(const PmixEvent& event) const;
   // pmix_bridge_services.cc: PMIx_Query_info and PMIx_Log.
-  void on_query(const PmixQueryCall& call);
+  void on_query(PmixQueryCall call);
   int on_log(const PmixLogCall& call);
   // Registers `spec` with PMIx if it is not yet (with no local ranks when it
   // has none here); `done` runs at once if it is, else once PMIx answers.
   void ensure_registered(const JobSpec& spec, std::function<void(Status)> done);
   PmixJob pmix_job(const JobSpec& spec, const JobDirectories& directories) const;
-  void on_direct_modex(std::uint64_t handle, const std::string& nspace, std::uint32_t rank);
+  void on_direct_modex(PmixDirectModexCall call);
   void on_abort(const std::string& nspace, std::uint32_t rank, int status,
                 const std::string& message);
   const JobSpec* job_by_nspace(const std::string& nspace) const;
@@ -121,13 +121,14 @@ class PmixBridge {
   std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace
   LogOutputFn log_output_;
   // A connect, disconnect or group operation this daemon contributed to: its
-  // PMIx handle and the jobs to register before it is answered, by engine
+  // answer and the jobs to register before it is answered, by engine
   // signature.
   struct PendingConnect {
-    std::uint64_t handle = 0;
-    std::uint64_t round = 0;  // the engine's round it joined
+    PmixAnswer<> connect_answer;                            // a connect or disconnect
+    PmixAnswer<std::optional<std::uint64_t>> group_answer;  // a group operation
+    std::uint64_t round = 0;                                // the engine's round it joined
     bool disconnect = false;  // or a group destruct: nothing to register
-    bool group = false;       // answered with complete_group
+    bool group = false;       // answered through group_answer
     bool wants_context_id = false;
     std::vector<std::string> nspaces;
     // The participants by nspace (ranks sorted, empty: all of that job).
@@ -147,7 +148,8 @@ class PmixBridge {
   // round's later end then finds nothing to answer.
   struct PendingFence {
     PmixBridge* bridge = nullptr;
-    std::uint64_t handle = 0;
+    std::uint64_t id = 0;  // in pending_fences_
+    PmixAnswer<Bytes> answer;
     std::string signature;
     std::uint64_t round = 0;
     // Every job taking part (more than one after a connect), in nspace
@@ -160,7 +162,7 @@ class PmixBridge {
     std::vector<Participants> jobs;
     EventPtr timer;  // PMIX_TIMEOUT
   };
-  void answer_fence(std::uint64_t handle, int status, Bytes aggregate);
+  void answer_fence(std::uint64_t id, int status, Bytes aggregate);
   // Answers, with an error, every pending fence that includes a rank gone
   // from `job` (whichever job the fence is named after).
   void fail_fences_with_gone(std::uint32_t job);
@@ -171,7 +173,12 @@ class PmixBridge {
   static void on_fence_timeout(evutil_socket_t, short, void* arg);
 
   event_base* base_ = nullptr;
-  std::map<std::uint64_t, std::unique_ptr<PendingFence>> pending_fences_;  // by PMIx handle
+  std::map<std::uint64_t, std::unique_ptr<PendingFence>> pending_fences_;  // by id
+  std::uint64_t next_fence_id_ = 1;
+  // Direct-modex requests sent to the daemon hosting the rank, by the id its
+  // reply echoes.
+  std::map<std::uint64_t, PmixAnswer<Bytes>> modex_requests_;
+  std::uint64_t next_modex_id_ = 1;
   // Clean exits by job, then rank: the last round of each signature released
   // on the rank's daemon when it left.
   std::map<std::uint32_t, std::map<std::uint32_t, std::map<std::string, std::uint64_t>>> gone_;

@@ -52,7 +52,7 @@ std::optional<std::uint64_t> agreed_context_id(const FenceDone& done) {
 
 void PmixBridge::on_connect(PmixConnectCall call) {
   PendingConnect pending;
-  pending.handle = call.handle;
+  pending.connect_answer = std::move(call.answer);
   pending.disconnect = call.disconnect;
   begin_collective(call.disconnect ? "disconnect" : "connect", call.procs, std::move(pending),
                    call.timeout_seconds, {});
@@ -60,7 +60,7 @@ void PmixBridge::on_connect(PmixConnectCall call) {
 
 void PmixBridge::on_group(PmixGroupCall call) {
   PendingConnect pending;
-  pending.handle = call.handle;
+  pending.group_answer = std::move(call.answer);
   pending.disconnect = call.destruct;
   pending.group = true;
   pending.wants_context_id = call.assign_context_id && !call.destruct;
@@ -133,18 +133,18 @@ void PmixBridge::fail_collectives_with_gone() {
       continue;
     }
     log_.error("PMIx %s includes a rank that has exited: it cannot complete", entry->first.c_str());
-    const PendingConnect doomed = std::move(entry->second);
+    PendingConnect doomed = std::move(entry->second);
     entry = pending_connects_.erase(entry);
     finish_collective(doomed, kPmixProcTerminated, std::nullopt);
   }
 }
 
-void PmixBridge::finish_collective(const PendingConnect& pending, int status,
+void PmixBridge::finish_collective(PendingConnect& pending, int status,
                                    std::optional<std::uint64_t> context_id) {
   if (pending.group) {
-    (void)server_->complete_group(pending.handle, status, context_id);
+    pending.group_answer(status, context_id);
   } else {
-    (void)server_->complete_connect(pending.handle, status);
+    pending.connect_answer(status);
   }
 }
 

@@ -6,7 +6,7 @@
 
 namespace grove {
 
-void PmixBridge::on_query(const PmixQueryCall& call) {
+void PmixBridge::on_query(PmixQueryCall call) {
   std::vector<PmixQueryAnswer> answers;
   std::size_t asked = 0;
   int status = kPmixSuccess;
@@ -45,7 +45,7 @@ void PmixBridge::on_query(const PmixQueryCall& call) {
   if (status == kPmixSuccess && answers.size() < asked) {
     status = answers.empty() ? kPmixErrorNotSupported : kPmixErrorPartialSuccess;
   }
-  (void)server_->complete_query(call.handle, status, answers);
+  call.answer(status, std::move(answers));
 }
 
 int PmixBridge::on_log(const PmixLogCall& call) {

@@ -13,15 +13,16 @@
 #include <type_traits>
 #include <utility>
 
+#include "pmix/answer_registry.h"
 #include "pmix/async_ops.h"
 #include "pmix/client_gate.h"
 #include "pmix/dynamic_requests.h"
 #include "pmix/handshake_watchdog.h"
 #include "pmix/info_list.h"
 #include "pmix/publish_requests.h"
-#include "pmix/query_requests.h"
 #include "pmix/registrations.h"
 #include "pmix/upcall.h"
+#include "pmix/upcall_answers.h"
 
 namespace grove {
 
@@ -62,19 +63,6 @@ Status ensure_directory(const std::string& path) {
     return Error{"cannot create PMIx tmpdir " + path + ": " + std::strerror(errno)};
   }
   return ok_status();
-}
-
-void release_bytes(void* cbdata) {
-  delete static_cast<std::vector<std::byte>*>(cbdata);
-}
-
-// Hands `bytes` to a pmix_modex_cbfunc_t; PMIx frees them via release_bytes.
-void answer_modex(pmix_modex_cbfunc_t cbfunc, void* cbdata, int status,
-                  std::vector<std::byte> bytes) {
-  if (cbfunc == nullptr) return;
-  auto* held = new std::vector<std::byte>(std::move(bytes));
-  char* data = held->empty() ? nullptr : reinterpret_cast<char*>(held->data());
-  cbfunc(status, data, held->size(), cbdata, release_bytes, held);
 }
 
 }  // namespace
@@ -120,7 +108,6 @@ class PmixServer::Impl {
     if (!gate_) return std::nullopt;
     return gate_->handshakes_pending(roots);
   }
-  Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
   Status complete_publish(const PublishReply& reply) {
     return publish_requests_.complete_op(reply);
   }
@@ -128,33 +115,22 @@ class PmixServer::Impl {
     return publish_requests_.complete_lookup(reply);
   }
   Status complete_spawn(const SpawnReply& reply) { return dynamic_requests_.complete(reply); }
-  Status complete_connect(std::uint64_t handle, int status) {
-    return dynamic_requests_.complete_connect(handle, status);
-  }
-  Status complete_group(std::uint64_t handle, int status, std::optional<std::uint64_t> id) {
-    return dynamic_requests_.complete_group(handle, status, id);
-  }
-  Status complete_query(std::uint64_t handle, int status,
-                        const std::vector<PmixQueryAnswer>& answers) {
-    return query_requests_.complete(handle, status, answers);
-  }
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
-  Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
 
   std::uint32_t daemon_vpid() const { return daemon_vpid_; }
-  std::size_t pending_fence_count() const { return pending_fences_.size(); }
-  std::size_t pending_direct_modex_count() const { return pending_direct_modex_.size(); }
+  std::size_t pending_fence_count() const {
+    return answers_.pending(pmix_internal::AnswerKind::fence);
+  }
+  std::size_t pending_direct_modex_count() const {
+    return answers_.pending(pmix_internal::AnswerKind::direct_modex);
+  }
 
   void drain_upcalls() {
     if (mailbox_) mailbox_->drain();
   }
 
  private:
-  struct PendingModex {
-    pmix_modex_cbfunc_t cbfunc = nullptr;
-    void* cbdata = nullptr;
-  };
   using LocalModexDone = std::function<void(int, std::vector<std::byte>)>;
   struct LocalModexRequest {
     std::string nspace;
@@ -187,12 +163,11 @@ class PmixServer::Impl {
   bool pmix_initialized_ = false;
   pmix_topology_t topology_{};  // handed to PMIx_server_init by address
   std::uint64_t next_handle_ = 1;
-  std::map<std::uint64_t, PendingModex> pending_fences_;
-  std::map<std::uint64_t, PendingModex> pending_direct_modex_;
   std::map<std::uint64_t, LocalModexRequest> local_modex_requests_;
   pmix_internal::PublishRequests publish_requests_;
   pmix_internal::DynamicRequests dynamic_requests_;
-  pmix_internal::QueryRequests query_requests_;
+  // Last: answers made here die with the server (and do nothing after).
+  pmix_internal::AnswerRegistry answers_;
 };
 
 PmixServer::Impl::~Impl() {
@@ -318,20 +293,8 @@ void PmixServer::Impl::deregister_job(const std::string& nspace, AsyncOps::Done 
     answer(PMIX_ERR_NOT_FOUND, {});
   publish_requests_.forget(nspace);
   dynamic_requests_.forget(nspace);
-  query_requests_.forget(nspace);
+  answers_.job_ended(nspace);
   registrations_->deregister_job(nspace, std::move(done));
-}
-
-Status PmixServer::Impl::complete_fence(std::uint64_t handle, int status,
-                                        std::vector<std::byte> aggregate) {
-  auto pending = pending_fences_.find(handle);
-  if (pending == pending_fences_.end()) {
-    return Error{"complete_fence: no pending fence has handle " + std::to_string(handle)};
-  }
-  PendingModex request = pending->second;
-  pending_fences_.erase(pending);
-  answer_modex(request.cbfunc, request.cbdata, status, std::move(aggregate));
-  return ok_status();
 }
 
 void PmixServer::Impl::fetch_local_modex(const std::string& nspace, std::uint32_t rank,
@@ -343,18 +306,6 @@ void PmixServer::Impl::fetch_local_modex(const std::string& nspace, std::uint32_
       PMIx_server_dmodex_request(&proc, pmix_internal::on_local_modex_reply,
                                  reinterpret_cast<void*>(static_cast<std::uintptr_t>(request)));
   if (status != PMIX_SUCCESS) mailbox_->post(LocalModexReply{request, status, {}});
-}
-
-Status PmixServer::Impl::complete_direct_modex(std::uint64_t handle, int status,
-                                               std::vector<std::byte> blob) {
-  auto pending = pending_direct_modex_.find(handle);
-  if (pending == pending_direct_modex_.end()) {
-    return Error{"complete_direct_modex: no pending request has handle " + std::to_string(handle)};
-  }
-  PendingModex request = pending->second;
-  pending_direct_modex_.erase(pending);
-  answer_modex(request.cbfunc, request.cbdata, status, std::move(blob));
-  return ok_status();
 }
 
 void PmixServer::Impl::handle(Upcall& upcall) {
@@ -392,7 +343,9 @@ void PmixServer::Impl::handle(Upcall& upcall) {
     }
     void operator()(pmix_internal::QueryUpcall& call) {
       if (impl.hooks_.on_query) {
-        impl.hooks_.on_query(impl.query_requests_.take(call));
+        call.call.answer =
+            pmix_internal::query_answer(impl.answers_, call.cbfunc, call.cbdata, call.call.nspace);
+        impl.hooks_.on_query(std::move(call.call));
         return;
       }
       if (impl.hooks_.on_unsupported)
@@ -425,15 +378,16 @@ void PmixServer::Impl::handle(Upcall& upcall) {
 }
 
 void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
-  std::uint64_t handle = next_handle_++;
-  pending_fences_.emplace(handle, PendingModex{upcall.cbfunc, upcall.cbdata});
+  auto answer = pmix_internal::modex_answer(answers_, pmix_internal::AnswerKind::fence,
+                                            upcall.cbfunc, upcall.cbdata);
   if (!hooks_.on_fence) {
-    (void)complete_fence(handle, kPmixErrorNotSupported, {});
+    answer(kPmixErrorNotSupported, {});
     return;
   }
-  hooks_.on_fence(PmixFenceCall{handle, std::move(upcall.nspace), std::move(upcall.ranks),
-                                std::move(upcall.others), upcall.collect_data,
-                                upcall.timeout_seconds, std::move(upcall.data)});
+  hooks_.on_fence(PmixFenceCall{std::move(answer), std::move(upcall.nspace),
+                                std::move(upcall.ranks), std::move(upcall.others),
+                                upcall.collect_data, upcall.timeout_seconds,
+                                std::move(upcall.data)});
 }
 
 template <typename UpcallType, typename Hook>
@@ -462,11 +416,21 @@ void PmixServer::Impl::handle_publishing(UpcallType& upcall, const Hook& hook) {
 
 template <typename UpcallType, typename Hook>
 void PmixServer::Impl::handle_collective(UpcallType& upcall, const Hook& hook) {
+  constexpr bool is_group = std::is_same_v<UpcallType, pmix_internal::GroupUpcall>;
   if (hook) {
-    hook(dynamic_requests_.take(upcall));
+    std::vector<std::string> nspaces;
+    for (const auto& [nspace, ranks] : upcall.call.procs)
+      nspaces.push_back(nspace);
+    if constexpr (is_group) {
+      upcall.call.answer =
+          pmix_internal::group_answer(answers_, upcall.cbfunc, upcall.cbdata, std::move(nspaces));
+    } else {
+      upcall.call.answer =
+          pmix_internal::connect_answer(answers_, upcall.cbfunc, upcall.cbdata, std::move(nspaces));
+    }
+    hook(std::move(upcall.call));
     return;
   }
-  constexpr bool is_group = std::is_same_v<UpcallType, pmix_internal::GroupUpcall>;
   if (hooks_.on_unsupported && !upcall.call.procs.empty()) {
     const auto& [nspace, ranks] = *upcall.call.procs.begin();
     const char* what = nullptr;
@@ -486,13 +450,14 @@ void PmixServer::Impl::handle_collective(UpcallType& upcall, const Hook& hook) {
 }
 
 void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {
-  std::uint64_t handle = next_handle_++;
-  pending_direct_modex_.emplace(handle, PendingModex{upcall.cbfunc, upcall.cbdata});
+  auto answer = pmix_internal::modex_answer(answers_, pmix_internal::AnswerKind::direct_modex,
+                                            upcall.cbfunc, upcall.cbdata);
   if (!hooks_.on_direct_modex) {
-    (void)complete_direct_modex(handle, kPmixErrorNotSupported, {});
+    answer(kPmixErrorNotSupported, {});
     return;
   }
-  hooks_.on_direct_modex(handle, std::move(upcall.nspace), upcall.rank);
+  hooks_.on_direct_modex(
+      PmixDirectModexCall{std::move(upcall.nspace), upcall.rank, std::move(answer)});
 }
 
 void PmixServer::Impl::handle_abort(AbortUpcall& upcall) {
@@ -575,20 +540,6 @@ Status PmixServer::complete_spawn(const SpawnReply& reply) {
   return impl_->complete_spawn(reply);
 }
 
-Status PmixServer::complete_connect(std::uint64_t handle, int status) {
-  return impl_->complete_connect(handle, status);
-}
-
-Status PmixServer::complete_group(std::uint64_t handle, int status,
-                                  std::optional<std::uint64_t> context_id) {
-  return impl_->complete_group(handle, status, context_id);
-}
-
-Status PmixServer::complete_query(std::uint64_t handle, int status,
-                                  const std::vector<PmixQueryAnswer>& answers) {
-  return impl_->complete_query(handle, status, answers);
-}
-
 void PmixServer::deregister_job(const std::string& nspace, StatusDone done) {
   impl_->deregister_job(nspace, std::move(done));
 }
@@ -597,19 +548,9 @@ std::optional<std::set<pid_t>> PmixServer::handshakes_pending(const std::vector<
   return impl_->handshakes_pending(roots);
 }
 
-Status PmixServer::complete_fence(std::uint64_t handle, int status,
-                                  std::vector<std::byte> aggregate) {
-  return impl_->complete_fence(handle, status, std::move(aggregate));
-}
-
 void PmixServer::fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                                    std::function<void(int, std::vector<std::byte>)> done) {
   impl_->fetch_local_modex(nspace, rank, std::move(done));
-}
-
-Status PmixServer::complete_direct_modex(std::uint64_t handle, int status,
-                                         std::vector<std::byte> blob) {
-  return impl_->complete_direct_modex(handle, status, std::move(blob));
 }
 
 void PmixServer::handle_pending_upcalls() {

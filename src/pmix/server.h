@@ -6,9 +6,9 @@
 // only copy their arguments and post them to a mailbox on the daemon's
 // event_base (a locked queue plus an eventfd); the PmixHooks below therefore
 // always run on the loop thread, inside event_base_loop. Every PmixServer
-// method must be called on the loop thread too. Completions going back into
-// PMIx (complete_fence, complete_direct_modex) are made from the loop thread;
-// PMIx moves them onto its own thread.
+// method must be called on the loop thread too. Answers going back into
+// PMIx (pmix/answer.h) are made from the loop thread; PMIx moves them onto
+// its own thread.
 //
 // One per process, once. libpmix's server is a process-wide singleton, so
 // create() fails while another PmixServer exists, and also after one has been
@@ -23,7 +23,7 @@
 //
 // Lifetime. Destroying the server finalizes PMIx: connected clients lose
 // their server, fences and direct-modex requests still pending are dropped
-// (their handles become unknown) and queued upcalls are discarded. Do not
+// (answering them does nothing) and queued upcalls are discarded. Do not
 // destroy the server from inside one of its hooks or `done` callbacks.
 //
 // Status values. Every `int status` here is a pmix_status_t: 0 (kPmixSuccess)
@@ -45,6 +45,7 @@
 #include <variant>
 #include <vector>
 
+#include "pmix/answer.h"
 #include "pmix/event_messages.h"
 #include "pmix/handshake_watch.h"
 #include "pmix/publish_messages.h"
@@ -127,7 +128,9 @@ struct PmixJob {
 // libpmix 4.2 completes a fence whose participants are all local to this
 // server by itself, without an upcall.
 struct PmixFenceCall {
-  std::uint64_t handle = 0;  // pass back to complete_fence
+  // The aggregate: every participating server's blob, concatenated in any
+  // order, with kPmixSuccess; or an error.
+  PmixAnswer<std::vector<std::byte>> answer;
   std::string nspace;
   std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
   // Participants of other nspaces, the same way: a fence across jobs that
@@ -141,7 +144,7 @@ struct PmixFenceCall {
 // A connect_nb or disconnect_nb upcall: every local participant has called
 // PMIx_Connect (or PMIx_Disconnect) over this set of processes.
 struct PmixConnectCall {
-  std::uint64_t handle = 0;  // pass back to complete_connect
+  PmixAnswer<> answer;
   bool disconnect = false;
   // The participants by nspace: ranks sorted, empty meaning every rank.
   std::map<std::string, std::vector<std::uint32_t>> procs;
@@ -151,7 +154,8 @@ struct PmixConnectCall {
 // A group upcall: every local member has called PMIx_Group_construct (or
 // PMIx_Group_destruct) for group `id` over this set of processes.
 struct PmixGroupCall {
-  std::uint64_t handle = 0;  // pass back to complete_group
+  // With the context id handed to the members as PMIX_GROUP_CONTEXT_ID.
+  PmixAnswer<std::optional<std::uint64_t>> answer;
   bool destruct = false;
   std::string id;  // the members' name for the group
   // The members by nspace: ranks sorted, empty meaning every rank.
@@ -160,10 +164,16 @@ struct PmixGroupCall {
   std::uint32_t timeout_seconds = 0;  // PMIX_TIMEOUT the clients gave (0: none)
 };
 
+// One answer to a query: the key asked and its value.
+struct PmixQueryAnswer {
+  std::string key;
+  std::variant<std::string, std::uint32_t, std::size_t> value;  // size_t: PMIX_SIZE
+};
+
 // A PMIx_Query_info from a local client (PMIx_Query_info).
 struct PmixQueryCall {
-  std::uint64_t handle = 0;  // pass back to complete_query
-  std::string nspace;        // the asker
+  PmixAnswer<std::vector<PmixQueryAnswer>> answer;
+  std::string nspace;  // the asker
   std::uint32_t rank = 0;
   struct Query {
     std::vector<std::string> keys;
@@ -179,10 +189,13 @@ inline constexpr std::string_view kPmixNumNodes = "pmix.num.nodes";
 inline constexpr std::string_view kPmixQueryNumPsets = "pmix.qry.psetnum";
 inline constexpr std::string_view kPmixQueryPsetNames = "pmix.qry.psets";
 
-// One answer to a query: the key asked and its value.
-struct PmixQueryAnswer {
-  std::string key;
-  std::variant<std::string, std::uint32_t, std::size_t> value;  // size_t: PMIX_SIZE
+// A direct_modex upcall: a local client wants data of a rank this server
+// lacks. Answered with that rank's blob (fetch_local_modex on the daemon
+// hosting it), or an error.
+struct PmixDirectModexCall {
+  std::string nspace;
+  std::uint32_t rank = 0;
+  PmixAnswer<std::vector<std::byte>> answer;
 };
 
 // A PMIx_Log from a local client: lines for the job's output, and the
@@ -199,8 +212,8 @@ struct PmixLogCall {
 // default: fences and direct-modex requests fail with kPmixErrorNotSupported,
 // aborts and finalizations are acknowledged and otherwise ignored.
 struct PmixHooks {
-  // Gather `data` from every server hosting a participant, then call
-  // complete_fence(handle, status, concatenation of all their blobs).
+  // Gather `data` from every server hosting a participant, then answer
+  // the call with the concatenation of all their blobs.
   std::function<void(PmixFenceCall call)> on_fence;
   // A local client called PMIx_Abort. The client is released after the hook
   // returns; the daemon is expected to end the job.
@@ -222,9 +235,9 @@ struct PmixHooks {
   // (handshake_watchdog.h): whose, and why.
   std::function<void(HandshakeCut cut)> on_handshake_cut;
   // A local client wants a remote rank's data: fetch it with
-  // fetch_local_modex on the daemon hosting that rank, then call
-  // complete_direct_modex(handle, status, blob) here.
-  std::function<void(std::uint64_t handle, std::string nspace, std::uint32_t rank)> on_direct_modex;
+  // fetch_local_modex on the daemon hosting that rank, then answer the call
+  // with it.
+  std::function<void(PmixDirectModexCall)> on_direct_modex;
   // PMIx_Publish, PMIx_Lookup and PMIx_Unpublish from a local client, to be
   // answered with complete_publish (publish and unpublish) or
   // complete_lookup, echoing the message's handle. Left empty: answered
@@ -237,19 +250,19 @@ struct PmixHooks {
   // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(SpawnMessage)> on_spawn;
   // PMIx_Connect / PMIx_Disconnect: a collective over the daemons hosting
-  // the participants, then complete_connect(handle, status). Before a
+  // the participants, then the call's answer. Before a
   // connect completes, every participating nspace must be registered here
   // (register_job, with no local ranks for a job that has none here):
   // libpmix hands the local participants the others' job data. Left empty: answered
   // PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(PmixConnectCall)> on_connect;
   // PMIx_Group_construct / PMIx_Group_destruct: a collective over the
-  // daemons hosting the members, then complete_group(handle, status, id),
+  // daemons hosting the members, then the call's answer (with an id),
   // with the same context id on every daemon when one was asked. Members'
   // nspaces are registered first, as for a connect. Left empty: answered
   // PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(PmixGroupCall)> on_group;
-  // PMIx_Query_info: answered with complete_query(handle, status, answers).
+  // PMIx_Query_info: answered with the call's answer.
   // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
   std::function<void(PmixQueryCall)> on_query;
   // PMIx_Log: the status to answer (kPmixSuccess when every channel was
@@ -325,20 +338,12 @@ class PmixServer {
   // not).
   std::optional<std::set<pid_t>> handshakes_pending(const std::vector<pid_t>& roots);
 
-  // Completes a fence announced by on_fence. `aggregate` is the concatenation
-  // of every participating server's blob (in any order) when status is
-  // kPmixSuccess. Errors: an unknown or already completed handle.
-  Status complete_fence(std::uint64_t handle, int status, std::vector<std::byte> aggregate);
-
   // On the daemon hosting (nspace, rank): that rank's modex blob from the
   // local PMIx server (PMIx_server_dmodex_request; PMIx waits until the rank
   // has committed). `done` runs later on the loop thread, never inside this
   // call, unless the server is destroyed first.
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int status, std::vector<std::byte> blob)> done);
-  // Answers an on_direct_modex request with the blob fetch_local_modex gave
-  // on the hosting daemon. Errors: an unknown or already completed handle.
-  Status complete_direct_modex(std::uint64_t handle, int status, std::vector<std::byte> blob);
 
   // Answers an on_publish or on_unpublish request, or an on_lookup request
   // (found values unpacked for the client). Errors: an unknown or already
@@ -346,20 +351,15 @@ class PmixServer {
   Status complete_publish(const PublishReply& reply);
   Status complete_lookup(const LookupReply& reply);
   Status complete_spawn(const SpawnReply& reply);
-  Status complete_connect(std::uint64_t handle, int status);
-  // Ends a group operation; a context id is handed to the members as
-  // PMIX_GROUP_CONTEXT_ID.
-  Status complete_group(std::uint64_t handle, int status, std::optional<std::uint64_t> context_id);
   // PMIx_Notify_event to this server's clients that registered for it.
   Status notify(const PmixEvent& event);
-  Status complete_query(std::uint64_t handle, int status,
-                        const std::vector<PmixQueryAnswer>& answers);
 
   // Runs, now, every upcall PMIx has posted and the loop has not yet
   // handled: what a client did before it exited is known when its exit is.
   void handle_pending_upcalls();
 
   std::uint32_t daemon_vpid() const;
+  // Fences and direct-modex requests handed to the daemon, not yet answered.
   std::size_t pending_fence_count() const;
   std::size_t pending_direct_modex_count() const;
 

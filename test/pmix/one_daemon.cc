@@ -44,8 +44,7 @@ PmixHooks OneDaemon::make_hooks() {
   hooks.on_fence = [this](PmixFenceCall call) {
     fences.push_back(FenceSeen{call.nspace, call.ranks, call.collect_data, call.data.size()});
     // One server hosts every participant: its blob is the whole aggregate.
-    Status completed = server_->complete_fence(call.handle, kPmixSuccess, std::move(call.data));
-    if (!completed) std::fprintf(stderr, "harness: %s\n", completed.error().message.c_str());
+    call.answer(kPmixSuccess, std::move(call.data));
   };
   hooks.on_abort = [this](std::string nspace, std::uint32_t rank, int status, std::string message) {
     aborts.push_back(AbortSeen{std::move(nspace), rank, status, std::move(message)});
@@ -56,10 +55,10 @@ PmixHooks OneDaemon::make_hooks() {
   hooks.on_finalized = [this](std::string nspace, std::uint32_t rank) {
     finalized.emplace_back(std::move(nspace), rank);
   };
-  hooks.on_direct_modex = [this](std::uint64_t handle, std::string, std::uint32_t) {
+  hooks.on_direct_modex = [this](PmixDirectModexCall call) {
     // Every rank is local here, so PMIx should never ask; fail it if it does.
     ++direct_modex_requests;
-    (void)server_->complete_direct_modex(handle, kPmixErrorNotFound, {});
+    call.answer(kPmixErrorNotFound, {});
   };
   return hooks;
 }

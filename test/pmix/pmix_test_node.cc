@@ -131,6 +131,8 @@ class Node {
   std::size_t fence_upcalls_ = 0;
   std::size_t fence_bytes_first_ = 0;  // this server's blob in the first fence
   std::size_t fence_bytes_last_ = 0;   // ... and in the last
+  std::map<std::uint64_t, PmixAnswer<std::vector<std::byte>>> dmodex_answers_;
+  std::uint64_t next_dmodex_ = 1;
   std::size_t dmodex_asked_ = 0;
   std::size_t dmodex_served_ = 0;
   bool sent_done_ = false;
@@ -149,9 +151,11 @@ PmixHooks Node::make_hooks() {
     fences_[sequence].own = std::move(call);
     try_complete_fence(sequence);
   };
-  hooks.on_direct_modex = [this](std::uint64_t handle, std::string, std::uint32_t rank) {
+  hooks.on_direct_modex = [this](PmixDirectModexCall call) {
     ++dmodex_asked_;
-    send(Message{MessageKind::dmodex_request, handle, rank, 0, {}});
+    const std::uint64_t id = next_dmodex_++;
+    send(Message{MessageKind::dmodex_request, id, call.rank, 0, {}});
+    dmodex_answers_.emplace(id, std::move(call.answer));
   };
   return hooks;
 }
@@ -162,8 +166,7 @@ void Node::try_complete_fence(std::uint64_t sequence) {
   std::vector<std::byte> aggregate = options_.vpid == 0 ? slot.own->data : *slot.peer;
   const std::vector<std::byte>& second = options_.vpid == 0 ? *slot.peer : slot.own->data;
   aggregate.insert(aggregate.end(), second.begin(), second.end());
-  Status completed = server_->complete_fence(slot.own->handle, kPmixSuccess, std::move(aggregate));
-  if (!completed) std::fprintf(stderr, "node: %s\n", completed.error().message.c_str());
+  slot.own->answer(kPmixSuccess, std::move(aggregate));
   fences_.erase(sequence);
 }
 
@@ -184,9 +187,14 @@ void Node::on_message(Message message) {
       return;
     }
     case MessageKind::dmodex_reply: {
-      Status completed =
-          server_->complete_direct_modex(message.id, message.status, std::move(message.payload));
-      if (!completed) std::fprintf(stderr, "node: %s\n", completed.error().message.c_str());
+      auto answer = dmodex_answers_.find(message.id);
+      if (answer == dmodex_answers_.end()) {
+        std::fprintf(stderr, "node: a direct-modex reply to no request (%llu)\n",
+                     static_cast<unsigned long long>(message.id));
+        return;
+      }
+      answer->second(message.status, std::move(message.payload));
+      dmodex_answers_.erase(answer);
       return;
     }
     case MessageKind::done:

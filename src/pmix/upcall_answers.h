@@ -1,0 +1,37 @@
+// Internal to grove_pmix. The PmixAnswer for each kind of upcall a daemon
+// answers later: how its values go back into libpmix's callback. A null
+// cbfunc (libpmix wants no answer) makes an answer that does nothing.
+// Loop thread only.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pmix/answer_registry.h"
+#include "pmix/server.h"
+
+namespace grove::pmix_internal {
+
+// A fence's aggregate or a direct-modex request's blob.
+PmixAnswer<std::vector<std::byte>> modex_answer(AnswerRegistry& registry, AnswerKind kind,
+                                                pmix_modex_cbfunc_t cbfunc, void* cbdata);
+// A connect or disconnect; the end of any participating job answers it
+// PMIX_PROC_TERMINATED (libpmix 4.2 keeps the request until the host does).
+PmixAnswer<> connect_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
+                            std::vector<std::string> nspaces);
+// A group operation, with PMIX_GROUP_CONTEXT_ID when one is given; as a
+// connect for the members' jobs.
+PmixAnswer<std::optional<std::uint64_t>> group_answer(AnswerRegistry& registry,
+                                                      pmix_info_cbfunc_t cbfunc, void* cbdata,
+                                                      std::vector<std::string> nspaces);
+// A query, one pmix_info_t per answer; the asking job's end answers it
+// PMIX_PROC_TERMINATED.
+PmixAnswer<std::vector<PmixQueryAnswer>> query_answer(AnswerRegistry& registry,
+                                                      pmix_info_cbfunc_t cbfunc, void* cbdata,
+                                                      const std::string& asker);
+
+}  // namespace grove::pmix_internal
