@@ -99,18 +99,21 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
     if (job != self->by_nspace_.end()) self->unfinalized_.erase({job->second, rank});
   };
   // The DVM's publish/lookup store is the controller's (publish_service.h).
-  hooks.on_publish = [self](PublishMessage message) {
-    self->runtime_.send_control(kControllerVpid, pmix_tags::publish, encode(message));
+  // The DVM's publish store is the controller's; so is mapping and
+  // launching new jobs. Each request travels there under a handle of ours.
+  hooks.on_publish = [self](PublishMessage message, PmixAnswer<> answer) {
+    self->forward(pmix_tags::publish, std::move(message), std::move(answer),
+                  self->publish_answers_);
   };
-  hooks.on_lookup = [self](LookupMessage message) {
-    self->runtime_.send_control(kControllerVpid, pmix_tags::lookup, encode(message));
+  hooks.on_lookup = [self](LookupMessage message, PmixAnswer<std::vector<FoundValueWire>> answer) {
+    self->forward(pmix_tags::lookup, std::move(message), std::move(answer), self->lookup_answers_);
   };
-  hooks.on_unpublish = [self](UnpublishMessage message) {
-    self->runtime_.send_control(kControllerVpid, pmix_tags::unpublish, encode(message));
+  hooks.on_unpublish = [self](UnpublishMessage message, PmixAnswer<> answer) {
+    self->forward(pmix_tags::unpublish, std::move(message), std::move(answer),
+                  self->publish_answers_);
   };
-  // New jobs are the controller's to map and launch.
-  hooks.on_spawn = [self](SpawnMessage message) {
-    self->runtime_.send_control(kControllerVpid, pmix_tags::spawn, encode(message));
+  hooks.on_spawn = [self](SpawnMessage message, PmixAnswer<std::string> answer) {
+    self->forward(pmix_tags::spawn, std::move(message), std::move(answer), self->spawn_answers_);
   };
   PmixServerOptions options;
   options.tmpdir = tmpdir;
@@ -402,17 +405,28 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   }
   if (tag == pmix_tags::publish_reply) {
     if (from != kControllerVpid) return true;
-    if (auto reply = wire_decode<PublishReply>(payload)) (void)server_->complete_publish(*reply);
+    if (auto reply = wire_decode<PublishReply>(payload)) {
+      if (auto answer = take_forwarded(publish_answers_, reply->handle))
+        (*answer)(pmix_publish_status(reply->status));
+    }
     return true;
   }
   if (tag == pmix_tags::lookup_reply) {
     if (from != kControllerVpid) return true;
-    if (auto reply = wire_decode<LookupReply>(payload)) (void)server_->complete_lookup(*reply);
+    if (auto reply = wire_decode<LookupReply>(payload)) {
+      if (auto answer = take_forwarded(lookup_answers_, reply->handle)) {
+        (*answer)(reply->timed_out ? kPmixErrorTimeout : pmix_publish_status(reply->status),
+                  std::move(reply->found));
+      }
+    }
     return true;
   }
   if (tag == pmix_tags::spawn_reply) {
     if (from != kControllerVpid) return true;
-    if (auto reply = wire_decode<SpawnReply>(payload)) (void)server_->complete_spawn(*reply);
+    if (auto reply = wire_decode<SpawnReply>(payload)) {
+      if (auto answer = take_forwarded(spawn_answers_, reply->handle))
+        (*answer)(reply->ok ? kPmixSuccess : kPmixErrorJobFailedToLaunch, reply->nspace);
+    }
     return true;
   }
   if (tag == pmix_tags::modex_reply) {
@@ -494,6 +508,11 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   }
   for (PendingConnect& pending : collectives)
     finish_collective(pending, kPmixProcTerminated, std::nullopt);
+  // Requests of the job still at the controller: their answers go now (a
+  // late reply then finds nothing).
+  forget_forwarded(publish_answers_, nspace, kPmixProcTerminated);
+  forget_forwarded(lookup_answers_, nspace, kPmixProcTerminated);
+  forget_forwarded(spawn_answers_, nspace, kPmixErrorJobFailedToLaunch);
   gone_.erase(job);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);

@@ -103,6 +103,40 @@ class PmixBridge {
   void on_abort(const std::string& nspace, std::uint32_t rank, int status,
                 const std::string& message);
   const JobSpec* job_by_nspace(const std::string& nspace) const;
+  // A request forwarded to the controller, by the handle its reply echoes.
+  template <typename Answer>
+  struct Forwarded {
+    std::string nspace;  // the asking job's
+    Answer answer;
+  };
+  template <typename Answer>
+  using ForwardedMap = std::map<std::uint64_t, Forwarded<Answer>>;
+  template <typename Message, typename Answer>
+  void forward(std::uint16_t tag, Message message, Answer answer, ForwardedMap<Answer>& pending) {
+    message.handle = next_forwarded_++;
+    pending.emplace(message.handle, Forwarded<Answer>{message.nspace, std::move(answer)});
+    runtime_.send_control(kControllerVpid, tag, encode(message));
+  }
+  template <typename Answer>
+  static std::optional<Answer> take_forwarded(ForwardedMap<Answer>& pending, std::uint64_t handle) {
+    auto found = pending.find(handle);
+    if (found == pending.end()) return std::nullopt;  // answered already (its job ended)
+    std::optional<Answer> answer(std::move(found->second.answer));
+    pending.erase(found);
+    return answer;
+  }
+  template <typename Answer>
+  static void forget_forwarded(ForwardedMap<Answer>& pending, const std::string& nspace,
+                               int status) {
+    for (auto entry = pending.begin(); entry != pending.end();) {
+      if (entry->second.nspace != nspace) {
+        ++entry;
+        continue;
+      }
+      entry->second.answer.fail(status);
+      entry = pending.erase(entry);
+    }
+  }
   // Whether an event relayed from another daemon concerns a rank of this one
   // (any event not limited to custom targets does).
   bool targets_here(const PmixEvent& event) const;
@@ -179,6 +213,10 @@ class PmixBridge {
   // reply echoes.
   std::map<std::uint64_t, PmixAnswer<Bytes>> modex_requests_;
   std::uint64_t next_modex_id_ = 1;
+  ForwardedMap<PmixAnswer<>> publish_answers_;  // publish and unpublish
+  ForwardedMap<PmixAnswer<std::vector<FoundValueWire>>> lookup_answers_;
+  ForwardedMap<PmixAnswer<std::string>> spawn_answers_;
+  std::uint64_t next_forwarded_ = 1;
   // Clean exits by job, then rank: the last round of each signature released
   // on the rank's daemon when it left.
   std::map<std::uint32_t, std::map<std::uint32_t, std::map<std::string, std::uint64_t>>> gone_;

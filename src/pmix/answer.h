@@ -83,6 +83,10 @@ class PmixAnswer {
   void operator()(int status, Values... values) {
     if (auto state = std::exchange(state_, nullptr)) state->answer(status, std::move(values)...);
   }
+  // Answers an error, with empty values.
+  void fail(int status) {
+    if (auto state = std::exchange(state_, nullptr)) state->fail(status);
+  }
   // Not yet answered, by its holder or by its server.
   bool pending() const { return state_ && !state_->answered(); }
   // What dropping it unanswered answers.

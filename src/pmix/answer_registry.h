@@ -13,7 +13,16 @@
 
 namespace grove::pmix_internal {
 
-enum class AnswerKind : std::uint8_t { fence, direct_modex, connect, group, query };
+enum class AnswerKind : std::uint8_t {
+  fence,
+  direct_modex,
+  connect,
+  group,
+  query,
+  publish,
+  lookup,
+  spawn
+};
 
 class AnswerRegistry {
  public:

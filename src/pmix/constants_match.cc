@@ -17,6 +17,7 @@ static_assert(kPmixErrorNotSupported == PMIX_ERR_NOT_SUPPORTED);
 static_assert(kPmixProcTerminated == PMIX_PROC_TERMINATED);
 static_assert(kPmixEventJobEnd == PMIX_EVENT_JOB_END);
 static_assert(kPmixErrorJobNonZeroTerm == PMIX_ERR_JOB_NON_ZERO_TERM);
+static_assert(kPmixErrorJobFailedToLaunch == PMIX_ERR_JOB_FAILED_TO_LAUNCH);
 static_assert(kPmixEventNodeDown == PMIX_EVENT_NODE_DOWN);
 static_assert(kPmixEventProcTerminated == PMIX_EVENT_PROC_TERMINATED);
 static_assert(kPmixErrorProcRequestedAbort == PMIX_ERR_PROC_REQUESTED_ABORT);

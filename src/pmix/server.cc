@@ -16,10 +16,8 @@
 #include "pmix/answer_registry.h"
 #include "pmix/async_ops.h"
 #include "pmix/client_gate.h"
-#include "pmix/dynamic_requests.h"
 #include "pmix/handshake_watchdog.h"
 #include "pmix/info_list.h"
-#include "pmix/publish_requests.h"
 #include "pmix/registrations.h"
 #include "pmix/upcall.h"
 #include "pmix/upcall_answers.h"
@@ -108,13 +106,6 @@ class PmixServer::Impl {
     if (!gate_) return std::nullopt;
     return gate_->handshakes_pending(roots);
   }
-  Status complete_publish(const PublishReply& reply) {
-    return publish_requests_.complete_op(reply);
-  }
-  Status complete_lookup(const LookupReply& reply) {
-    return publish_requests_.complete_lookup(reply);
-  }
-  Status complete_spawn(const SpawnReply& reply) { return dynamic_requests_.complete(reply); }
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int, std::vector<std::byte>)> done);
 
@@ -164,8 +155,6 @@ class PmixServer::Impl {
   pmix_topology_t topology_{};  // handed to PMIx_server_init by address
   std::uint64_t next_handle_ = 1;
   std::map<std::uint64_t, LocalModexRequest> local_modex_requests_;
-  pmix_internal::PublishRequests publish_requests_;
-  pmix_internal::DynamicRequests dynamic_requests_;
   // Last: answers made here die with the server (and do nothing after).
   pmix_internal::AnswerRegistry answers_;
 };
@@ -291,8 +280,6 @@ void PmixServer::Impl::deregister_job(const std::string& nspace, AsyncOps::Done 
   }
   for (LocalModexDone& answer : unanswered)
     answer(PMIX_ERR_NOT_FOUND, {});
-  publish_requests_.forget(nspace);
-  dynamic_requests_.forget(nspace);
   answers_.job_ended(nspace);
   registrations_->deregister_job(nspace, std::move(done));
 }
@@ -326,14 +313,15 @@ void PmixServer::Impl::handle(Upcall& upcall) {
       impl.handle_publishing(call, impl.hooks_.on_unpublish);
     }
     void operator()(pmix_internal::SpawnUpcall& call) {
+      auto answer =
+          pmix_internal::spawn_answer(impl.answers_, call.cbfunc, call.cbdata, call.message.nspace);
       if (impl.hooks_.on_spawn) {
-        impl.hooks_.on_spawn(impl.dynamic_requests_.take(call));
+        impl.hooks_.on_spawn(std::move(call.message), std::move(answer));
         return;
       }
       if (impl.hooks_.on_unsupported)
         impl.hooks_.on_unsupported("PMIx_Spawn", call.message.nspace, call.message.rank);
-      pmix_nspace_t none{};
-      if (call.cbfunc != nullptr) call.cbfunc(PMIX_ERR_NOT_SUPPORTED, none, call.cbdata);
+      answer(PMIX_ERR_NOT_SUPPORTED, {});
     }
     void operator()(pmix_internal::ConnectUpcall& call) {
       impl.handle_collective(call, impl.hooks_.on_connect);
@@ -392,26 +380,30 @@ void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
 
 template <typename UpcallType, typename Hook>
 void PmixServer::Impl::handle_publishing(UpcallType& upcall, const Hook& hook) {
+  constexpr bool is_lookup = std::is_same_v<UpcallType, pmix_internal::LookupUpcall>;
+  constexpr bool is_publish = std::is_same_v<UpcallType, pmix_internal::PublishUpcall>;
+  auto answer = [&] {
+    if constexpr (is_lookup) {
+      return pmix_internal::lookup_answer(answers_, upcall.cbfunc, upcall.cbdata,
+                                          upcall.message.nspace);
+    } else {
+      return pmix_internal::publish_answer(answers_, upcall.cbfunc, upcall.cbdata,
+                                           upcall.message.nspace);
+    }
+  }();
   if (hook) {
-    hook(publish_requests_.take(upcall));
+    hook(std::move(upcall.message), std::move(answer));
     return;
   }
   // No store behind this server: an answer at once, never a wait, and the
   // daemon is told as for any request it does not serve.
-  constexpr bool is_lookup = std::is_same_v<UpcallType, pmix_internal::LookupUpcall>;
-  constexpr bool is_publish = std::is_same_v<UpcallType, pmix_internal::PublishUpcall>;
   if (hooks_.on_unsupported) {
     hooks_.on_unsupported(is_lookup    ? "PMIx_Lookup"
                           : is_publish ? "PMIx_Publish"
                                        : "PMIx_Unpublish",
                           upcall.message.nspace, upcall.message.rank);
   }
-  if (upcall.cbfunc == nullptr) return;
-  if constexpr (is_lookup) {
-    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, nullptr, 0, upcall.cbdata);
-  } else {
-    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
-  }
+  answer.answer_on_drop(PMIX_ERR_NOT_SUPPORTED);
 }
 
 template <typename UpcallType, typename Hook>
@@ -526,18 +518,6 @@ void PmixServer::expect_client_process(const std::string& nspace, std::uint32_t 
 
 void PmixServer::client_process_reaped(const std::string& nspace, std::uint32_t rank) {
   impl_->client_process_reaped(nspace, rank);
-}
-
-Status PmixServer::complete_publish(const PublishReply& reply) {
-  return impl_->complete_publish(reply);
-}
-
-Status PmixServer::complete_lookup(const LookupReply& reply) {
-  return impl_->complete_lookup(reply);
-}
-
-Status PmixServer::complete_spawn(const SpawnReply& reply) {
-  return impl_->complete_spawn(reply);
 }
 
 void PmixServer::deregister_job(const std::string& nspace, StatusDone done) {

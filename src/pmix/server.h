@@ -70,6 +70,7 @@ inline constexpr int kPmixErrorOutOfResource = -29;
 inline constexpr int kPmixProcTerminated = -111;
 inline constexpr int kPmixEventJobEnd = -145;
 inline constexpr int kPmixErrorJobNonZeroTerm = -187;
+inline constexpr int kPmixErrorJobFailedToLaunch = -181;
 inline constexpr int kPmixEventNodeDown = -231;
 inline constexpr int kPmixEventProcTerminated = -201;
 inline constexpr int kPmixErrorProcRequestedAbort = -8;
@@ -81,6 +82,8 @@ inline constexpr const char* kPmixDvmSource = "grove.dvm";
 
 // "SUCCESS", "TIMEOUT", ...: PMIx's name for a status value.
 std::string pmix_status_text(int status);
+// The PMIx status for the publish store's answer.
+int pmix_publish_status(PublishStatus status);
 
 // Where one rank of a job runs.
 struct PmixProcPlacement {
@@ -238,17 +241,17 @@ struct PmixHooks {
   // fetch_local_modex on the daemon hosting that rank, then answer the call
   // with it.
   std::function<void(PmixDirectModexCall)> on_direct_modex;
-  // PMIx_Publish, PMIx_Lookup and PMIx_Unpublish from a local client, to be
-  // answered with complete_publish (publish and unpublish) or
-  // complete_lookup, echoing the message's handle. Left empty: answered
-  // PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(PublishMessage)> on_publish;
-  std::function<void(LookupMessage)> on_lookup;
-  std::function<void(UnpublishMessage)> on_unpublish;
-  // PMIx_Spawn from a local client, to be answered with complete_spawn
-  // (echoing the handle) once the new job is launched or known not to start.
-  // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(SpawnMessage)> on_spawn;
+  // PMIx_Publish, PMIx_Lookup and PMIx_Unpublish from a local client
+  // (the message's handle is the daemon's to set): a publish or unpublish is
+  // answered with the store's verdict (pmix_publish_status), a lookup with
+  // the values found. Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(PublishMessage, PmixAnswer<>)> on_publish;
+  std::function<void(LookupMessage, PmixAnswer<std::vector<FoundValueWire>>)> on_lookup;
+  std::function<void(UnpublishMessage, PmixAnswer<>)> on_unpublish;
+  // PMIx_Spawn from a local client, answered with the new job's nspace once
+  // it is launched, or an error once it is known not to start. Left empty:
+  // answered PMIX_ERR_NOT_SUPPORTED at once.
+  std::function<void(SpawnMessage, PmixAnswer<std::string>)> on_spawn;
   // PMIx_Connect / PMIx_Disconnect: a collective over the daemons hosting
   // the participants, then the call's answer. Before a
   // connect completes, every participating nspace must be registered here
@@ -345,12 +348,6 @@ class PmixServer {
   void fetch_local_modex(const std::string& nspace, std::uint32_t rank,
                          std::function<void(int status, std::vector<std::byte> blob)> done);
 
-  // Answers an on_publish or on_unpublish request, or an on_lookup request
-  // (found values unpacked for the client). Errors: an unknown or already
-  // answered handle (the job may have ended meanwhile).
-  Status complete_publish(const PublishReply& reply);
-  Status complete_lookup(const LookupReply& reply);
-  Status complete_spawn(const SpawnReply& reply);
   // PMIx_Notify_event to this server's clients that registered for it.
   Status notify(const PmixEvent& event);
 

@@ -79,7 +79,7 @@ struct ConnectedUpcall {
 };
 
 // publish, lookup, unpublish: the request as the daemon forwards it to the
-// controller (its handle is set on the loop thread); values already packed.
+// controller (its handle is the daemon's to set); values already packed.
 struct PublishUpcall {
   PublishMessage message;
   pmix_op_cbfunc_t cbfunc = nullptr;
@@ -96,8 +96,8 @@ struct UnpublishUpcall {
   void* cbdata = nullptr;
 };
 
-// spawn: a local client asks for a new job (its handle is set on the loop
-// thread).
+// spawn: a local client asks for a new job (its handle is the daemon's to
+// set).
 struct SpawnUpcall {
   SpawnMessage message;
   pmix_spawn_cbfunc_t cbfunc = nullptr;
@@ -105,7 +105,7 @@ struct SpawnUpcall {
 };
 
 // connect_nb, disconnect_nb: every local participant has called (its
-// handle is set on the loop thread).
+// answer is made on the loop thread).
 struct ConnectUpcall {
   PmixConnectCall call;
   pmix_op_cbfunc_t cbfunc = nullptr;
@@ -113,14 +113,14 @@ struct ConnectUpcall {
 };
 
 // group: every local member has called PMIx_Group_construct or _destruct
-// (its handle is set on the loop thread).
+// (its answer is made on the loop thread).
 struct GroupUpcall {
   PmixGroupCall call;
   pmix_info_cbfunc_t cbfunc = nullptr;
   void* cbdata = nullptr;
 };
 
-// query: a local client's PMIx_Query_info (its handle is set on the loop
+// query: a local client's PMIx_Query_info (its answer is made on the loop
 // thread).
 struct QueryUpcall {
   PmixQueryCall call;

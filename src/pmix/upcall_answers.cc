@@ -1,6 +1,28 @@
 #include "pmix/upcall_answers.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "pmix/info_list.h"
+#include "pmix/packed_value.h"
+
+namespace grove {
+
+int pmix_publish_status(PublishStatus status) {
+  switch (status) {
+    case PublishStatus::ok:
+      return PMIX_SUCCESS;
+    case PublishStatus::not_found:
+      return PMIX_ERR_NOT_FOUND;
+    case PublishStatus::duplicate_key:
+      return PMIX_ERR_DUPLICATE_KEY;
+    case PublishStatus::bad_param:
+      return PMIX_ERR_BAD_PARAM;
+  }
+  return PMIX_ERROR;
+}
+
+}  // namespace grove
 
 namespace grove::pmix_internal {
 namespace {
@@ -48,6 +70,69 @@ PmixAnswer<std::optional<std::uint64_t>> group_answer(AnswerRegistry& registry,
         (void)answer_info(cbfunc, cbdata, status, list);
       },
       std::move(nspaces), PMIX_PROC_TERMINATED);
+}
+
+PmixAnswer<> publish_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
+                            const std::string& asker) {
+  return registry.make<>(
+      AnswerKind::publish,
+      [cbfunc, cbdata](int status) {
+        if (cbfunc != nullptr) cbfunc(status, cbdata);
+      },
+      {asker}, PMIX_PROC_TERMINATED);
+}
+
+PmixAnswer<std::vector<FoundValueWire>> lookup_answer(AnswerRegistry& registry,
+                                                      pmix_lookup_cbfunc_t cbfunc, void* cbdata,
+                                                      const std::string& asker) {
+  return registry.make<std::vector<FoundValueWire>>(
+      AnswerKind::lookup,
+      [cbfunc, cbdata](int status, std::vector<FoundValueWire> found) {
+        if (cbfunc == nullptr) return;
+        // libpmix copies the data inside the callback: ours is freed after it.
+        std::vector<pmix_pdata_t> data(found.size());
+        std::size_t filled = 0;
+        for (const FoundValueWire& value : found) {
+          pmix_pdata_t& entry = data[filled];
+          PMIX_PDATA_CONSTRUCT(&entry);
+          std::memcpy(entry.proc.nspace, value.nspace.data(),
+                      std::min<std::size_t>(value.nspace.size(), PMIX_MAX_NSLEN));
+          entry.proc.rank = value.rank;
+          std::memcpy(entry.key, value.key.data(),
+                      std::min<std::size_t>(value.key.size(), PMIX_MAX_KEYLEN));
+          if (!unpack_value(value.value, entry.value)) {
+            PMIX_PDATA_DESTRUCT(&entry);
+            continue;  // a value that does not unpack is not handed on
+          }
+          ++filled;
+        }
+        if (status == PMIX_SUCCESS && filled == 0) status = PMIX_ERR_NOT_FOUND;
+        cbfunc(status, filled > 0 ? data.data() : nullptr, filled, cbdata);
+        for (std::size_t i = 0; i < filled; ++i)
+          PMIX_PDATA_DESTRUCT(&data[i]);
+      },
+      {asker}, PMIX_PROC_TERMINATED);
+}
+
+PmixAnswer<std::string> spawn_answer(AnswerRegistry& registry, pmix_spawn_cbfunc_t cbfunc,
+                                     void* cbdata, const std::string& asker) {
+  return registry.make<std::string>(
+      AnswerKind::spawn,
+      [cbfunc, cbdata](int status, std::string nspace) {
+        if (cbfunc == nullptr) return;
+        pmix_nspace_t name{};
+        if (status != PMIX_SUCCESS) {
+          cbfunc(status, name, cbdata);
+          return;
+        }
+        if (nspace.empty() || nspace.size() > PMIX_MAX_NSLEN) {
+          cbfunc(PMIX_ERR_JOB_FAILED_TO_LAUNCH, name, cbdata);
+          return;
+        }
+        PMIX_LOAD_NSPACE(name, nspace.c_str());
+        cbfunc(PMIX_SUCCESS, name, cbdata);
+      },
+      {asker}, PMIX_ERR_JOB_FAILED_TO_LAUNCH);
 }
 
 PmixAnswer<std::vector<PmixQueryAnswer>> query_answer(AnswerRegistry& registry,

@@ -28,6 +28,18 @@ PmixAnswer<> connect_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, v
 PmixAnswer<std::optional<std::uint64_t>> group_answer(AnswerRegistry& registry,
                                                       pmix_info_cbfunc_t cbfunc, void* cbdata,
                                                       std::vector<std::string> nspaces);
+// A publish or an unpublish; a lookup, with the values found (unpacked for
+// the client; none found is PMIX_ERR_NOT_FOUND). The asking job's end
+// answers them PMIX_PROC_TERMINATED.
+PmixAnswer<> publish_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
+                            const std::string& asker);
+PmixAnswer<std::vector<FoundValueWire>> lookup_answer(AnswerRegistry& registry,
+                                                      pmix_lookup_cbfunc_t cbfunc, void* cbdata,
+                                                      const std::string& asker);
+// A spawn: the new job's nspace with kPmixSuccess, or an error (the
+// spawning job's end answers PMIX_ERR_JOB_FAILED_TO_LAUNCH).
+PmixAnswer<std::string> spawn_answer(AnswerRegistry& registry, pmix_spawn_cbfunc_t cbfunc,
+                                     void* cbdata, const std::string& asker);
 // A query, one pmix_info_t per answer; the asking job's end answers it
 // PMIX_PROC_TERMINATED.
 PmixAnswer<std::vector<PmixQueryAnswer>> query_answer(AnswerRegistry& registry,

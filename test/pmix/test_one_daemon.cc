@@ -97,6 +97,7 @@ TEST_CASE("one daemon: four clients pass three collecting fences with one digest
   REQUIRE(registered);
 
   Result<std::vector<ClientRun>> runs = daemon.run_clients(job, {"--rounds", "3"}, kClientDeadline);
+  INFO((runs ? std::string() : runs.error().message));
   REQUIRE(runs);
   std::vector<ClientSummary> summaries = require_clean_runs(*runs, 4, 3);
   CHECK(summaries.front().modex_bytes > 0);
@@ -115,6 +116,7 @@ TEST_CASE("one daemon: four clients pass three barriers", "[pmix]") {
 
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "3", "--barrier"}, kClientDeadline);
+  INFO((runs ? std::string() : runs.error().message));
   REQUIRE(runs);
   std::vector<ClientSummary> summaries = require_clean_runs(*runs, 4, 3);
   CHECK(summaries.front().modex_bytes == 0);
@@ -130,6 +132,7 @@ TEST_CASE("one daemon: without collection every value is still served locally", 
 
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "3", "--no-collect"}, kClientDeadline);
+  INFO((runs ? std::string() : runs.error().message));
   REQUIRE(runs);
   std::vector<ClientSummary> summaries = require_clean_runs(*runs, 4, 3);
   CHECK(summaries.front().modex_bytes > 0);
@@ -152,6 +155,7 @@ TEST_CASE("one daemon: fetch_local_modex waits for the rank's commit", "[pmix]")
   });
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "2", "--max-bytes", "4096"}, kClientDeadline);
+  INFO((runs ? std::string() : runs.error().message));
   REQUIRE(runs);
   require_clean_runs(*runs, 2, 2);
   REQUIRE(fetched);
@@ -166,6 +170,7 @@ TEST_CASE("one daemon: an abort reaches on_abort with its status and message", "
   REQUIRE(daemon.register_job(job));
 
   Result<std::vector<ClientRun>> runs = daemon.run_clients(job, {"--abort", "7"}, kClientDeadline);
+  INFO((runs ? std::string() : runs.error().message));
   REQUIRE(runs);
   for (const ClientRun& run : *runs) {
     INFO(describe(run));
@@ -192,6 +197,7 @@ TEST_CASE("one daemon: unsupported requests fail at once", "[pmix]") {
 
   Result<std::vector<ClientRun>> runs =
       daemon.run_clients(job, {"--rounds", "1", "--probe-unsupported"}, kClientDeadline);
+  INFO((runs ? std::string() : runs.error().message));
   REQUIRE(runs);
   require_clean_runs(*runs, 1, 1);
   for (const char* call : {"PMIx_Publish", "PMIx_Lookup", "PMIx_Spawn", "PMIx_Allocation_request",
