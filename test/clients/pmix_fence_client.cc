@@ -74,6 +74,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/wait.h"
+
 namespace {
 
 constexpr int kExitMismatch = 1;
@@ -466,12 +468,9 @@ void probe_unsupported(const Identity& id) {
 void wait_for_file(const Identity& id, const std::string& path) {
   std::printf("rank %u: connected, waiting for %s\n", id.self.rank, path.c_str());
   std::fflush(stdout);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kWaitForSeconds);
-  while (access(path.c_str(), F_OK) != 0) {
-    if (std::chrono::steady_clock::now() > deadline)
-      fail(kExitWaitTimeout, "rank %u: %s did not appear", id.self.rank, path.c_str());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  if (!grove::test::wait_until([&path] { return access(path.c_str(), F_OK) == 0; },
+                               std::chrono::seconds(kWaitForSeconds)))
+    fail(kExitWaitTimeout, "rank %u: %s did not appear", id.self.rank, path.c_str());
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "client_report.h"
+#include "support/wait.h"
 
 using test_client::fail;
 using test_client::ok;
@@ -123,16 +124,16 @@ int main(int argc, char** argv) {
     ok("invite");
   }
   if (self.rank == decliner) {
-    for (int waited = 0; !answered && waited < 1000; ++waited)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (!answered) fail("no invitation to decline in 10 s");
+    if (!grove::test::wait_until([] { return answered.load(); }, std::chrono::seconds(10),
+                                 std::chrono::milliseconds(10)))
+      fail("no invitation to decline in 10 s");
     if (join_status != PMIX_SUCCESS) fail("decline: %s", PMIx_Error_string(join_status));
     ok("decline");
     PMIx_Finalize(nullptr, 0);
     return 0;
   }
-  for (int waited = 0; !complete && waited < 1000; ++waited)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  grove::test::wait_until([] { return complete.load(); }, std::chrono::seconds(10),
+                          std::chrono::milliseconds(10));
   if (join_status != PMIX_SUCCESS) fail("join: %s", PMIx_Error_string(join_status));
   if (!complete) fail("no PMIX_GROUP_CONSTRUCT_COMPLETE for %s in 10 s", kGroup);
   ok("construct complete");

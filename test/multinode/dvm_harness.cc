@@ -8,6 +8,7 @@
 
 #include "support/child_groups.h"
 #include "support/process_probe.h"
+#include "support/wait.h"
 
 namespace grove::test {
 
@@ -44,7 +45,7 @@ DaemonizedController::~DaemonizedController() {
   untrack_child_group(pid_);
   if (!still_ours()) return;
   kill(-pid_, SIGTERM);  // it stops its daemons
-  if (!eventually([this] { return !still_ours(); }, std::chrono::seconds(5)) && still_ours())
+  if (!wait_until([this] { return !still_ours(); }, std::chrono::seconds(5)) && still_ours())
     kill(-pid_, SIGKILL);
 }
 

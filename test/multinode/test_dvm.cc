@@ -26,6 +26,7 @@
 #include "grpcomm/tags.h"
 #include "sim/simulator.h"
 #include "support/loopback.h"
+#include "support/wait.h"
 
 using namespace grove;
 using namespace grove::test;
@@ -41,15 +42,6 @@ std::vector<int> daemon_pids(const nlohmann::json& status) {
   for (const auto& daemon : status["daemons"])
     pids.push_back(daemon["pid"].get<int>());
   return pids;
-}
-
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "dvm_harness.h"
 #include "support/process_probe.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -50,7 +51,7 @@ TEST_CASE("a DVM whose controller was killed is gone for the CLI before it is re
     daemons.push_back(daemon["pid"].get<int>());
 
   REQUIRE(kill(killed, SIGKILL) == 0);
-  REQUIRE(eventually([&] { return state_of(killed) == 'Z'; }));
+  REQUIRE(wait_until([&] { return state_of(killed) == 'Z'; }, std::chrono::seconds(30)));
   auto after = run_program({grove_binary(), "status"}, options);
   CHECK(after.exit_code == 1);
   CHECK_THAT(after.err, Catch::Contains("no running DVM"));
@@ -64,12 +65,12 @@ TEST_CASE("a DVM whose controller was killed is gone for the CLI before it is re
   DaemonizedController second_guard(second);
   if (second > 0) {
     CHECK(run_program({grove_binary(), "stop"}, options).exit_code == 0);
-    CHECK(eventually([&] { return reaped(second); }));
+    CHECK(wait_until([&] { return reaped(second); }, std::chrono::seconds(30)));
   }
-  CHECK(eventually([&] { return reaped(killed); }));
+  CHECK(wait_until([&] { return reaped(killed); }, std::chrono::seconds(30)));
   // The killed controller's daemons leave without it.
   for (int pid : daemons)
-    CHECK(eventually([&] { return reaped(pid); }));
+    CHECK(wait_until([&] { return reaped(pid); }, std::chrono::seconds(30)));
   for (int pid : daemons)
     kill(pid, SIGKILL);  // whatever a failed check left
 }

@@ -17,6 +17,7 @@
 
 #include "dvm_harness.h"
 #include "support/process_probe.h"
+#include "support/wait.h"
 #include "util/proc_stat.h"
 
 using namespace grove::test;
@@ -73,10 +74,8 @@ TEST_CASE("signal child: holds a DVM and a job until it is ended", "[.signal-chi
   BackgroundProcess job({grove_binary(), "run", "--dvm", std::to_string(dvm.controller().pid()),
                          "-n", "2", "sh", "-c", "echo rank-pid $$; exec sleep 300"},
                         {"TMPDIR=" + dvm.tmpdir()});
-  auto ranks_printed = [&job] { return count_occurrences(job.out(), "rank-pid ") == 2; };
-  for (int i = 0; i < 600 && !ranks_printed(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(ranks_printed());
+  REQUIRE(wait_until([&job] { return count_occurrences(job.out(), "rank-pid ") == 2; },
+                     std::chrono::seconds(30), std::chrono::milliseconds(50)));
   std::string pids = std::to_string(dvm.controller().pid()) + " " + std::to_string(job.pid());
   const auto status = dvm.status();
   for (const auto& daemon : status["daemons"])
@@ -105,12 +104,13 @@ TEST_CASE("a test program ended by SIGTERM ends the DVM and job it started first
   REQUIRE(kill(child.pid(), SIGTERM) == 0);
   CHECK(child.wait_exit(std::chrono::seconds(20)) == -1);  // died of the signal
   CHECK_FALSE(child.running());
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   std::vector<pid_t> left = pids;
-  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-    std::erase_if(left, ended);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  wait_until(
+      [&left] {
+        std::erase_if(left, ended);
+        return left.empty();
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(50));
   CHECK(left.empty());
   for (pid_t pid : left)
     kill(pid, SIGKILL);  // never leave one behind, even when the check fails
@@ -142,11 +142,11 @@ TEST_CASE("what a test program started ends even if meson SIGKILLs the program a
   // (0.5 s). Here as soon as the program has forked its helper, the worst
   // case, whatever the machine's load.
   REQUIRE(kill(-child.pid(), SIGTERM) == 0);
-  CHECK(eventually([&] { return has_forked_helper(child.pid()); }, std::chrono::seconds(10)));
+  CHECK(wait_until([&] { return has_forked_helper(child.pid()); }, std::chrono::seconds(10)));
   kill(-child.pid(), SIGKILL);
   CHECK(child.wait_exit(std::chrono::seconds(20)) == -1);
   // The group ignores SIGTERM: only the helper's SIGKILL, after three
   // seconds, ends it.
-  CHECK(eventually([deaf] { return ended(deaf); }, std::chrono::seconds(15)));
+  CHECK(wait_until([deaf] { return ended(deaf); }, std::chrono::seconds(15)));
   kill(deaf, SIGKILL);  // never leave it behind, even when the check fails
 }

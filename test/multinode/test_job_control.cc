@@ -11,6 +11,7 @@
 
 #include "dvm_harness.h"
 #include "support/process_probe.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -147,14 +148,14 @@ TEST_CASE("a job grove kill stopped stays stopped through other signals until CO
 
   REQUIRE(dvm.grove({"kill", "1", "--signal", "STOP"}).exit_code == 0);
   for (pid_t rank : ranks)
-    REQUIRE(eventually([rank] { return state_of(rank) == 'T'; }));
+    REQUIRE(wait_until([rank] { return state_of(rank) == 'T'; }, std::chrono::seconds(30)));
   // Each signal waits in the stopped ranks, as under kill(1). The daemons
   // handle one request after another, so once USR2 is pending the USR1
   // request is over: a SIGCONT after it would have shown by then.
   REQUIRE(dvm.grove({"kill", "1", "--signal", "USR1"}).exit_code == 0);
   REQUIRE(dvm.grove({"kill", "1", "--signal", "USR2"}).exit_code == 0);
   for (pid_t rank : ranks) {
-    REQUIRE(eventually([rank] { return signal_pending(rank, SIGUSR2); }));
+    REQUIRE(wait_until([rank] { return signal_pending(rank, SIGUSR2); }, std::chrono::seconds(30)));
     CHECK(signal_pending(rank, SIGUSR1));
     CHECK(state_of(rank) == 'T');
   }
@@ -169,7 +170,7 @@ TEST_CASE("a job grove kill stopped stays stopped through other signals until CO
   // Stopped again, a plain grove kill still ends the job (TERM, then CONT).
   REQUIRE(dvm.grove({"kill", "1", "--signal", "TSTP"}).exit_code == 0);
   for (pid_t rank : ranks)
-    REQUIRE(eventually([rank] { return state_of(rank) == 'T'; }));
+    REQUIRE(wait_until([rank] { return state_of(rank) == 'T'; }, std::chrono::seconds(30)));
   REQUIRE(dvm.grove({"kill", "1"}).exit_code == 0);
   CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
 }
@@ -192,7 +193,7 @@ TEST_CASE("grove ps counts a rank as running once its program runs and not from 
     pid_t pid;
     ~Resume() { kill(pid, SIGCONT); }
   } resume{held};
-  REQUIRE(eventually([held] { return state_of(held) == 'T'; }));
+  REQUIRE(wait_until([held] { return state_of(held) == 'T'; }, std::chrono::seconds(30)));
 
   auto job = run_in_background(
       dvm, {"-n", "2", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 60"});
@@ -204,7 +205,8 @@ TEST_CASE("grove ps counts a rank as running once its program runs and not from 
   CHECK(jobs[0]["ranks_running"] == 1);  // the stopped daemon's rank has not started
 
   kill(held, SIGCONT);
-  CHECK(eventually([&] { return jobs_of(dvm)[0]["ranks_running"] == 2; }));
+  CHECK(
+      wait_until([&] { return jobs_of(dvm)[0]["ranks_running"] == 2; }, std::chrono::seconds(30)));
   CHECK(job.wait_for("ready 0", std::chrono::seconds(30)));
   CHECK(job.wait_for("ready 1", std::chrono::seconds(30)));
   REQUIRE(dvm.grove({"kill", "1"}).exit_code == 0);

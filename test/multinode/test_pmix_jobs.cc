@@ -5,9 +5,9 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "dvm_harness.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -197,16 +197,16 @@ TEST_CASE(
       // release reaches every survivor: wait for their log lines, bounded.
       std::string log;
       std::map<int, std::vector<std::string>> digests;
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-      do {
-        log = dvm.controller().err();
-        digests = release_digests(log);
-        std::size_t released = 0;
-        for (int vpid = 0; vpid < kDaemons; ++vpid)
-          released += vpid != victim && !digests[vpid].empty();
-        if (released == kDaemons - 1) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      } while (std::chrono::steady_clock::now() < deadline);
+      wait_until(
+          [&] {
+            log = dvm.controller().err();
+            digests = release_digests(log);
+            std::size_t released = 0;
+            for (int vpid = 0; vpid < kDaemons; ++vpid)
+              released += vpid != victim && !digests[vpid].empty();
+            return released == kDaemons - 1;
+          },
+          std::chrono::seconds(30), std::chrono::milliseconds(50));
       CHECK_THAT(log, Catch::Contains("groved vpid " + std::to_string(victim)));
       CHECK_THAT(log, Catch::Contains("debug_fault: dying at release-received"));
       CHECK(digests.count(victim) == 0);
@@ -238,7 +238,6 @@ TEST_CASE("a DVM that ran many fencing jobs holds no fence state for them", "[pm
   // A job's cleanup reaches every daemon after its last fence; the daemons
   // forget the job on their next loop turn, so ask until they have (or 10 s).
   nlohmann::json counters;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   auto all_clear = [&] {
     counters = dvm.status()["counters"];
     if (counters.size() != 4) return false;
@@ -247,9 +246,7 @@ TEST_CASE("a DVM that ran many fencing jobs holds no fence state for them", "[pm
     }
     return true;
   };
-  while (!all_clear() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  wait_until(all_clear, std::chrono::seconds(10), std::chrono::milliseconds(100));
   INFO(counters.dump());
   REQUIRE(counters.size() == 4);
   for (const auto& entry : counters) {

@@ -9,9 +9,9 @@
 #include <regex>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "dvm_harness.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -131,11 +131,8 @@ TEST_CASE(
   CHECK(dirs.size() == 2);  // one per daemon
   // The cleanup reaches the daemons as the end is reported: wait, bounded.
   for (const std::string& dir : dirs) {
-    bool gone = false;
-    for (int i = 0; i < 100 && !gone; ++i) {
-      gone = access(dir.c_str(), F_OK) != 0;
-      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    CHECK(gone);
+    INFO(dir);
+    CHECK(wait_until([&dir] { return access(dir.c_str(), F_OK) != 0; }, std::chrono::seconds(5),
+                     std::chrono::milliseconds(50)));
   }
 }

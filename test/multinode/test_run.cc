@@ -14,6 +14,7 @@
 
 #include "dvm_harness.h"
 #include "support/process_probe.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -97,10 +98,12 @@ TEST_CASE("grove run forwards every rank's output and exits with the job's statu
     CHECK(result.exit_code == 0);
     CHECK(count_occurrences(result.out, "started\n") == 2);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    CHECK(processes_running(std::string("sleep\0"
-                                        "97.25",
-                                        11)) == 0);
+    // The daemons end what a rank left behind when the job's cleanup reaches
+    // them, which may be after grove run has returned: wait for that
+    // (bounded), then check.
+    const std::string leftover = std::string("sleep") + '\0' + "97.25";  // as in /proc/PID/cmdline
+    wait_until([&] { return processes_running(leftover) == 0; }, std::chrono::seconds(10));
+    CHECK(processes_running(leftover) == 0);
   }
   SECTION("--timeout kills a job that runs too long") {
     auto started = std::chrono::steady_clock::now();
@@ -272,7 +275,7 @@ TEST_CASE("what a job's ranks leave behind, even in a session of its own, ends w
   REQUIRE(left.size() == 4);
   for (pid_t pid : left) {
     INFO("pid " << pid);
-    CHECK(eventually([pid] { return ended(pid); }));
+    CHECK(wait_until([pid] { return ended(pid); }, std::chrono::seconds(30)));
   }
   for (pid_t pid : left)
     kill(pid, SIGKILL);  // whatever a failed check left
@@ -363,12 +366,20 @@ TEST_CASE("a job loses a daemon: it ends naming the daemon; the DVM runs the nex
   REQUIRE(dvm.ready());
   auto status = dvm.status();
   int victim = status["daemons"][2]["pid"].get<int>();
-  std::thread killer([victim] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(800));
-    kill(victim, SIGKILL);
-  });
-  auto result = run_on(dvm, {"-n", "4", "--map-by", "node", "sleep", "20"});
-  killer.join();
+  RunResult result;
+  std::thread job([&] { result = run_on(dvm, {"-n", "4", "--map-by", "node", "sleep", "20"}); });
+  // The fault lands mid-job: once every rank runs (daemon 2's among them),
+  // as the controller counts them.
+  auto all_ranks_running = [&] {
+    RunResult listed = dvm.grove({"ps", "--json"});
+    if (listed.exit_code != 0) return false;
+    for (const auto& entry : nlohmann::json::parse(listed.out))
+      if (entry["state"] == "running" && entry["ranks_running"] == 4) return true;
+    return false;
+  };
+  CHECK(wait_until(all_ranks_running, std::chrono::seconds(20)));
+  kill(victim, SIGKILL);
+  job.join();
   CHECK(result.exit_code != 0);
   CHECK_THAT(result.err, Catch::Contains("daemon 2"));
   CHECK_THAT(result.err, Catch::Contains("was lost"));
@@ -423,9 +434,7 @@ TEST_CASE("a finished job leaves no job directory on any daemon", "[run]") {
   CHECK(failed.exit_code == 3);
   // Cleanup reaches every daemon as a broadcast after the job's end: wait for
   // it (bounded), not for a fixed time.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (job_directories() != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_until([&] { return job_directories() == 0; }, std::chrono::seconds(10));
   CHECK(job_directories() == 0);
 }
 
@@ -438,18 +447,13 @@ TEST_CASE("the ranks of a SIGKILLed daemon do not outlive it", "[run]") {
   const std::string needle = std::string("sleep") + '\0' + marker;  // as in /proc/PID/cmdline
   RunResult result;
   std::thread job([&] { result = run_on(dvm, {"-n", "2", "--map-by", "node", "sleep", marker}); });
-  auto wait_until = [](const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!done() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return done();
-  };
-  const bool started = wait_until([&] { return processes_started_as(needle) == 2; });
+  const bool started =
+      wait_until([&] { return processes_started_as(needle) == 2; }, std::chrono::seconds(20));
   CHECK(started);
   kill(dvm.status()["daemons"][1]["pid"].get<int>(), SIGKILL);
   job.join();
   CHECK(result.exit_code != 0);
-  CHECK(wait_until([&] { return processes_started_as(needle) == 0; }));
+  CHECK(wait_until([&] { return processes_started_as(needle) == 0; }, std::chrono::seconds(20)));
 }
 
 TEST_CASE("grove run --mca: the DVM's parameters must agree; others reach the ranks as OMPI_MCA_",

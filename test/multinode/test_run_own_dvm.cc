@@ -14,6 +14,7 @@
 
 #include "dvm_harness.h"
 #include "support/process_probe.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -93,7 +94,8 @@ TEST_CASE("grove run's own DVM ends with it when it is killed by SIGKILL", "[run
                          "sh", "-c", "echo rank-pid $$; exec sleep 300"},
                         {tmpdir.env()});
   REQUIRE(run.wait_for("rank-pid", std::chrono::seconds(60)));
-  REQUIRE(eventually([&] { return count_occurrences(run.out(), "rank-pid ") == 2; }));
+  REQUIRE(wait_until([&] { return count_occurrences(run.out(), "rank-pid ") == 2; },
+                     std::chrono::seconds(30)));
   std::vector<int> pids = controllers_in(tmpdir).first;
   REQUIRE(pids.size() == 1);
   const std::string out = run.out();
@@ -103,7 +105,7 @@ TEST_CASE("grove run's own DVM ends with it when it is killed by SIGKILL", "[run
 
   REQUIRE(kill(run.pid(), SIGKILL) == 0);
   for (int pid : pids)
-    CHECK(eventually([pid] { return ended(pid); }));
+    CHECK(wait_until([pid] { return ended(pid); }, std::chrono::seconds(30)));
   for (int pid : pids)
     kill(pid, SIGKILL);  // whatever a failed check left
 }

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 #include "dvm_harness.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -19,16 +19,14 @@ namespace {
 
 // Waits until the controller has had an answered heartbeat from daemon 1.
 bool heartbeat_answered(Dvm& dvm) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    RunResult tree = dvm.grove({"status", "--tree", "--json"});
-    if (tree.exit_code == 0 &&
-        nlohmann::json::parse(tree.out)["tree_states"]["1"]["controller_rtt_us"].get<int>() > 0) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return wait_until(
+      [&dvm] {
+        RunResult tree = dvm.grove({"status", "--tree", "--json"});
+        if (tree.exit_code != 0) return false;
+        auto states = nlohmann::json::parse(tree.out)["tree_states"];
+        return states["1"]["controller_rtt_us"].get<int>() > 0;
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(50));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "client_launch.h"
 #include "one_daemon.h"
+#include "support/wait.h"
 
 namespace grove::pmix_test {
 namespace {
@@ -75,11 +76,8 @@ std::vector<NodeRun> run_two_nodes(const TempDir& dir, const std::string& mode, 
     runs[vpid].out = out;
     runs[vpid].err = err;
   }
-  auto give_up_at = std::chrono::steady_clock::now() + kTestDeadline;
-  while (std::chrono::steady_clock::now() < give_up_at &&
-         !(poll_child(nodes[0]) && poll_child(nodes[1]))) {
-    ::usleep(10000);
-  }
+  test::wait_until([&] { return poll_child(nodes[0]) && poll_child(nodes[1]); }, kTestDeadline,
+                   std::chrono::milliseconds(10));
   for (int vpid = 0; vpid < 2; ++vpid) {
     kill_child(nodes[vpid]);
     runs[vpid].process = nodes[vpid];

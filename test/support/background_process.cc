@@ -1,6 +1,7 @@
 #include "support/background_process.h"
 
 #include "support/child_groups.h"
+#include "support/wait.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 extern char** environ;
 
@@ -96,13 +96,17 @@ bool BackgroundProcess::wait_for(const std::string& needle, std::chrono::millise
     if (out_.find(needle) != std::string::npos || err_.find(needle) != std::string::npos) {
       return true;
     }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    if (!running() && out_fd_ < 0 && err_fd_ < 0) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
     if (out_fd_ < 0 && err_fd_ < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    } else {
-      pump(20);
+      // Both pipes are closed: nothing more can arrive. The answer is no,
+      // given once the process has exited (or at the deadline).
+      wait_until([this] { return !running(); },
+                 std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
+                 std::chrono::milliseconds(10));
+      return false;
     }
+    pump(20);
   }
 }
 

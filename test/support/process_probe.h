@@ -1,14 +1,15 @@
 // Looking at processes a test started, or their descendants: their state
-// from /proc, whether they have ended, and waiting (bounded) for either.
-// Header-only: the programs that use it link grove's util (proc_stat).
+// from /proc and whether they have ended (wait for either with
+// support/wait.h). Header-only: the programs that use it link grove's util
+// (proc_stat) and the test support library.
 #pragma once
 
 #include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
-#include <thread>
 
+#include "support/wait.h"
 #include "util/proc_stat.h"
 
 namespace grove::test {
@@ -22,17 +23,6 @@ inline char state_of(pid_t pid) {
 // Gone, or a zombie its parent (often init) has not reaped yet.
 inline bool ended(pid_t pid) {
   return kill(pid, 0) != 0 || state_of(pid) == 'Z';
-}
-
-// Polls `condition` every 20 ms until it holds or `timeout` passes.
-template <typename Condition>
-bool eventually(Condition condition, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 }  // namespace grove::test

@@ -1,18 +1,21 @@
 #include "swarm/swarm_checks.h"
 
 #include <regex>
-#include <thread>
+
+#include "support/wait.h"
 
 namespace grove::test {
 
 std::vector<std::string> wait_gone(Swarm& swarm, const std::string& needle,
                                    std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    auto left = swarm.find_processes(needle);
-    if (left.empty() || std::chrono::steady_clock::now() > deadline) return left;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  std::vector<std::string> left;
+  wait_until(
+      [&] {
+        left = swarm.find_processes(needle);
+        return left.empty();
+      },
+      timeout, std::chrono::milliseconds(100));
+  return left;
 }
 
 std::map<int, std::pair<std::string, std::string>> fence_results(const std::string& out) {

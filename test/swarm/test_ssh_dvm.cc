@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "support/cpu_affinity.h"
+#include "support/wait.h"
 #include "swarm/swarm_checks.h"
 #include "swarm/swarm_dvm.h"
 #include "swarm/swarm_harness.h"
@@ -188,17 +189,8 @@ TEST_CASE("every process of one host killed mid-job: the job fails naming it, th
   // and the daemon that started them: its subtree must stay.
   auto job = dvm.start_grove(
       {"run", "-n", "14", "/bin/sh", "-c", "echo running on $(hostname); exec sleep 300"});
-  auto deadline = std::chrono::steady_clock::now() + 60s;
-  auto count_running = [&] {
-    const std::string& out = job->out();
-    std::size_t count = 0;
-    for (auto at = out.find("running on"); at != std::string::npos;
-         at = out.find("running on", at + 1))
-      ++count;
-    return count;
-  };
-  while (count_running() < 14 && std::chrono::steady_clock::now() < deadline)
-    job->wait_for("\n", 100ms);
+  auto count_running = [&] { return count_occurrences(job->out(), "running on"); };
+  wait_until([&] { return count_running() >= 14; }, 60s, 100ms);
   REQUIRE(count_running() == 14);
   REQUIRE(swarm.kill_host(1));
   CHECK(job->wait_exit(60s) != 0);

@@ -178,13 +178,4 @@ std::string RawClient::local_address() const {
   return endpoint_of(reinterpret_cast<const sockaddr*>(&local), length).to_string();
 }
 
-std::size_t count_occurrences(const std::string& text, const std::string& needle) {
-  std::size_t count = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size())) {
-    ++count;
-  }
-  return count;
-}
-
 }  // namespace grove::testing

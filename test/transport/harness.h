@@ -14,6 +14,7 @@
 #include "rml/frame.h"
 #include "rml/transport/libevent_handles.h"
 #include "rml/transport/tcp_transport.h"
+#include "support/subprocess.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 
@@ -107,6 +108,7 @@ class RawClient {
   bool closed_ = false;
 };
 
-std::size_t count_occurrences(const std::string& text, const std::string& needle);
+// How many times a needle occurs in a text: test/support's, for these tests too.
+using grove::test::count_occurrences;
 
 }  // namespace grove::testing

@@ -225,7 +225,8 @@ TEST_CASE("ranks resumed by other means than the signaller are not stopped again
   while (signaller.waiting() > 1 && std::chrono::steady_clock::now() < give_up)
     event_base_loop(base.get(), EVLOOP_ONCE);
   CHECK(signaller.waiting() == 1);
-  CHECK(test::eventually([child] { return test::state_of(child) == 'S'; }));
+  CHECK(
+      test::wait_until([child] { return test::state_of(child) == 'S'; }, std::chrono::seconds(30)));
   other_connecting = false;
   run_until_done(base.get(), signaller);
   for (pid_t pid : {child, other}) {
