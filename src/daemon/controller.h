@@ -61,7 +61,13 @@ class Controller {
   int run();
 
  private:
+  // controller_start.cc: the assembly.
   Status start();
+  Status start_runtime();
+  void make_roster();
+  void watch_signals();
+  Status start_rank_host();
+  void start_job_manager();
   // controller_launch.cc: starting the other daemons.
   Status launch_daemons();
   Status launch_local_daemons();

@@ -1,0 +1,198 @@
+// The controller's assembly: the event loop, the runtime (engine over TCP),
+// the roster, the CLI's socket, signals, the daemons' launch, and the
+// controller's own rank host and job manager, wired to each other.
+#include <signal.h>
+#include <unistd.h>
+
+#include "daemon/controller.h"
+#include "daemon/dvm_events.h"
+#include "daemon/host_info.h"
+#include "plm/route_address.h"
+#include "rml/transport/dvm_secret.h"
+
+namespace grove {
+
+Status Controller::start() {
+  if (auto status = enable_event_threads(); !status) return status;
+  base_.reset(event_base_new());
+  if (!base_) return Error{"cannot create the event loop"};
+  auto dvm = create_dvm_directory(static_cast<int>(getpid()), options_.one_job);
+  if (!dvm) return dvm.error();
+  dvm_ = *dvm;
+  secret_ = generate_dvm_secret();
+  if (auto status = start_runtime(); !status) return status;
+  make_roster();
+  auto control =
+      ControlServer::create(base_.get(), dvm_.socket_path,
+                            [this](const nlohmann::json& request, ReplyFn reply,
+                                   PartialFn partial) { handle_request(request, reply, partial); });
+  if (!control) return control.error();
+  control_ = std::move(*control);
+  // Signals first: a launcher child (ssh, srun) may exit at once, and a
+  // SIGCHLD before its event is added would be lost.
+  watch_signals();
+  // The daemons start now, so their start-up (hwloc, PMIx) overlaps the
+  // controller's own below; what they send waits for the loop, which runs
+  // once start() returns.
+  if (auto status = launch_daemons(); !status) return status;
+  if (auto status = start_rank_host(); !status) return status;
+  start_job_manager();
+  startup_timer_ = make_timer([this] { on_startup_timeout(); });
+  arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));
+  if (options_.daemons == 1) become_ready();
+  return ok_status();
+}
+
+Status Controller::start_runtime() {
+  RuntimeHooks hooks;
+  hooks.on_control = [this](Vpid from, const FrameHeader& header, const Bytes& payload) {
+    on_control(from, header, payload);
+  };
+  hooks.on_deliver = [this](const DeliverBroadcast& deliver) { on_deliver(deliver); };
+  hooks.on_broadcast_done = [this](const BroadcastDone& done) { on_broadcast_done(done); };
+  hooks.on_fence_done = [this](const FenceDone& done) { on_fence_done(done); };
+  hooks.on_help = [this](const ShowHelpTopic& help) { on_help(help); };
+  hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
+  // Daemons on other hosts reach us at the address that routes to them.
+  std::string bind_host = "127.0.0.1";
+  std::string advertised = bind_host;
+  if (options_.plan) {
+    options_.daemons = options_.plan->size();
+    bind_host = "0.0.0.0";
+    advertised = "127.0.0.1";
+    for (const PlannedDaemon& daemon : options_.plan->daemons) {
+      if (daemon.vpid == kControllerVpid) continue;
+      auto address = source_address_toward(daemon.host.name);
+      if (!address) return address.error();
+      advertised = *address;
+      break;
+    }
+  }
+  auto runtime = DaemonRuntime::create(
+      base_.get(), params_, log_,
+      RuntimeOptions{kControllerVpid, options_.daemons, secret_, bind_host}, hooks);
+  if (!runtime) return runtime.error();
+  runtime_ = std::move(*runtime);
+  auto endpoint = runtime_->listen();
+  if (!endpoint) return endpoint.error();
+  endpoint_ = Endpoint{advertised, endpoint->port}.to_string();
+  return ok_status();
+}
+
+void Controller::make_roster() {
+  DaemonRecord self;
+  self.pid = static_cast<int>(getpid());
+  self.host_pid = self.pid;
+  self.hostname = local_hostname();
+  self.endpoint = endpoint_;
+  self.last_seen_ns = runtime_->now();
+  const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
+  roster_.emplace(
+      RosterConfig{options_.daemons,
+                   heartbeat_ms > 0 ? static_cast<TimeNs>(heartbeat_ms) * 1'000'000ULL : 0,
+                   static_cast<std::uint32_t>(params_.get_int("daemon_heartbeat_misses"))},
+      std::move(self));
+}
+
+void Controller::watch_signals() {
+  sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
+                             timer_functions_
+                                 .emplace_back(std::make_unique<std::function<void()>>(
+                                     [this] { begin_stop(nullptr, "interrupted"); }))
+                                 .get()));
+  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &Controller::on_timer_event,
+                              event_get_callback_arg(sigint_.get())));
+  sigchld_.reset(evsignal_new(
+      base_.get(), SIGCHLD, &Controller::on_timer_event,
+      timer_functions_
+          .emplace_back(std::make_unique<std::function<void()>>([this] { reap_children(); }))
+          .get()));
+  event_add(sigint_.get(), nullptr);
+  event_add(sigterm_.get(), nullptr);
+  event_add(sigchld_.get(), nullptr);
+}
+
+Status Controller::start_rank_host() {
+  // The controller hosts ranks like any daemon; its JobHost reports straight
+  // to the JobManager.
+  auto daemon_dir = create_daemon_directory(dvm_.directory, kControllerVpid);
+  if (!daemon_dir) return daemon_dir.error();
+  RankReports reports;
+  reports.output = [this](const JobOutput& output) {
+    job_manager_->on_output(output, kControllerVpid);
+  };
+  reports.exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
+  reports.started = [this](const RanksStarted& started) { job_manager_->on_started(started); };
+  auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, kControllerVpid, *daemon_dir,
+                                topology_->handle(), std::move(reports));
+  if (!ranks) return ranks.error();
+  rank_host_ = std::move(*ranks);
+  return ok_status();
+}
+
+void Controller::start_job_manager() {
+  JobManagerHooks manager_hooks;
+  manager_hooks.living_daemons = [this] {
+    std::vector<MapDaemon> living;
+    for (const auto& daemon : roster_->records()) {
+      if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
+        MapDaemon entry{daemon.vpid, daemon.slots.value_or(daemon.cores), daemon.hostname,
+                        daemon.packages};
+        entry.cores = daemon.cores;
+        entry.max_ranks = max_ranks_for_open_files(daemon.open_files);
+        living.push_back(entry);
+      }
+    }
+    return living;
+  };
+  manager_hooks.hostname = [this](Vpid vpid) {
+    return vpid < roster_->records().size() ? roster_->record(vpid).hostname : std::string("?");
+  };
+  manager_hooks.broadcast = [this](std::uint16_t tag, const Bytes& payload) {
+    if (runtime_) runtime_->broadcast(tag, payload);
+  };
+  manager_hooks.ack_output = [this](Vpid daemon, const OutputAck& ack) {
+    if (daemon == kControllerVpid) {
+      if (rank_host_) rank_host_->on_output_ack(ack);
+    } else if (runtime_) {
+      runtime_->send_control(daemon, job_tags::output_ack, encode(ack));
+    }
+  };
+  manager_hooks.send_stdin = [this](Vpid daemon, const JobStdin& input) {
+    if (daemon == kControllerVpid) {
+      if (rank_host_) {
+        // The answer may come as the rank host ends, after the job manager.
+        rank_host_->on_stdin(input, [this](const StdinAck& ack) {
+          if (job_manager_) job_manager_->on_stdin_ack(kControllerVpid, ack);
+        });
+      }
+    } else if (runtime_) {
+      runtime_->send_control(daemon, job_tags::stdin_data, encode(input));
+    }
+  };
+  manager_hooks.output_window = params_.get_size("jobs_output_window");
+  publish_ = std::make_unique<PublishService>(
+      base_.get(), log_, [this](std::uint32_t daemon, std::uint16_t tag, Bytes payload) {
+        if (runtime_) runtime_->send_control(daemon, tag, std::move(payload));
+      });
+  manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
+    publish_->rank_exited(nspace, rank);
+  };
+  // A job's events go to its ranks and its spawner only (daemon/dvm_events.h).
+  manager_hooks.rank_failed = [this](const std::string& nspace, std::uint32_t rank, RankFailure how,
+                                     int status, const std::string& message) {
+    PmixEvent failed =
+        rank_failed_event(nspace, rank, how, status, message, job_manager_->spawned_by(nspace));
+    if (runtime_) runtime_->broadcast(pmix_tags::event, encode(failed));
+  };
+  manager_hooks.job_ended = [this](const std::string& nspace, int status,
+                                   const std::string& message) {
+    publish_->job_ended(nspace);
+    PmixEvent ended = job_end_event(nspace, status, message, job_manager_->spawned_by(nspace));
+    if (runtime_) runtime_->broadcast(pmix_tags::event, encode(ended));
+  };
+  job_manager_ = std::make_unique<JobManager>(
+      base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
+}
+
+}  // namespace grove
