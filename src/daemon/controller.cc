@@ -33,40 +33,19 @@ Controller::~Controller() {
   topology_.reset();  // after the PMIx server, which uses it
   remote_.reset();
   control_.reset();
-  startup_timer_.reset();
-  heartbeat_timer_.reset();
-  for (EventPtr& timer : stop_timers_)
-    timer.reset();
-  status_timer_.reset();
-  bench_timer_.reset();
-  launch_failure_timer_.reset();
-  step_end_timer_.reset();
-  sigint_.reset();
-  sigterm_.reset();
-  sigchld_.reset();
+  startup_timer_ = Timer();
+  heartbeat_timer_ = Timer();
+  for (Timer& timer : stop_timers_)
+    timer = Timer();
+  status_timer_ = Timer();
+  bench_timer_ = Timer();
+  launch_failure_timer_ = Timer();
+  step_end_timer_ = Timer();
+  sigint_ = SignalWatch();
+  sigterm_ = SignalWatch();
+  sigchld_ = SignalWatch();
   runtime_.reset();
   base_.reset();
-}
-
-void Controller::on_timer_event(evutil_socket_t, short, void* arg) {
-  (*static_cast<std::function<void()>*>(arg))();
-}
-
-EventPtr Controller::make_timer(std::function<void()> fire) {
-  timer_functions_.push_back(std::make_unique<std::function<void()>>(std::move(fire)));
-  return EventPtr(
-      event_new(base_.get(), -1, 0, &Controller::on_timer_event, timer_functions_.back().get()));
-}
-
-void Controller::arm(EventPtr& timer, std::int64_t delay_ms, bool persist) {
-  if (persist) {
-    // Re-create as a persistent event with the same callback.
-    auto* callback = event_get_callback_arg(timer.get());
-    timer.reset(event_new(base_.get(), -1, EV_PERSIST, &Controller::on_timer_event, callback));
-  }
-  timeval delay{static_cast<time_t>(delay_ms / 1000),
-                static_cast<suseconds_t>((delay_ms % 1000) * 1000)};
-  event_add(timer.get(), &delay);
 }
 
 int Controller::run() {

@@ -28,6 +28,7 @@
 #include "daemon/publish_service.h"
 #include "daemon/rank_host.h"
 #include "jobs/job_manager.h"
+#include "os/timer.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
 #include "plm/spawn_plan.h"
@@ -127,10 +128,6 @@ class Controller {
   void complete_stop();     // everything ended: clean up, answer, leave
   nlohmann::json status_json() const;
 
-  static void on_timer_event(evutil_socket_t, short, void* arg);
-  EventPtr make_timer(std::function<void()> fire);
-  void arm(EventPtr& timer, std::int64_t delay_ms, bool persist = false);
-
   const ParamRegistry& params_;
   Log& log_;
   HelpCatalog& help_;
@@ -155,13 +152,12 @@ class Controller {
   std::uint64_t shutdown_op_ = 0;
   std::vector<ReplyFn> stop_replies_;
 
-  // Timers: each owns its std::function.
-  std::vector<std::unique_ptr<std::function<void()>>> timer_functions_;
-  EventPtr startup_timer_, heartbeat_timer_, status_timer_;
-  EventPtr bench_timer_, launch_failure_timer_, step_end_timer_;
-  std::array<EventPtr, 4> stop_timers_;  // by StopTimer
+  // Timers and signals, each owning its callback (os/timer.h).
+  Timer startup_timer_, heartbeat_timer_, status_timer_;
+  Timer bench_timer_, launch_failure_timer_, step_end_timer_;
+  std::array<Timer, 4> stop_timers_;  // by StopTimer
   bool launch_failure_provisional_ = false;
-  EventPtr sigint_, sigterm_, sigchld_;
+  SignalWatch sigint_, sigterm_, sigchld_;
 
   // An outstanding status gathering.
   struct StatusGather {

@@ -171,8 +171,9 @@ void Controller::on_srun_exit(const std::string& how, const std::string& last_li
   // prte does; it does not linger on the submitting host.
   log_.error("the daemons' Slurm step ended (%s); stopping the DVM%s", how.c_str(),
              last_lines.empty() ? "" : ("; its last lines:" + last_lines).c_str());
-  step_end_timer_ = make_timer([this] { begin_stop(nullptr, "the daemons' Slurm step ended"); });
-  arm(step_end_timer_, 0);
+  step_end_timer_ =
+      Timer(base_.get(), [this] { begin_stop(nullptr, "the daemons' Slurm step ended"); });
+  step_end_timer_.arm(0);
 }
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
@@ -198,18 +199,18 @@ void Controller::defer_fail_startup(const std::string& message, std::int64_t del
   if (launch_failure_timer_ && !launch_failure_provisional_) return;
   if (launch_failure_timer_ && provisional) return;
   launch_failure_provisional_ = provisional;
-  launch_failure_timer_ = make_timer([this, message] { fail_startup(message); });
-  arm(launch_failure_timer_, delay_ms);
+  launch_failure_timer_ = Timer(base_.get(), [this, message] { fail_startup(message); });
+  launch_failure_timer_.arm(delay_ms);
 }
 
 void Controller::become_ready() {
   ready_ = true;
-  startup_timer_.reset();
+  startup_timer_ = Timer();
   roster_->mark_running(runtime_->now());
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
   if (heartbeat_ms > 0) {
-    heartbeat_timer_ = make_timer([this] { check_heartbeats(); });
-    arm(heartbeat_timer_, heartbeat_ms, /*persist=*/true);
+    heartbeat_timer_ = Timer(base_.get(), [this] { check_heartbeats(); });
+    heartbeat_timer_.arm_every(heartbeat_ms);
   }
   std::ofstream(dvm_.directory + "/dvm.json") << nlohmann::json{{"pid", getpid()},
                                                                 {"daemons", options_.daemons},
@@ -230,7 +231,7 @@ void Controller::become_ready() {
 void Controller::fail_startup(const std::string& message) {
   if (start_failed_) return;
   start_failed_ = true;
-  startup_timer_.reset();
+  startup_timer_ = Timer();
   log_.error("%s", message.c_str());
   if (options_.on_ready) {
     options_.on_ready(message);

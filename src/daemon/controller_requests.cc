@@ -149,8 +149,8 @@ void Controller::request_status(ReplyFn reply) {
   status_->counters[kControllerVpid] = runtime_->counters(status_->id);
   runtime_->broadcast(daemon_tags::counters_request, encode(CountersRequest{status_->id}));
   if (!status_) return;  // every daemon already answered
-  status_timer_ = make_timer([this] { finish_status(); });
-  arm(status_timer_, 3000);
+  status_timer_ = Timer(base_.get(), [this] { finish_status(); });
+  status_timer_.arm(3000);
   if (status_->counters.size() >= roster_->living()) finish_status();
 }
 
@@ -158,7 +158,7 @@ void Controller::finish_status() {
   if (!status_) return;
   StatusGather request = std::move(*status_);
   status_.reset();
-  status_timer_.reset();
+  status_timer_ = Timer();
   nlohmann::json out = status_json();
   Accounting engine_total, sent_total, received_total;
   nlohmann::json counters = nlohmann::json::array();
@@ -225,7 +225,7 @@ void Controller::request_bench(const BenchRequest& request, ReplyFn reply) {
     return;
   }
   bench_ = BenchRun{request.kind, request.size, request.count, 0, 0, 0, {}, 0, reply};
-  bench_timer_ = make_timer([this] { bench_next(); });
+  bench_timer_ = Timer(base_.get(), [this] { bench_next(); });
   bench_next();
 }
 
@@ -233,8 +233,8 @@ void Controller::bench_next() {
   if (!bench_) return;
   if (bench_->spans_us.size() >= bench_->count) {
     // Leave the callback that finished the round before answering.
-    bench_timer_ = make_timer([this] { finish_bench(); });
-    arm(bench_timer_, 0);
+    bench_timer_ = Timer(base_.get(), [this] { finish_bench(); });
+    bench_timer_.arm(0);
     return;
   }
   bench_->round_start_ns = runtime_->now();

@@ -37,8 +37,8 @@ Status Controller::start() {
   if (auto status = launch_daemons(); !status) return status;
   if (auto status = start_rank_host(); !status) return status;
   start_job_manager();
-  startup_timer_ = make_timer([this] { on_startup_timeout(); });
-  arm(startup_timer_, params_.get_int("daemon_report_timeout_ms"));
+  startup_timer_ = Timer(base_.get(), [this] { on_startup_timeout(); });
+  startup_timer_.arm(params_.get_int("daemon_report_timeout_ms"));
   if (options_.daemons == 1) become_ready();
   return ok_status();
 }
@@ -95,21 +95,9 @@ void Controller::make_roster() {
 }
 
 void Controller::watch_signals() {
-  sigint_.reset(evsignal_new(base_.get(), SIGINT, &Controller::on_timer_event,
-                             timer_functions_
-                                 .emplace_back(std::make_unique<std::function<void()>>(
-                                     [this] { begin_stop(nullptr, "interrupted"); }))
-                                 .get()));
-  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &Controller::on_timer_event,
-                              event_get_callback_arg(sigint_.get())));
-  sigchld_.reset(evsignal_new(
-      base_.get(), SIGCHLD, &Controller::on_timer_event,
-      timer_functions_
-          .emplace_back(std::make_unique<std::function<void()>>([this] { reap_children(); }))
-          .get()));
-  event_add(sigint_.get(), nullptr);
-  event_add(sigterm_.get(), nullptr);
-  event_add(sigchld_.get(), nullptr);
+  sigint_ = SignalWatch(base_.get(), SIGINT, [this] { begin_stop(nullptr, "interrupted"); });
+  sigterm_ = SignalWatch(base_.get(), SIGTERM, [this] { begin_stop(nullptr, "interrupted"); });
+  sigchld_ = SignalWatch(base_.get(), SIGCHLD, [this] { reap_children(); });
 }
 
 Status Controller::start_rank_host() {

@@ -44,8 +44,8 @@ void Controller::apply(stop::Outbox out) {
 void Controller::end_work(const std::string& reason) {
   roster_->mark_stopping();
   log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
-  heartbeat_timer_.reset();
-  startup_timer_.reset();
+  heartbeat_timer_ = Timer();
+  startup_timer_ = Timer();
   if (bench_) {
     bench_->reply(nlohmann::json{{"ok", false}, {"error", "the DVM is stopping"}});
     bench_.reset();
@@ -54,9 +54,9 @@ void Controller::end_work(const std::string& reason) {
 }
 
 void Controller::arm_stop_timer(StopTimer timer, std::int64_t delay_ms) {
-  EventPtr& event = stop_timers_[static_cast<std::size_t>(timer)];
-  if (!event) event = make_timer([this, timer] { apply(stop_.timer_fired(timer)); });
-  arm(event, delay_ms);
+  Timer& armed = stop_timers_[static_cast<std::size_t>(timer)];
+  if (!armed) armed = Timer(base_.get(), [this, timer] { apply(stop_.timer_fired(timer)); });
+  armed.arm(delay_ms);
 }
 
 void Controller::kill_stragglers() {
@@ -81,8 +81,8 @@ bool Controller::reap_after_close() {
 }
 
 void Controller::complete_stop() {
-  for (EventPtr& timer : stop_timers_)
-    timer.reset();
+  for (Timer& timer : stop_timers_)
+    timer = Timer();
   auto removed = remove_dvm_directory(dvm_);
   // The controller and every daemon still in the DVM; lost ones apart.
   const std::size_t lost = roster_->count(DaemonStateKind::failed);

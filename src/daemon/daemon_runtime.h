@@ -14,7 +14,7 @@
 #include "daemon/fault_trigger.h"
 #include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "rml/transport/tcp_transport.h"
 #include "util/log.h"
 #include "util/param_registry.h"

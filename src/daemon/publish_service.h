@@ -14,7 +14,7 @@
 
 #include "pmix/publish_messages.h"
 #include "pmix/publish_store.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/bytes.h"
 #include "util/log.h"
 

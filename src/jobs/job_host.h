@@ -18,7 +18,7 @@
 #include "jobs/job_messages.h"
 #include "jobs/quiet_signal.h"
 #include "jobs/rank_stdin.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/log.h"
 
 namespace grove {

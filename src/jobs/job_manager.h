@@ -19,7 +19,7 @@
 
 #include "jobs/job_messages.h"
 #include "jobs/job_request.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/log.h"
 #include "util/result.h"
 

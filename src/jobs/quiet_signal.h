@@ -23,7 +23,7 @@
 #include <set>
 #include <vector>
 
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/clock.h"
 
 namespace grove {

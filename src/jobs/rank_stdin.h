@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "rml/transport/libevent_handles.h"  // EventPtr, Fd
+#include "os/event_handles.h"  // EventPtr, Fd
 
 namespace grove {
 

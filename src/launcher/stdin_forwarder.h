@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "rml/transport/libevent_handles.h"  // Fd
+#include "os/event_handles.h"  // Fd
 
 namespace grove {
 

@@ -15,7 +15,7 @@
 
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/log.h"
 
 namespace grove {

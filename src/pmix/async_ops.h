@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/clock.h"
 #include "util/result.h"
 

@@ -24,7 +24,7 @@
 
 #include "pmix/handshake_watch.h"
 #include "pmix/server_connections.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/result.h"
 
 namespace grove {

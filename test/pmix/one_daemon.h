@@ -22,7 +22,7 @@
 
 #include "client_launch.h"
 #include "pmix/server.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 
 namespace grove::pmix_test {
 

@@ -14,7 +14,7 @@ ALLOWED = {
     "util": set(),
     "os": {"util"},
     "rml": {"util"},
-    "rml/transport": {"util", "rml"},
+    "rml/transport": {"util", "os", "rml"},
     "grpcomm": {"util", "rml"},
     "daemon/control_plane": {"util", "rml", "grpcomm"},
     "sim": {"util", "rml", "grpcomm", "daemon/control_plane"},

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "rml/frame.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "rml/transport/tcp_transport.h"
 #include "support/subprocess.h"
 #include "util/log.h"

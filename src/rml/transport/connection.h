@@ -14,7 +14,7 @@
 
 #include "rml/transport/endpoint.h"
 #include "rml/transport/handshake.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "rml/transport/transport_loop.h"
 #include "util/result.h"
 

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "util/result.h"
 
 namespace grove {

@@ -18,7 +18,7 @@
 #include "rml/tag_registry.h"
 #include "rml/topology.h"
 #include "rml/transport/handshake.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "rml/transport/mailbox.h"
 #include "rml/transport/transport_loop.h"
 

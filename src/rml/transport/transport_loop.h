@@ -18,7 +18,7 @@
 #include "rml/topology.h"
 #include "rml/transport/endpoint.h"
 #include "rml/transport/handshake.h"
-#include "rml/transport/libevent_handles.h"
+#include "os/event_handles.h"
 #include "rml/transport/mailbox.h"
 #include "util/log.h"
 #include "util/result.h"
