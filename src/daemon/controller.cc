@@ -22,7 +22,8 @@ Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
       log_(log),
       help_(help),
       options_(std::move(options)),
-      stop_(params.get_int("daemon_stop_timeout_ms")) {}
+      stop_(params.get_int("daemon_stop_timeout_ms")),
+      supervisor_(params.get_int("daemon_report_timeout_ms"), kSrunExitGraceMs) {}
 
 Controller::~Controller() {
   // Every event goes before the base it lives on: event_free takes the base's
@@ -50,7 +51,7 @@ Controller::~Controller() {
 
 int Controller::run() {
   if (auto status = start(); !status) {
-    fail_startup(status.error().message);
+    apply(supervisor_.fail(status.error().message));
     return 1;
   }
   event_base_dispatch(base_.get());
@@ -162,7 +163,8 @@ void Controller::on_deliver(const DeliverBroadcast& deliver) {
 }
 
 void Controller::on_broadcast_done(const BroadcastDone& done) {
-  if (!ready_ && done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
+  if (supervisor_.phase() == LaunchSupervisor::Phase::starting &&
+      done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
     become_ready();
     return;
   }
@@ -213,14 +215,11 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_stil
 }
 
 void Controller::on_startup_loss(const std::string& message) {
-  // Under srun a daemon lost while the step still runs is most often Slurm
-  // cancelling the step for another node's failure (--kill-on-bad-exit),
-  // and srun's exit, which follows, names that node: wait for it a while.
-  if (options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0) {
-    defer_fail_startup(message, kSrunExitGraceMs, /*provisional=*/true);
-  } else {
-    defer_fail_startup(message);
-  }
+  // Under srun (--kill-on-bad-exit) the step's own exit may follow and name
+  // the node that failed first: the supervisor waits for it a while.
+  const bool step_running =
+      options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0;
+  apply(supervisor_.daemon_lost(message, step_running));
 }
 
 void Controller::on_daemon_announced_lost(Vpid vpid, const std::string& description) {

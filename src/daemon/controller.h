@@ -21,6 +21,7 @@
 #include "control/control_socket.h"
 #include "control/session_dir.h"
 #include "daemon/control_plane/control_messages.h"
+#include "daemon/control_plane/launch_supervisor.h"
 #include "daemon/control_plane/roster.h"
 #include "daemon/control_plane/stop_sequence.h"
 #include "daemon/daemon_runtime.h"
@@ -80,10 +81,8 @@ class Controller {
   Status launch_over_srun();
   void on_srun_exit(const std::string& how, const std::string& last_lines);
   void on_launch_failed(Vpid vpid, const std::string& reason);
-  // provisional: a later launcher exit may still replace the message (see
-  // daemon_lost under srun).
-  void defer_fail_startup(const std::string& message, std::int64_t delay_ms = 0,
-                          bool provisional = false);
+  // Carries out the launch supervisor's decisions.
+  void apply(start::Outbox out);
   std::string describe_daemon(Vpid vpid) const { return roster_->describe(vpid); }
   void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
@@ -96,7 +95,6 @@ class Controller {
   // exit or closed connection; it is then told to leave.
   void daemon_lost(Vpid vpid, const std::string& reason, bool may_still_run = false);
   void on_link_lost(Vpid reporter, Vpid peer);
-  void on_startup_timeout();
   void check_heartbeats();
   void reap_children();
   void become_ready();
@@ -104,6 +102,7 @@ class Controller {
   void apply(roster::Outbox out);
   void on_startup_loss(const std::string& message);
   void on_daemon_announced_lost(Vpid vpid, const std::string& description);
+  // The start failed: end what was started, say why (FailStart).
   void fail_startup(const std::string& message);
 
   // controller_spawn.cc: PMIx_Spawn from a rank, forwarded by its daemon.
@@ -144,9 +143,8 @@ class Controller {
   std::optional<DaemonRoster> roster_;  // from start() on
   std::vector<std::byte> secret_;
   std::string endpoint_;
-  bool ready_ = false;
-  bool start_failed_ = false;
   StopSequence stop_;
+  LaunchSupervisor supervisor_;
   int exit_code_ = 0;
   std::uint64_t endpoint_table_op_ = 0;
   std::uint64_t shutdown_op_ = 0;
@@ -156,7 +154,6 @@ class Controller {
   Timer startup_timer_, heartbeat_timer_, status_timer_;
   Timer bench_timer_, launch_failure_timer_, step_end_timer_;
   std::array<Timer, 4> stop_timers_;  // by StopTimer
-  bool launch_failure_provisional_ = false;
   SignalWatch sigint_, sigterm_, sigchld_;
 
   // An outstanding status gathering.

@@ -153,58 +153,50 @@ Status Controller::launch_over_srun() {
 }
 
 void Controller::on_srun_exit(const std::string& how, const std::string& last_lines) {
-  if (stop_.stopping()) {
-    log_.verbose("plm", 1, "the daemons' Slurm step ended: %s", how.c_str());
-    return;
-  }
-  const std::string missing = roster_->describe_launching();
-  std::string message =
-      how + " before " +
-      (missing.empty() ? std::string("the DVM was ready") : "these daemons were up: " + missing);
-  if (!last_lines.empty()) message += "; its last lines:" + last_lines;
-  if (!ready_) {
-    defer_fail_startup(message);
-    return;
-  }
-  // Slurm ended the step and its daemons with it: the allocation is being
-  // taken back (job ended, revoked, or cancelled), so the DVM goes too, as
-  // prte does; it does not linger on the submitting host.
-  log_.error("the daemons' Slurm step ended (%s); stopping the DVM%s", how.c_str(),
-             last_lines.empty() ? "" : ("; its last lines:" + last_lines).c_str());
-  step_end_timer_ =
-      Timer(base_.get(), [this] { begin_stop(nullptr, "the daemons' Slurm step ended"); });
-  step_end_timer_.arm(0);
+  apply(supervisor_.step_ended(how, last_lines, roster_->describe_launching()));
 }
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
   if (vpid == kControllerVpid || vpid >= roster_->records().size()) return;
-  if (stop_.stopping()) {
-    // Our own stop ends the sessions still launching; not a failed start.
-    log_.verbose("plm", 1, "launch of %s ended by the stop: %s", describe_daemon(vpid).c_str(),
-                 reason.c_str());
-    return;
-  }
-  if (!ready_) {
-    defer_fail_startup("cannot start " + describe_daemon(vpid) + ": " + reason);
-    return;
-  }
-  log_.error("cannot start %s: %s", describe_daemon(vpid).c_str(), reason.c_str());
+  apply(supervisor_.launch_failed(describe_daemon(vpid), reason));
 }
 
-void Controller::defer_fail_startup(const std::string& message, std::int64_t delay_ms,
-                                    bool provisional) {
-  // Never from inside a launcher's or the transport's callback: failing the
-  // start destroys both. The first failure is the one reported, unless it
-  // was provisional and a firm one comes before it fires.
-  if (launch_failure_timer_ && !launch_failure_provisional_) return;
-  if (launch_failure_timer_ && provisional) return;
-  launch_failure_provisional_ = provisional;
-  launch_failure_timer_ = Timer(base_.get(), [this, message] { fail_startup(message); });
-  launch_failure_timer_.arm(delay_ms);
+void Controller::apply(start::Outbox out) {
+  for (start::Effect& effect : out) {
+    std::visit(
+        [this](auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<T, start::ArmReportDeadline>) {
+            startup_timer_ = Timer(base_.get(), [this] {
+              apply(supervisor_.report_deadline_passed(roster_->describe_launching()));
+            });
+            startup_timer_.arm(e.delay_ms);
+          } else if constexpr (std::is_same_v<T, start::ArmFailure>) {
+            launch_failure_timer_ =
+                Timer(base_.get(), [this] { apply(supervisor_.failure_timer_fired()); });
+            launch_failure_timer_.arm(e.delay_ms);
+          } else if constexpr (std::is_same_v<T, start::FailStart>) {
+            fail_startup(e.message);
+          } else if constexpr (std::is_same_v<T, start::StopDvm>) {
+            // Not from inside the launcher's callback: the stop ends it.
+            step_end_timer_ =
+                Timer(base_.get(), [this, reason = e.reason] { begin_stop(nullptr, reason); });
+            step_end_timer_.arm(0);
+          } else {
+            static_assert(std::is_same_v<T, start::Notice>, "a start effect without a driver");
+            if (e.level == start::Notice::Level::error) {
+              log_.error("%s", e.text.c_str());
+            } else {
+              log_.verbose("plm", 1, "%s", e.text.c_str());
+            }
+          }
+        },
+        effect);
+  }
 }
 
 void Controller::become_ready() {
-  ready_ = true;
+  supervisor_.ready();
   startup_timer_ = Timer();
   roster_->mark_running(runtime_->now());
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
@@ -229,8 +221,6 @@ void Controller::become_ready() {
 }
 
 void Controller::fail_startup(const std::string& message) {
-  if (start_failed_) return;
-  start_failed_ = true;
   startup_timer_ = Timer();
   log_.error("%s", message.c_str());
   if (options_.on_ready) {
@@ -257,12 +247,6 @@ void Controller::fail_startup(const std::string& message) {
   }
   exit_code_ = 1;
   if (base_) event_base_loopexit(base_.get(), nullptr);
-}
-
-void Controller::on_startup_timeout() {
-  const std::string missing = roster_->describe_launching();
-  fail_startup("daemons never reported within daemon_report_timeout_ms (" +
-               std::to_string(params_.get_int("daemon_report_timeout_ms")) + " ms): " + missing);
 }
 
 }  // namespace grove

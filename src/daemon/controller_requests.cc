@@ -44,7 +44,7 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
     begin_stop(reply, "grove stop");
     return;
   }
-  if (!ready_ || stop_.stopping()) {
+  if (!supervisor_.is_ready()) {
     reply(error_reply(stop_.stopping() ? "the DVM is stopping" : "the DVM is still starting"));
     return;
   }

@@ -37,8 +37,7 @@ Status Controller::start() {
   if (auto status = launch_daemons(); !status) return status;
   if (auto status = start_rank_host(); !status) return status;
   start_job_manager();
-  startup_timer_ = Timer(base_.get(), [this] { on_startup_timeout(); });
-  startup_timer_.arm(params_.get_int("daemon_report_timeout_ms"));
+  apply(supervisor_.begin());
   if (options_.daemons == 1) become_ready();
   return ok_status();
 }

@@ -10,7 +10,7 @@ namespace grove {
 
 void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
   if (reply) stop_replies_.push_back(reply);
-  apply(stop_.begin(reason, ready_));
+  apply(stop_.begin(reason, supervisor_.is_ready()));
 }
 
 void Controller::apply(stop::Outbox out) {
@@ -42,6 +42,7 @@ void Controller::apply(stop::Outbox out) {
 }
 
 void Controller::end_work(const std::string& reason) {
+  supervisor_.stopping();
   roster_->mark_stopping();
   log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
   heartbeat_timer_ = Timer();
