@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "sim/replay_line.h"
+#include "util/random_stream.h"
 
 namespace grove {
 
@@ -42,20 +42,19 @@ const std::vector<CampaignCell>& campaign_cells() {
 SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index) {
   const auto& cells = campaign_cells();
   const CampaignCell& cell = cells[index % cells.size()];
-  // One generator per schedule, seeded from both, so a schedule does not
-  // depend on which thread ran it or what ran before.
-  std::seed_seq mix{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                    static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32)};
-  std::mt19937_64 rng(mix);
-  auto uniform = [&](std::uint64_t low, std::uint64_t high) {
-    return std::uniform_int_distribution<std::uint64_t>(low, high)(rng);
-  };
+  // One stream per schedule, split from the campaign's seed under a name
+  // that carries the index, so a schedule does not depend on which thread
+  // ran it or what ran before, and is the same on every standard library
+  // (util/random_stream.h). The run itself draws from its own seed.
+  RandomStream stream = RandomStream::split(seed, "campaign " + std::to_string(index));
+  auto uniform = [&](std::uint64_t low, std::uint64_t high) { return stream.uniform(low, high); };
   SimOptions options;
-  // Log-uniform within the cell: as many DVMs of 65-130 daemons as of 130-260.
-  const double log_size = std::uniform_real_distribution<double>(
-      std::log(cell.min_daemons), std::log(cell.max_daemons + 1.0))(rng);
-  options.daemons = std::clamp(static_cast<std::uint32_t>(std::exp(log_size)), cell.min_daemons,
-                               cell.max_daemons);
+  // Log-uniform within the cell (as many DVMs of 65-130 daemons as of
+  // 130-260), in integers: a size drawn uniformly is kept with probability
+  // min/size, so size d comes up in proportion to 1/d.
+  do {
+    options.daemons = static_cast<std::uint32_t>(uniform(cell.min_daemons, cell.max_daemons));
+  } while (stream.below(options.daemons) >= cell.min_daemons);
   options.radices = {cell.radix, cell.radix2};
   if (cell.max_fault_share > 0) {
     // At least one fault, at most half the daemons, never the controller.

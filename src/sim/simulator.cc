@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
-#include <random>
 #include <unordered_map>
 #include <variant>
 
@@ -16,6 +15,7 @@
 #include "rml/tree_validate.h"
 #include "sim/event_queue.h"
 #include "sim/invariant_checker.h"
+#include "util/random_stream.h"
 
 namespace grove {
 namespace {
@@ -48,6 +48,10 @@ struct NicEvent {
 };
 using EventBody =
     std::variant<FrameEvent, TimerEvent, KillEvent, DetectEvent, ContributeEvent, NicEvent>;
+
+// A participant contributes to a round up to this long after it may: to the
+// first after the start, to each next one after it finished the last.
+constexpr TimeNs kContributeSpreadNs = 20'000;
 
 std::string format_time(TimeNs ns) {
   char text[32];
@@ -83,7 +87,19 @@ class Simulation {
   class EffectsOf;
 
   const SimOptions& options_;
-  std::mt19937_64 rng_;
+  // One stream per subsystem, each split from the run's seed
+  // (util/random_stream.h: the same draws on every standard library), so
+  // more draws in one never move another's: which daemons participate; when
+  // each contributes to a round; the bytes it contributes; each frame's
+  // latency jitter; the fault schedule (victims, kinds, times, rounds) and
+  // how many of its sends a victim dying mid-forward gets out; how long the
+  // controller takes to learn of a death.
+  RandomStream participants_rng_;
+  RandomStream contribute_rng_;
+  RandomStream payloads_rng_;
+  RandomStream jitter_rng_;
+  RandomStream faults_rng_;
+  RandomStream detect_rng_;
   std::vector<Engine> engines_;  // one block: a million heap blocks cost seconds
   std::vector<bool> alive_;
   std::vector<bool> participant_;
@@ -128,7 +144,7 @@ class Simulation::EffectsOf final : public EffectDriver {
     TimeNs latency = network.alpha_ns;
     if (network.jitter > 0) {
       auto spread = static_cast<TimeNs>(static_cast<double>(latency) * network.jitter);
-      latency += std::uniform_int_distribution<TimeNs>(0, spread)(sim_.rng_);
+      latency += sim_.jitter_rng_.uniform(0, spread);
     }
     if (network.sharing == NicSharing::fair) {
       const std::uint64_t token = sim_.next_transfer_++;
@@ -166,7 +182,7 @@ class Simulation::EffectsOf final : public EffectDriver {
     }
     sim_.round_end_[round] = std::max(sim_.round_end_[round], now_);
     if (round < sim_.options_.rounds) {
-      sim_.schedule(now_ + std::uniform_int_distribution<TimeNs>(0, 20'000)(sim_.rng_),
+      sim_.schedule(now_ + sim_.contribute_rng_.uniform(0, kContributeSpreadNs),
                     ContributeEvent{daemon_, round + 1});
     }
   }
@@ -214,7 +230,14 @@ class Simulation::EffectsOf final : public EffectDriver {
 };
 
 Simulation::Simulation(const SimOptions& options)
-    : options_(options), rng_(options.seed), checker_(options.daemons) {
+    : options_(options),
+      participants_rng_(RandomStream::split(options.seed, "participants")),
+      contribute_rng_(RandomStream::split(options.seed, "contribute")),
+      payloads_rng_(RandomStream::split(options.seed, "payloads")),
+      jitter_rng_(RandomStream::split(options.seed, "jitter")),
+      faults_rng_(RandomStream::split(options.seed, "faults")),
+      detect_rng_(RandomStream::split(options.seed, "detect")),
+      checker_(options.daemons) {
   std::vector<Vpid> daemons(options.daemons);
   for (Vpid i = 0; i < options.daemons; ++i)
     daemons[i] = i;
@@ -252,9 +275,12 @@ Simulation::Simulation(const SimOptions& options)
   alive_.assign(options.daemons, true);
   nic_generation_.assign(options.daemons, 0);
   participant_.assign(options.daemons, false);
-  std::bernoulli_distribution hosts(options.participant_fraction);
+  // Daemon i > 0 hosts participants with probability participant_fraction:
+  // its draw's top 53 bits, as a fraction of 2^53, fall below it (exact in
+  // doubles, so the same everywhere).
+  const double hosts_below = options.participant_fraction * 0x1p53;
   for (Vpid i = 0; i < options.daemons; ++i) {
-    participant_[i] = i == 0 || hosts(rng_);
+    participant_[i] = i == 0 || static_cast<double>(participants_rng_.next() >> 11) < hosts_below;
     if (participant_[i]) participants_.push_back(i);
   }
   participant_set_ = VpidSet::from_list(participants_);
@@ -289,16 +315,16 @@ void Simulation::plan_faults() {
     std::vector<Vpid> candidates;
     for (Vpid i = 1; i < options_.daemons; ++i)
       candidates.push_back(i);
-    std::shuffle(candidates.begin(), candidates.end(), rng_);
+    faults_rng_.shuffle(candidates);
     std::uint32_t count = std::min<std::uint32_t>(options_.random_faults,
                                                   static_cast<std::uint32_t>(candidates.size()));
     for (std::uint32_t i = 0; i < count; ++i) {
       FaultSpec fault;
       fault.victim = candidates[i];
-      int kinds = options_.release_delay_ns > 0 ? 3 : 2;
-      fault.kind = static_cast<FaultKind>(std::uniform_int_distribution<int>(0, kinds - 1)(rng_));
-      fault.at_ns = std::uniform_int_distribution<TimeNs>(0, horizon)(rng_);
-      fault.round = std::uniform_int_distribution<std::uint64_t>(1, options_.rounds)(rng_);
+      const std::uint64_t kinds = options_.release_delay_ns > 0 ? 3 : 2;
+      fault.kind = static_cast<FaultKind>(faults_rng_.below(kinds));
+      fault.at_ns = faults_rng_.uniform(0, horizon);
+      fault.round = faults_rng_.uniform(1, options_.rounds);
       faults_.push_back(fault);
     }
   }
@@ -318,16 +344,20 @@ void Simulation::plan_faults() {
 FenceRequest Simulation::request_for(Vpid /*daemon*/) {
   std::size_t share = options_.payload_bytes / std::max<std::size_t>(1, participants_.size());
   Bytes data(share);
-  for (auto& byte : data)
-    byte = static_cast<std::byte>(rng_() & 0xFF);
+  // Eight bytes per draw, least significant first.
+  std::uint64_t bits = 0;
+  for (std::size_t i = 0; i < share; ++i) {
+    if (i % 8 == 0) bits = payloads_rng_.next();
+    data[i] = static_cast<std::byte>(bits & 0xFF);
+    bits >>= 8;
+  }
   return FenceRequest{options_.signature, participant_set_, std::move(data)};
 }
 
 SimResult Simulation::run() {
   plan_faults();
-  std::uniform_int_distribution<TimeNs> jitter(0, 20'000);
   for (Vpid daemon : participants_)
-    schedule(jitter(rng_), ContributeEvent{daemon, 1});
+    schedule(contribute_rng_.uniform(0, kContributeSpreadNs), ContributeEvent{daemon, 1});
   while (!queue_.empty() && result_.ok) {
     auto [at, event] = queue_.pop();
     now_ = at;
@@ -447,7 +477,7 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
     std::size_t sends = 0;
     for (const Effect& effect : out.effects())
       sends += std::holds_alternative<SendFrame>(effect);
-    sends_allowed = std::uniform_int_distribution<std::size_t>(0, sends)(rng_);
+    sends_allowed = static_cast<std::size_t>(faults_rng_.uniform(0, sends));
     dies = true;
   }
   EffectsOf driver(*this, daemon, now, sends_allowed);
@@ -484,8 +514,7 @@ void Simulation::kill(Vpid victim, TimeNs now) {
   alive_[victim] = false;
   result_.killed.push_back(victim);
   trace([&] { return "d" + std::to_string(victim) + " killed"; });
-  TimeNs delay =
-      std::uniform_int_distribution<TimeNs>(options_.detect_min_ns, options_.detect_max_ns)(rng_);
+  TimeNs delay = detect_rng_.uniform(options_.detect_min_ns, options_.detect_max_ns);
   schedule(now + delay, DetectEvent{victim});
 }
 

@@ -1,7 +1,8 @@
 // A deterministic discrete-event simulator that runs one grpcomm Engine per
 // daemon over the modelled network, with injected faults. Virtual time, one
-// seeded RNG, per-link FIFO delivery; every run replays bit for bit from its
-// seed. Workload: back-to-back fences among the participants; invariants are
+// seed split into a random stream per subsystem (util/random_stream.h, the
+// same on every standard library), per-link FIFO delivery; every run replays
+// bit for bit from its seed. Workload: back-to-back fences among the participants; invariants are
 // checked on every step and liveness at the end (see invariant_checker.h).
 #pragma once
 
