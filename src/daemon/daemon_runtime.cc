@@ -1,5 +1,7 @@
 #include "daemon/daemon_runtime.h"
 
+#include <cstdlib>
+
 #include "os/memory_use.h"
 #include "rml/transport/frame_seal.h"
 #include "util/clock.h"
@@ -17,6 +19,9 @@ EngineConfig engine_config_from(const ParamRegistry& params, Vpid self) {
   config.release_delay_ns =
       static_cast<TimeNs>(params.get_int("grpcomm_release_delay_ms")) * 1'000'000ULL;
   config.release_delay_target = params.get_int("grpcomm_release_delay_target");
+#ifdef GROVE_CHECK_INVARIANTS
+  config.track_touched_ops = true;  // for check_invariants_after_input
+#endif
   return config;
 }
 
@@ -174,6 +179,15 @@ void DaemonRuntime::declare_departure(Vpid vpid) {
 }
 
 void DaemonRuntime::drain(Outbox& out, Caller caller) {
+#ifdef GROVE_CHECK_INVARIANTS
+  // Every input's outbox comes here: the ops it touched, and the tables,
+  // are checked as in the simulator. A broken invariant is a bug; the
+  // daemon stops where it happened rather than carry it on.
+  if (Status held = engine_->check_invariants_after_input(); !held) {
+    log_.error("engine invariant broken: %s", held.error().message.c_str());
+    std::abort();
+  }
+#endif
   if (caller == Caller::loop) run_deferred_hooks();
   for (Effect& effect : out.mutable_effects()) {
     bool immediate = std::holds_alternative<SendFrame>(effect) ||
