@@ -51,29 +51,53 @@ Setter unsigned_field(T SimOptions::*field) {
   };
 }
 
+// A setter for an integer within [low, high], stored by `store`.
+template <typename Store>
+Setter integer_in(std::int64_t low, std::int64_t high, Store store) {
+  return [=](SimOptions& o, std::string_view text) {
+    auto value = parse_int(text);
+    if (!value || *value < low || *value > high) return false;
+    store(o, *value);
+    return true;
+  };
+}
+
+// A setter for a real number that `valid` accepts, stored by `store`.
+template <typename Valid, typename Store>
+Setter real_where(Valid valid, Store store) {
+  return [=](SimOptions& o, std::string_view text) {
+    auto value = parse_double(text);
+    if (!value || !valid(*value)) return false;
+    store(o, *value);
+    return true;
+  };
+}
+
+// A setter for a byte size ("4k", "1m"), stored by `store`.
+template <typename Store>
+Setter size_of(Store store) {
+  return [=](SimOptions& o, std::string_view text) {
+    auto value = parse_size(text);
+    if (value) store(o, *value);
+    return value.has_value();
+  };
+}
+
+constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
+
 const std::map<std::string, Setter, std::less<>>& setters() {
+  auto non_negative = [](double v) { return v >= 0; };
   static const std::map<std::string, Setter, std::less<>> table = {
       {"--daemons", unsigned_field(&SimOptions::daemons)},
-      {"--payload",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_size(text);
-         if (value) o.payload_bytes = *value;
-         return value.has_value();
-       }},
-      {"--radix",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_int(text);
-         if (!value || *value < 2 || *value > 65535) return false;
-         o.radices.routing = static_cast<std::uint32_t>(*value);
-         return true;
-       }},
-      {"--radix2",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_int(text);
-         if (!value || *value < 2 || *value > 65535) return false;
-         o.radices.release = static_cast<std::uint32_t>(*value);
-         return true;
-       }},
+      {"--payload", size_of([](SimOptions& o, std::uint64_t v) { o.payload_bytes = v; })},
+      {"--radix", integer_in(2, 65535,
+                             [](SimOptions& o, std::int64_t v) {
+                               o.radices.routing = static_cast<std::uint32_t>(v);
+                             })},
+      {"--radix2", integer_in(2, 65535,
+                              [](SimOptions& o, std::int64_t v) {
+                                o.radices.release = static_cast<std::uint32_t>(v);
+                              })},
       {"--low-radix-release",
        [](SimOptions& o, std::string_view text) {
          auto value = parse_bool(text);
@@ -82,62 +106,28 @@ const std::map<std::string, Setter, std::less<>>& setters() {
        }},
       {"--rounds", unsigned_field(&SimOptions::rounds)},
       {"--faults", unsigned_field(&SimOptions::random_faults)},
-      {"--release-delay-us",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_int(text);
-         if (!value || *value < 0) return false;
-         o.release_delay_ns = static_cast<TimeNs>(*value) * 1000;
-         return true;
-       }},
+      {"--release-delay-us", integer_in(0, kMaxInt / 1000,
+                                        [](SimOptions& o, std::int64_t v) {
+                                          o.release_delay_ns = static_cast<TimeNs>(v) * 1000;
+                                        })},
       {"--release-delay-target",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_int(text);
-         if (!value || *value < -2) return false;
-         o.release_delay_target = *value;
-         return true;
-       }},
-      {"--participants",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_double(text);
-         if (!value || *value < 0 || *value > 1) return false;
-         o.participant_fraction = *value;
-         return true;
-       }},
-      {"--alpha",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_double(text);
-         if (!value || *value < 0) return false;
-         o.network.alpha_ns = micros_to_ns(*value);
-         return true;
-       }},
+       integer_in(-2, kMaxInt, [](SimOptions& o, std::int64_t v) { o.release_delay_target = v; })},
+      {"--participants", real_where([](double v) { return v >= 0 && v <= 1; },
+                                    [](SimOptions& o, double v) { o.participant_fraction = v; })},
+      {"--alpha", real_where(non_negative, [](SimOptions& o,
+                                              double v) { o.network.alpha_ns = micros_to_ns(v); })},
       {"--copy-cost",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_double(text);
-         if (!value || *value < 0) return false;
-         o.network.copy_ns = micros_to_ns(*value);
-         return true;
-       }},
-      {"--threads",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_int(text);
-         if (!value || *value < 1 || *value > 1024) return false;
-         o.network.threads = static_cast<std::uint32_t>(*value);
-         return true;
-       }},
+       real_where(non_negative,
+                  [](SimOptions& o, double v) { o.network.copy_ns = micros_to_ns(v); })},
+      {"--threads", integer_in(1, 1024,
+                               [](SimOptions& o, std::int64_t v) {
+                                 o.network.threads = static_cast<std::uint32_t>(v);
+                               })},
       {"--bandwidth",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_double(text);
-         if (!value || *value <= 0) return false;
-         o.network.bandwidth_bytes_per_s = *value * 1e9 / 8;
-         return true;
-       }},
-      {"--jitter",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_double(text);
-         if (!value || *value < 0 || *value > 100) return false;
-         o.network.jitter = *value;
-         return true;
-       }},
+       real_where([](double v) { return v > 0; },
+                  [](SimOptions& o, double v) { o.network.bandwidth_bytes_per_s = v * 1e9 / 8; })},
+      {"--jitter", real_where([](double v) { return v >= 0 && v <= 100; },
+                              [](SimOptions& o, double v) { o.network.jitter = v; })},
       {"--nic-sharing",
        [](SimOptions& o, std::string_view text) {
          if (text != "fifo" && text != "fair") return false;
@@ -145,11 +135,7 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          return true;
        }},
       {"--compress-threshold",
-       [](SimOptions& o, std::string_view text) {
-         auto value = parse_size(text);
-         if (value) o.compress_threshold = *value;
-         return value.has_value();
-       }},
+       size_of([](SimOptions& o, std::uint64_t v) { o.compress_threshold = v; })},
       {"--seed", unsigned_field(&SimOptions::seed)},
       {"--runs", [](SimOptions&, std::string_view text) { return text == "1"; }},
   };
