@@ -12,9 +12,9 @@
 #include <memory>
 #include <string>
 
+#include "os/event_handles.h"
 #include "pmix/publish_messages.h"
 #include "pmix/publish_store.h"
-#include "os/event_handles.h"
 #include "util/bytes.h"
 #include "util/log.h"
 

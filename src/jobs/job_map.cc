@@ -202,11 +202,14 @@ std::vector<Vpid> renumbered(const std::vector<Vpid>& owner, const std::vector<M
   }
   return numbered;
 }
-}  // namespace
 
-Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
-  if (daemons.empty()) return Error{"no living daemon to run on"};
-  if (np == 0) return Error{"-n must be at least 1"};
+// ppr:N:socket: N for every socket of a daemon's host.
+std::uint64_t socket_room(const MapDaemon& daemon, MapSpec spec) {
+  return std::uint64_t{spec.per_node} * std::max<std::uint32_t>(1, daemon.sockets);
+}
+
+// ppr never wraps: an error if np ranks do not fit N per node (or socket).
+Status check_ppr_room(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
   if (spec.policy == MapPolicy::ppr) {
     const std::uint64_t room = std::uint64_t{spec.per_node} * daemons.size();
     if (np > room) {
@@ -215,58 +218,68 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
                    " daemons; -n is " + std::to_string(np)};
     }
   }
-  // ppr:N:socket: N for every socket of a daemon's host.
-  auto socket_room = [&](const MapDaemon& daemon) {
-    return std::uint64_t{spec.per_node} * std::max<std::uint32_t>(1, daemon.sockets);
-  };
   if (spec.policy == MapPolicy::ppr_socket) {
     std::uint64_t room = 0;
     for (const auto& daemon : daemons)
-      room += socket_room(daemon);
+      room += socket_room(daemon, spec);
     if (np > room) {
       return Error{"--map-by ppr:" + std::to_string(spec.per_node) + ":socket places at most " +
                    std::to_string(room) + " ranks on the sockets of " +
                    std::to_string(daemons.size()) + " daemons; -n is " + std::to_string(np)};
     }
   }
-  JobMap map;
+  return ok_status();
+}
+
+// Fill every daemon's slots in vpid order; ranks beyond the slots go one
+// per daemon in turn. Each daemon's ranks are contiguous.
+std::vector<Vpid> fill_slots(std::uint32_t np, const std::vector<MapDaemon>& daemons,
+                             MapSpec spec) {
+  std::vector<std::uint32_t> counts(daemons.size(), 0);
+  std::uint32_t placed = 0;
+  for (std::size_t i = 0; i < daemons.size() && placed < np; ++i) {
+    counts[i] = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(rank_slots(daemons[i].slots, spec), np - placed));
+    placed += counts[i];
+  }
+  for (std::size_t i = 0; placed < np; i = (i + 1) % daemons.size()) {
+    ++counts[i];
+    ++placed;
+  }
+  std::vector<Vpid> owner(np);
+  std::uint32_t rank = 0;
+  for (std::size_t i = 0; i < daemons.size(); ++i) {
+    for (std::uint32_t n = 0; n < counts[i]; ++n)
+      owner[rank++] = daemons[i].vpid;
+  }
+  return owner;
+}
+
+// Each rank's daemon, in rank order, as the policy places them.
+std::vector<Vpid> place_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons,
+                              MapSpec spec) {
   std::vector<Vpid> owner(np);
   if (spec.policy == MapPolicy::node) {
     for (std::uint32_t rank = 0; rank < np; ++rank)
       owner[rank] = daemons[rank % daemons.size()].vpid;
   } else if (spec.policy == MapPolicy::ppr) {
-    map.oversubscribed = false;  // the user asked for N per node, whatever the slots
     for (std::uint32_t rank = 0; rank < np; ++rank)
       owner[rank] = daemons[rank / spec.per_node].vpid;
   } else if (spec.policy == MapPolicy::ppr_socket) {
-    map.oversubscribed = false;  // as for ppr:N:node
     std::uint32_t rank = 0;
     for (std::size_t i = 0; i < daemons.size() && rank < np; ++i) {
-      for (std::uint64_t n = 0; n < socket_room(daemons[i]) && rank < np; ++n)
+      for (std::uint64_t n = 0; n < socket_room(daemons[i], spec) && rank < np; ++n)
         owner[rank++] = daemons[i].vpid;
     }
   } else {
-    // Fill every daemon's slots in vpid order; ranks beyond the slots go one
-    // per daemon in turn. Each daemon's ranks are contiguous.
-    std::vector<std::uint32_t> counts(daemons.size(), 0);
-    std::uint32_t placed = 0;
-    for (std::size_t i = 0; i < daemons.size() && placed < np; ++i) {
-      counts[i] = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(rank_slots(daemons[i].slots, spec), np - placed));
-      placed += counts[i];
-    }
-    for (std::size_t i = 0; placed < np; i = (i + 1) % daemons.size()) {
-      ++counts[i];
-      ++placed;
-    }
-    std::uint32_t rank = 0;
-    for (std::size_t i = 0; i < daemons.size(); ++i) {
-      for (std::uint32_t n = 0; n < counts[i]; ++n)
-        owner[rank++] = daemons[i].vpid;
-    }
+    owner = fill_slots(np, daemons, spec);
   }
-  if (spec.rank_by != RankBy::as_mapped) owner = renumbered(owner, daemons, spec.rank_by);
-  // Before anything is numbered: a daemon's ranks fit its limit.
+  return owner;
+}
+
+// An error naming the first daemon given more ranks than it can host.
+Status check_rank_limits(std::uint32_t np, const std::vector<Vpid>& owner,
+                         const std::vector<MapDaemon>& daemons) {
   std::map<Vpid, std::uint32_t> hosted;
   for (Vpid vpid : owner)
     ++hosted[vpid];
@@ -283,45 +296,84 @@ Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons
                             " per rank: raise ulimit -n where the DVM starts") +
                  "); use more daemons, or fewer ranks"};
   }
-  std::map<Vpid, std::uint16_t> local_count;
-  for (Vpid vpid : owner) {
-    if (local_count.emplace(vpid, 0).second) map.daemons.push_back(vpid);
-  }
-  std::sort(map.daemons.begin(), map.daemons.end());
-  for (Vpid vpid : map.daemons) {
+  return ok_status();
+}
+
+// The daemons hosting at least one rank, ascending.
+std::vector<Vpid> hosting_daemons(const std::vector<Vpid>& owner) {
+  const std::set<Vpid> hosting(owner.begin(), owner.end());
+  return {hosting.begin(), hosting.end()};
+}
+
+// The slots of each hosting daemon, as placed (parallel to `hosting`).
+std::vector<std::uint32_t> placed_node_slots(const std::vector<Vpid>& hosting,
+                                             const std::vector<MapDaemon>& daemons, MapSpec spec) {
+  std::vector<std::uint32_t> slots;
+  for (Vpid vpid : hosting) {
     auto daemon = std::find_if(daemons.begin(), daemons.end(),
                                [&](const MapDaemon& d) { return d.vpid == vpid; });
     auto node_slots = static_cast<std::uint32_t>(rank_slots(daemon->slots, spec));
     // ppr: the user asked for N per node, whatever the slots.
     if (spec.policy == MapPolicy::ppr) node_slots = std::max(node_slots, spec.per_node);
     if (spec.policy == MapPolicy::ppr_socket)
-      node_slots =
-          std::max<std::uint32_t>(node_slots, static_cast<std::uint32_t>(socket_room(*daemon)));
-    map.node_slots.push_back(node_slots);
+      node_slots = std::max<std::uint32_t>(node_slots,
+                                           static_cast<std::uint32_t>(socket_room(*daemon, spec)));
+    slots.push_back(node_slots);
   }
+  return slots;
+}
+
+std::map<Vpid, std::string> hosts_by_vpid(const std::vector<MapDaemon>& daemons) {
   std::map<Vpid, std::string> host_of;
   for (const MapDaemon& daemon : daemons)
     host_of[daemon.vpid] = daemon.hostname;
-  if (spec.policy == MapPolicy::slot || spec.policy == MapPolicy::node) {
-    // Per host: daemons that share one share its cores (each reports them all).
-    std::map<std::string, std::uint64_t> host_slots, host_ranks;
-    for (const MapDaemon& daemon : daemons) {
-      std::uint64_t& room = host_slots[daemon.hostname];
-      room = std::max<std::uint64_t>(room, rank_slots(daemon.slots, spec));
-    }
-    for (Vpid vpid : owner)
-      ++host_ranks[host_of[vpid]];
-    // In cores: one rank of :pe=8 on a 2-slot host is oversubscribed too.
-    std::map<std::string, std::uint64_t> host_cores;
-    for (const MapDaemon& daemon : daemons) {
-      std::uint64_t& room = host_cores[daemon.hostname];
-      room = std::max<std::uint64_t>(room, std::max<std::uint32_t>(1, daemon.slots));
-    }
-    for (const auto& [host, count] : host_ranks) {
-      map.oversubscribed =
-          map.oversubscribed || count > host_slots[host] || count * spec.pe > host_cores[host];
-    }
+  return host_of;
+}
+
+// Whether a host gets more ranks than its slots, or than its cores with :pe=K.
+// Per host: daemons that share one share its cores (each reports them all).
+bool hosts_oversubscribed(const std::vector<Vpid>& owner, const std::vector<MapDaemon>& daemons,
+                          MapSpec spec) {
+  std::map<Vpid, std::string> host_of = hosts_by_vpid(daemons);
+  std::map<std::string, std::uint64_t> host_slots, host_ranks;
+  for (const MapDaemon& daemon : daemons) {
+    std::uint64_t& room = host_slots[daemon.hostname];
+    room = std::max<std::uint64_t>(room, rank_slots(daemon.slots, spec));
   }
+  for (Vpid vpid : owner)
+    ++host_ranks[host_of[vpid]];
+  // In cores: one rank of :pe=8 on a 2-slot host is oversubscribed too.
+  std::map<std::string, std::uint64_t> host_cores;
+  for (const MapDaemon& daemon : daemons) {
+    std::uint64_t& room = host_cores[daemon.hostname];
+    room = std::max<std::uint64_t>(room, std::max<std::uint32_t>(1, daemon.slots));
+  }
+  bool oversubscribed = false;
+  for (const auto& [host, count] : host_ranks) {
+    oversubscribed =
+        oversubscribed || count > host_slots[host] || count * spec.pe > host_cores[host];
+  }
+  return oversubscribed;
+}
+}  // namespace
+
+Result<JobMap> map_ranks(std::uint32_t np, const std::vector<MapDaemon>& daemons, MapSpec spec) {
+  if (daemons.empty()) return Error{"no living daemon to run on"};
+  if (np == 0) return Error{"-n must be at least 1"};
+  if (Status room = check_ppr_room(np, daemons, spec); !room) return room.error();
+  std::vector<Vpid> owner = place_ranks(np, daemons, spec);
+  if (spec.rank_by != RankBy::as_mapped) owner = renumbered(owner, daemons, spec.rank_by);
+  // Before anything is numbered: a daemon's ranks fit its limit.
+  if (Status fits = check_rank_limits(np, owner, daemons); !fits) return fits.error();
+  JobMap map;
+  map.daemons = hosting_daemons(owner);
+  map.node_slots = placed_node_slots(map.daemons, daemons, spec);
+  // ppr: the user asked for N per node (or socket), whatever the slots.
+  if (spec.policy == MapPolicy::slot || spec.policy == MapPolicy::node) {
+    map.oversubscribed = hosts_oversubscribed(owner, daemons, spec);
+  }
+  std::map<Vpid, std::string> host_of = hosts_by_vpid(daemons);
+  std::map<Vpid, std::uint16_t> local_count;
   std::map<std::string, std::uint32_t> host_count;
   for (std::uint32_t rank = 0; rank < np; ++rank) {
     Vpid vpid = owner[rank];

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <utility>
 
 #include "grpcomm/radix_cost_model.h"
 #include "launcher/commands.h"
@@ -54,89 +56,104 @@ nlohmann::json cell_json(const Cell& cell, const PayloadRow& row, std::uint64_t 
           {"compare_over_optimal", cell.ratio()}};
 }
 
-int run_model(const ModelOptions& options) {
+// Whether the model's constants make sense (the error printed if not).
+bool check_model_constants(const ModelOptions& options) {
   if (options.threads == 0) {
     print_cli_error("--threads must be at least 1 (the model divides copies among t threads)");
-    return 1;
+    return false;
   }
   if (options.bandwidth_gbit <= 0 || options.alpha_us < 0 || options.copy_us < 0) {
     print_cli_error("--bandwidth must be positive; --alpha and --copy-cost must not be negative");
-    return 1;
+    return false;
   }
   if (options.compare_radix < 2) {
     print_cli_error("--compare-radix must be at least 2");
-    return 1;
+    return false;
   }
-  CostConstants constants{options.alpha_us, options.copy_us, options.threads,
-                          options.bandwidth_gbit * 1e9 / 8.0};
+  return true;
+}
+
+// The table's columns, daemon counts; nullopt (the error printed) if one is
+// too few for a tree.
+std::optional<std::vector<std::uint64_t>> model_columns(const ModelOptions& options) {
   std::vector<std::uint64_t> columns = options.daemons;
   if (columns.empty()) columns = {128, 1024, 10000};
   for (std::uint64_t n : columns) {
     if (n < 2) {
       print_cli_error("--daemons " + std::to_string(n) + ": a tree needs at least 2 daemons");
-      return 1;
+      return std::nullopt;
     }
   }
+  return columns;
+}
+
+// The table's rows, payloads; nullopt (the error printed) if one does not parse.
+std::optional<std::vector<PayloadRow>> model_rows(const ModelOptions& options) {
   std::vector<PayloadRow> rows;
   for (const auto& text : options.payloads) {
     auto bytes = parse_size(text);
     if (!bytes) {
       print_cli_error("--payload '" + text + "': expected a byte count such as 33, 10KB or 16M");
-      return 1;
+      return std::nullopt;
     }
     rows.push_back({format_bytes(static_cast<double>(*bytes)), static_cast<double>(*bytes)});
   }
   if (rows.empty()) rows = default_payloads();
+  return rows;
+}
 
-  std::vector<std::vector<Cell>> table;
-  for (const auto& row : rows) {
-    auto& cells = table.emplace_back();
-    for (std::uint64_t n : columns) {
-      std::uint64_t radix = std::min(options.compare_radix, max_model_radix(n));
+// The model evaluated for every payload (row) and daemon count (column).
+struct ModelTable {
+  std::vector<PayloadRow> rows;
+  std::vector<std::uint64_t> columns;
+  std::vector<std::vector<Cell>> cells;  // [row][column]
+};
+
+ModelTable evaluate_model(std::vector<PayloadRow> rows, std::vector<std::uint64_t> columns,
+                          const CostConstants& constants, std::uint64_t compare_radix) {
+  ModelTable table{std::move(rows), std::move(columns), {}};
+  for (const auto& row : table.rows) {
+    auto& cells = table.cells.emplace_back();
+    for (std::uint64_t n : table.columns) {
+      std::uint64_t radix = std::min(compare_radix, max_model_radix(n));
       cells.push_back({n, optimal_radix(n, row.bytes, constants),
                        release_time_us(n, radix, row.bytes, constants)});
     }
   }
-  const double crossover = crossover_bytes(constants);
+  return table;
+}
 
-  if (options.json) {
-    nlohmann::json out;
-    out["formula"] = "T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B)";
-    out["constants"] = {{"alpha_us", constants.alpha_us},
-                        {"c_us", constants.copy_us},
-                        {"t", constants.threads},
-                        {"B_bytes_per_s", constants.bandwidth_bytes_per_s}};
-    out["crossover_bytes"] = crossover;
-    out["cells"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      for (const Cell& cell : table[i]) {
-        out["cells"].push_back(cell_json(cell, rows[i], options.compare_radix));
-      }
+void print_model_json(const ModelTable& table, const CostConstants& constants,
+                      std::uint64_t compare_radix) {
+  nlohmann::json out;
+  out["formula"] = "T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B)";
+  out["constants"] = {{"alpha_us", constants.alpha_us},
+                      {"c_us", constants.copy_us},
+                      {"t", constants.threads},
+                      {"B_bytes_per_s", constants.bandwidth_bytes_per_s}};
+  out["crossover_bytes"] = crossover_bytes(constants);
+  out["cells"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    for (const Cell& cell : table.cells[i]) {
+      out["cells"].push_back(cell_json(cell, table.rows[i], compare_radix));
     }
-    std::cout << out.dump(2) << "\n";
-    return 0;
   }
+  std::cout << out.dump(2) << "\n";
+}
 
-  std::printf(
-      "T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B), minimised over r in [2, N-1]\n");
-  std::printf("alpha %g us, c %g us, t %u, B %g Gbit/s (%.4g bytes/s)\n", constants.alpha_us,
-              constants.copy_us, constants.threads, options.bandwidth_gbit,
-              constants.bandwidth_bytes_per_s);
-  std::printf("crossover M* = B*c/t = %.0f bytes (%s)\n\n", crossover,
-              format_bytes(crossover).c_str());
-  std::printf("each cell: optimal radix r*, T(r*), and T(%llu)/T(r*)\n",
-              static_cast<unsigned long long>(options.compare_radix));
+// One line per payload: each column's cell, then the range of the ratios.
+void print_model_rows(const ModelTable& table, std::uint64_t compare_radix) {
   std::printf("%-16s", "payload");
-  for (std::uint64_t n : columns) {
+  for (std::uint64_t n : table.columns) {
     std::string header = "N = " + std::to_string(n);
     std::printf("%-28s", header.c_str());
   }
-  std::printf("cost of r=%llu\n", static_cast<unsigned long long>(options.compare_radix));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    std::printf("%-16s", rows[i].label.c_str());
-    double low = table[i].front().ratio();
+  std::printf("cost of r=%llu\n", static_cast<unsigned long long>(compare_radix));
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    std::printf("%-16s", table.rows[i].label.c_str());
+    double low = table.cells[i].front().ratio();
     double high = low;
-    for (const Cell& cell : table[i]) {
+    for (const Cell& cell : table.cells[i]) {
       char text[64];
       std::snprintf(text, sizeof text, "r*=%llu  %.0f us  %.2fx",
                     static_cast<unsigned long long>(cell.best.radix), cell.best.time_us,
@@ -147,18 +164,50 @@ int run_model(const ModelOptions& options) {
     }
     std::printf("%.2f - %.2fx\n", low, high);
   }
+}
+
+void print_model_text(const ModelTable& table, const CostConstants& constants,
+                      const ModelOptions& options) {
+  const double crossover = crossover_bytes(constants);
+  std::printf(
+      "T(r) = ceil(log_r N) * (alpha + ceil(r/t)*c + r*M/B), minimised over r in [2, N-1]\n");
+  std::printf("alpha %g us, c %g us, t %u, B %g Gbit/s (%.4g bytes/s)\n", constants.alpha_us,
+              constants.copy_us, constants.threads, options.bandwidth_gbit,
+              constants.bandwidth_bytes_per_s);
+  std::printf("crossover M* = B*c/t = %.0f bytes (%s)\n\n", crossover,
+              format_bytes(crossover).c_str());
+  std::printf("each cell: optimal radix r*, T(r*), and T(%llu)/T(r*)\n",
+              static_cast<unsigned long long>(options.compare_radix));
+  print_model_rows(table, options.compare_radix);
   // What to do with it: one N and one payload name one radix to set.
-  if (rows.size() == 1 && columns.size() == 1) {
-    const Cell& cell = table[0][0];
+  if (table.rows.size() == 1 && table.columns.size() == 1) {
+    const Cell& cell = table.cells[0][0];
     std::printf(
         "\nfor %llu daemons and %s releases: set rml_base_radix2=%llu "
         "(grove start --mca rml_base_radix2 %llu), with grpcomm_low_radix_release true (the "
         "default)\n",
-        static_cast<unsigned long long>(cell.daemons), rows[0].label.c_str(),
+        static_cast<unsigned long long>(cell.daemons), table.rows[0].label.c_str(),
         static_cast<unsigned long long>(cell.best.radix),
         static_cast<unsigned long long>(cell.best.radix));
   } else {
     std::printf("\ngive one -N and one -M to be told the rml_base_radix2 to set\n");
+  }
+}
+
+int run_model(const ModelOptions& options) {
+  if (!check_model_constants(options)) return 1;
+  CostConstants constants{options.alpha_us, options.copy_us, options.threads,
+                          options.bandwidth_gbit * 1e9 / 8.0};
+  auto columns = model_columns(options);
+  if (!columns) return 1;
+  auto rows = model_rows(options);
+  if (!rows) return 1;
+  const ModelTable table =
+      evaluate_model(std::move(*rows), std::move(*columns), constants, options.compare_radix);
+  if (options.json) {
+    print_model_json(table, constants, options.compare_radix);
+  } else {
+    print_model_text(table, constants, options);
   }
   return 0;
 }

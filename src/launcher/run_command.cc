@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "control/control_socket.h"
@@ -160,107 +161,140 @@ Result<std::string> map_by_with_cores(const RunOptions& options) {
   return map_by + ":pe=" + std::to_string(options.cpus_per_rank);
 }
 
-int run_job(CliContext& context, const RunOptions& options) {
+// What the ranks run with, from the command line.
+struct JobInputs {
+  nlohmann::json hosts;  // -H and --hostfile
+  std::string map_by;
+  std::vector<std::string> env;
+};
+
+// The job's hosts, mapping and environment; nullopt (the error printed) if
+// the command line does not say them right.
+std::optional<JobInputs> job_inputs(const CliContext& context, const RunOptions& options) {
   if (options.command.empty()) {
     print_cli_error("no program given (grove run -n NP PROGRAM [ARGS...])");
-    return kRunUsageError;
+    return std::nullopt;
   }
   auto hosts = chosen_hosts(options);
   auto map_by = map_by_with_cores(options);
   if (!hosts || !map_by) {
     print_cli_error(!hosts ? hosts.error().message : map_by.error().message);
-    return kRunUsageError;
+    return std::nullopt;
   }
   auto exported = exported_environment(options.exports, options.settings);
   if (!exported) {
     print_cli_error(exported.error().message);
-    return kRunUsageError;
+    return std::nullopt;
   }
+  JobInputs inputs{std::move(*hosts), std::move(*map_by), {}};
   // Later entries win: -x and --env over the forwarded environment.
-  std::vector<std::string> env;
-  if (!options.no_forward_env) env = forwarded_environment();
+  if (!options.no_forward_env) inputs.env = forwarded_environment();
   for (const auto& [name, value] : context.foreign_mca)
-    env.push_back("OMPI_MCA_" + name + "=" + value);
-  env.insert(env.end(), exported->begin(), exported->end());
+    inputs.env.push_back("OMPI_MCA_" + name + "=" + value);
+  inputs.env.insert(inputs.env.end(), exported->begin(), exported->end());
+  return inputs;
+}
+
+// The directory the ranks run in, as a shell's PWD names it; nullopt (the
+// error printed) if it cannot be told.
+std::optional<std::filesystem::path> job_directory(const RunOptions& options) {
   std::error_code error;
   std::filesystem::path cwd = std::filesystem::current_path(error);
   if (!options.wdir.empty()) cwd = std::filesystem::absolute(options.wdir, error);
   if (error) {
     print_cli_error("cannot tell the working directory: " + error.message());
-    return 1;
-  }
-  // A terminal whose foreground we are not would stop us at the first read
-  // (SIGTTIN): run in the background, the ranks read /dev/null.
-  const std::string stdin_target =
-      StdinForwarder::readable_here() ? options.stdin_target : std::string("none");
-  JobOutputSink sink(options.output);
-  if (Status ready = sink.prepare(); !ready) {
-    print_cli_error(ready.error().message);
-    return 1;
+    return std::nullopt;
   }
   cwd = cwd.lexically_normal();  // "/a/b/.." is "/a/", which a shell's PWD never is
   if (!cwd.has_filename() && cwd != cwd.root_path()) cwd = cwd.parent_path();
-  // Use the DVM asked for, or the one running, or start one for this job.
+  return cwd;
+}
+
+// The DVM a job runs on, and whether grove run started it for the job.
+struct JobDvm {
+  std::string socket_path;
+  std::string started_uri;   // empty: the DVM was running already
+  pid_t own_controller = 0;  // the started DVM's controller, our child
+};
+
+struct StartedDvm {
+  pid_t controller = 0;
+  std::string uri;
+};
+
+// Starts a DVM for this job alone. Its URI comes back through a file in the
+// private session base, where its session directory will live too.
+Result<StartedDvm> start_dvm_for_job(CliContext& context, const RunOptions& options) {
+  auto base = session_base();
+  if (!base) return base.error();
+  std::string uri_file = *base + "/run-uri-XXXXXX";
+  int fd = mkstemp(uri_file.data());
+  if (fd < 0) {
+    return Error{"cannot create a temporary file in " + *base + ": " + std::strerror(errno)};
+  }
+  close(fd);
+  Result<pid_t> started =
+      start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal,
+                      DvmHosts{options.hosts, options.hostfile});
+  if (!started) {
+    std::remove(uri_file.c_str());
+    return started.error();
+  }
+  StartedDvm dvm{*started, {}};
+  std::ifstream(uri_file) >> dvm.uri;
+  std::remove(uri_file.c_str());
+  return dvm;
+}
+
+// Use the DVM asked for, or the one running, or start one for this job;
+// nullopt (the error printed) if none can be had.
+std::optional<JobDvm> choose_dvm(CliContext& context, const RunOptions& options) {
+  JobDvm dvm;
   std::string selector = options.dvm;
-  std::string started_uri;
-  pid_t own_controller = 0;
   // Another `grove run`'s own DVM is not one to use: it stops when that job
   // ends. The one shared DVM is named by its socket, as found in this one
   // look; with several, select_dvm below names them.
   std::vector<DvmInfo> shared = selector.empty() ? shared_dvms() : std::vector<DvmInfo>{};
   if (selector.empty() && shared.size() == 1) selector = "unix:" + shared.front().socket_path;
   if (selector.empty() && shared.empty()) {
-    // The started DVM's URI comes back through a file in the private
-    // session base, where its session directory will live too.
-    auto base = session_base();
-    if (!base) {
-      print_cli_error(base.error().message);
-      return 1;
-    }
-    std::string uri_file = *base + "/run-uri-XXXXXX";
-    int fd = mkstemp(uri_file.data());
-    if (fd < 0) {
-      print_cli_error("cannot create a temporary file in " + *base + ": " + std::strerror(errno));
-      return 1;
-    }
-    close(fd);
-    Result<pid_t> started =
-        start_local_dvm(context, options.daemons, uri_file, options.verbose_to_terminal,
-                        DvmHosts{options.hosts, options.hostfile});
+    auto started = start_dvm_for_job(context, options);
     if (!started) {
       print_cli_error(started.error().message);
-      std::remove(uri_file.c_str());
-      return 1;
+      return std::nullopt;
     }
-    own_controller = *started;
-    std::ifstream(uri_file) >> started_uri;
-    std::remove(uri_file.c_str());
-    selector = started_uri;
+    dvm.own_controller = started->controller;
+    dvm.started_uri = started->uri;
+    selector = dvm.started_uri;
   }
-  if (options.verbose_to_terminal && started_uri.empty()) {
+  if (options.verbose_to_terminal && dvm.started_uri.empty()) {
     std::fprintf(stderr,
                  "grove: note: --verbose-to-terminal applies to a DVM grove run starts; the "
                  "running one keeps its log to itself (grove start --daemonize "
                  "--verbose-to-terminal shows it)\n");
   }
-  std::string socket_path;
   if (selector.rfind("unix:", 0) == 0) {
-    socket_path = selector.substr(5);
+    dvm.socket_path = selector.substr(5);
   } else {
-    auto dvm = select_dvm(selector);
-    if (!dvm) {
-      print_cli_error(dvm.error().message);
-      return 1;
+    auto found = select_dvm(selector);
+    if (!found) {
+      print_cli_error(found.error().message);
+      return std::nullopt;
     }
-    socket_path = dvm->socket_path;
+    dvm.socket_path = found->socket_path;
   }
+  return dvm;
+}
+
+nlohmann::json run_request(const CliContext& context, const RunOptions& options,
+                           const JobInputs& inputs, const std::filesystem::path& cwd,
+                           const std::string& stdin_target, const JobDvm& dvm) {
   nlohmann::json request{{"cmd", "run"},
                          {"argv", options.command},
-                         {"env", env},
+                         {"env", inputs.env},
                          {"env_replaces", !options.no_forward_env},
                          {"cwd", cwd.string()},
                          {"np", options.np},
-                         {"map_by", *map_by},
+                         {"map_by", inputs.map_by},
                          {"oversubscribe", !options.nooversubscribe},
                          {"timeout", options.timeout_s},
                          {"params", given_params(context.params)},
@@ -271,17 +305,22 @@ int run_job(CliContext& context, const RunOptions& options) {
   if (!options.rank_by.empty()) request["rank_by"] = options.rank_by;
   // The DVM started for this job runs on those hosts already, under the
   // names its daemons report (an address given to -H is not one of them).
-  if (!hosts->empty() && started_uri.empty()) request["hosts"] = *hosts;
+  if (!inputs.hosts.empty() && dvm.started_uri.empty()) request["hosts"] = inputs.hosts;
+  return request;
+}
 
-  // Ctrl-C kills the job (through the controller); the job's end then ends us.
-  std::atomic<std::uint32_t> job{0};
+// Ctrl-C kills the job (through the controller); the job's end then ends us.
+// The signals are blocked here, in the threads made later too, and taken by
+// the thread returned until it gets SIGUSR2, our own "the job is over".
+std::thread watch_interrupts(const std::string& socket_path,
+                             const std::atomic<std::uint32_t>& job) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGUSR2);  // our own "the job is over"
+  sigaddset(&signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::thread watcher([signals, &job, socket_path] {
+  return std::thread([signals, &job, socket_path] {
     int received = 0;
     while (sigwait(&signals, &received) == 0) {
       if (received == SIGUSR2) return;
@@ -291,7 +330,32 @@ int run_job(CliContext& context, const RunOptions& options) {
                             std::chrono::seconds(10));
     }
   });
+}
 
+// grove run's status from the DVM's last word on the job.
+int job_status(const Result<nlohmann::json>& reply, std::uint32_t job) {
+  int status = 1;
+  if (!reply) {
+    print_cli_error(reply.error().message);
+  } else if (!reply->value("ok", false)) {
+    print_cli_error(reply->value("error", std::string("the job could not run")));
+  } else {
+    status = reply->value("status", 1);
+    std::string message = reply->value("message", std::string());
+    if (status != 0) {
+      std::fprintf(stderr, "grove: job %u: %s\n", job,
+                   message.empty() ? "failed" : message.c_str());
+    }
+  }
+  return status;
+}
+
+// Runs the job and follows it, its input and output passing through here,
+// to its end: grove run's status.
+int follow_job(const std::string& socket_path, const nlohmann::json& request,
+               const RunOptions& options, const std::string& stdin_target, JobOutputSink& sink) {
+  std::atomic<std::uint32_t> job{0};
+  std::thread watcher = watch_interrupts(socket_path, job);
   StdinForwarder input;
   auto reply = control_stream(socket_path, request, [&](const nlohmann::json& event) {
     const std::string kind = event.value("event", "");
@@ -310,50 +374,65 @@ int run_job(CliContext& context, const RunOptions& options) {
   input.stop();
   pthread_kill(watcher.native_handle(), SIGUSR2);
   watcher.join();
+  return job_status(reply, job.load());
+}
 
-  int status = 1;
-  if (!reply) {
-    print_cli_error(reply.error().message);
-  } else if (!reply->value("ok", false)) {
-    print_cli_error(reply->value("error", std::string("the job could not run")));
+// The DVM's log (session_base()/dvm-PID.log, daemonize_controller's) is kept
+// only when something went wrong: a clean one-shot run leaves no file.
+void keep_dvm_log_if_needed(pid_t controller, bool clean) {
+  if (auto base = session_base()) {
+    const std::string log = *base + "/dvm-" + std::to_string(controller) + ".log";
+    if (clean) {
+      std::remove(log.c_str());
+    } else if (access(log.c_str(), F_OK) == 0) {
+      std::fprintf(stderr, "grove: the log of the DVM started for this job is kept: %s\n",
+                   log.c_str());
+    }
+  }
+}
+
+// The DVM started for this job stops with it, asked here rather than by a
+// `grove stop` process (one exec less on every one-shot run). The job's
+// status, made 1 if the DVM would not stop.
+int stop_dvm_of_job(const JobDvm& dvm, int status) {
+  auto stopped = ask_dvm(dvm.started_uri, {{"cmd", "stop"}}, std::chrono::seconds(120));
+  if (!stopped) {
+    print_cli_error("stopping the DVM started for this job: " + stopped.error().message);
+    if (status == 0) status = 1;
   } else {
-    status = reply->value("status", 1);
-    std::string message = reply->value("message", std::string());
-    if (status != 0) {
-      std::fprintf(stderr, "grove: job %u: %s\n", job.load(),
-                   message.empty() ? "failed" : message.c_str());
-    }
+    // On stderr, as every word of grove's own: stdout is the job's alone
+    // (`x=$(grove run ...)` must hold what the ranks wrote, nothing more).
+    const int daemons = stopped->value("stopped", 0);
+    std::fprintf(stderr, "grove: DVM stopped (%d daemon%s)\n", daemons, daemons == 1 ? "" : "s");
   }
-  if (!started_uri.empty()) {
-    // The DVM started for this job stops with it, asked here rather than by
-    // a `grove stop` process (one exec less on every one-shot run).
-    auto stopped = ask_dvm(started_uri, {{"cmd", "stop"}}, std::chrono::seconds(120));
-    if (!stopped) {
-      print_cli_error("stopping the DVM started for this job: " + stopped.error().message);
-      if (status == 0) status = 1;
-    } else {
-      // On stderr, as every word of grove's own: stdout is the job's alone
-      // (`x=$(grove run ...)` must hold what the ranks wrote, nothing more).
-      const int daemons = stopped->value("stopped", 0);
-      std::fprintf(stderr, "grove: DVM stopped (%d daemon%s)\n", daemons, daemons == 1 ? "" : "s");
-    }
-    // Its controller is this process's child: gone before this returns, so
-    // it neither outlives the job nor dies half way through tidying up (its
-    // parent's end would send it SIGTERM).
-    const bool clean = wait_for_child(own_controller, std::chrono::seconds(10));
-    // Its log (session_base()/dvm-PID.log, daemonize_controller's) is kept
-    // only when something went wrong: a clean one-shot run leaves no file.
-    if (auto base = session_base()) {
-      const std::string log = *base + "/dvm-" + std::to_string(own_controller) + ".log";
-      if (status == 0 && clean) {
-        std::remove(log.c_str());
-      } else if (access(log.c_str(), F_OK) == 0) {
-        std::fprintf(stderr, "grove: the log of the DVM started for this job is kept: %s\n",
-                     log.c_str());
-      }
-    }
-  }
+  // Its controller is this process's child: gone before this returns, so
+  // it neither outlives the job nor dies half way through tidying up (its
+  // parent's end would send it SIGTERM).
+  const bool clean = wait_for_child(dvm.own_controller, std::chrono::seconds(10));
+  keep_dvm_log_if_needed(dvm.own_controller, status == 0 && clean);
   return status;
+}
+
+int run_job(CliContext& context, const RunOptions& options) {
+  const std::optional<JobInputs> inputs = job_inputs(context, options);
+  if (!inputs) return kRunUsageError;
+  const std::optional<std::filesystem::path> cwd = job_directory(options);
+  if (!cwd) return 1;
+  // A terminal whose foreground we are not would stop us at the first read
+  // (SIGTTIN): run in the background, the ranks read /dev/null.
+  const std::string stdin_target =
+      StdinForwarder::readable_here() ? options.stdin_target : std::string("none");
+  JobOutputSink sink(options.output);
+  if (Status ready = sink.prepare(); !ready) {
+    print_cli_error(ready.error().message);
+    return 1;
+  }
+  const std::optional<JobDvm> dvm = choose_dvm(context, options);
+  if (!dvm) return 1;
+  const nlohmann::json request = run_request(context, options, *inputs, *cwd, stdin_target, *dvm);
+  const int status = follow_job(dvm->socket_path, request, options, stdin_target, sink);
+  if (dvm->started_uri.empty()) return status;
+  return stop_dvm_of_job(*dvm, status);
 }
 
 }  // namespace
@@ -393,85 +472,104 @@ Status normalize_run_arguments(const CLI::App& run, std::vector<std::string>& ar
   return ok_status();
 }
 
-void add_run_command(CLI::App& app, CliContext& context) {
-  auto options = std::make_shared<RunOptions>();
-  CLI::App* command = app.add_subcommand(
-      "run", "Run a parallel job (starts a local DVM for it if none is running)");
-  add_param_options(*command, context);
+// How many ranks and where they go: -n, --oversubscribe, --map-by.
+void add_mapping_options(CLI::App& command, RunOptions& options) {
   command
-      ->add_option("-n,--np", options->np,
-                   "Number of ranks (default: one per slot of the DVM's hosts, as mpirun)")
+      .add_option("-n,--np", options.np,
+                  "Number of ranks (default: one per slot of the DVM's hosts, as mpirun)")
       ->check(CLI::Range(1u, 1u << 22));
-  auto* over = command->add_flag(
-      "--oversubscribe", options->oversubscribe,
+  auto* over = command.add_flag(
+      "--oversubscribe", options.oversubscribe,
       "Allow more ranks than slots (the default; ranks are told they share cores)");
   command
-      ->add_flag("--nooversubscribe", options->nooversubscribe,
-                 "Refuse more ranks than the hosts' slots, as mpirun does")
+      .add_flag("--nooversubscribe", options.nooversubscribe,
+                "Refuse more ranks than the hosts' slots, as mpirun does")
       ->excludes(over);
   command
-      ->add_option(
-          "--map-by", options->map_by,
+      .add_option(
+          "--map-by", options.map_by,
           "slot or core (fill each daemon's slots), node (round robin), ppr:N:node or ppr:N:socket")
       ->check([](const std::string& text) {
         auto spec = parse_map_policy(text);
         return spec ? std::string() : spec.error().message;
       })
       ->capture_default_str();
-  command->add_flag("--tag-output", options->output.tag,
-                    "Prefix every line with [job,rank]<stdout|stderr>:");
-  command->add_flag("--timestamp-output", options->output.timestamp,
-                    "Prefix every line with the date and time its daemon read it");
+}
+
+// How the ranks' output shows: tagged, timestamped, or in files.
+void add_output_options(CLI::App& command, OutputOptions& output) {
+  command.add_flag("--tag-output", output.tag, "Prefix every line with [job,rank]<stdout|stderr>:");
+  command.add_flag("--timestamp-output", output.timestamp,
+                   "Prefix every line with the date and time its daemon read it");
   command
-      ->add_option("--output-filename", options->output.directory,
-                   "Write each rank's output to DIR/JOB/rank.N/stdout and stderr instead of "
-                   "this terminal")
+      .add_option("--output-filename", output.directory,
+                  "Write each rank's output to DIR/JOB/rank.N/stdout and stderr instead of "
+                  "this terminal")
       ->type_name("DIR");
-  command->add_option("--timeout", options->timeout_s, "Kill the job after S seconds")
-      ->type_name("S");
+}
+
+// What the ranks get of this environment, and where they run.
+void add_environment_options(CLI::App& command, RunOptions& options) {
   command
-      ->add_option("-x", options->exports,
-                   "Export VAR (or VAR=value) to every rank (repeatable; with --no-forward-env "
-                   "the way to pass this environment's variables)")
+      .add_option("-x", options.exports,
+                  "Export VAR (or VAR=value) to every rank (repeatable; with --no-forward-env "
+                  "the way to pass this environment's variables)")
       ->type_name("VAR")
       ->allow_extra_args(false);
-  command->add_option("--env", options->settings, "Set VAR=value for every rank (repeatable)")
+  command.add_option("--env", options.settings, "Set VAR=value for every rank (repeatable)")
       ->type_name("VAR=value")
       ->allow_extra_args(false);
-  command->add_flag("--no-forward-env", options->no_forward_env,
-                    "Ranks get the daemons' environment (as grove start had it) plus -x and "
-                    "--env, not this one");
+  command.add_flag("--no-forward-env", options.no_forward_env,
+                   "Ranks get the daemons' environment (as grove start had it) plus -x and "
+                   "--env, not this one");
   command
-      ->add_option("--wdir,--cwd", options->wdir,
-                   "Directory the ranks run in (default: this one; relative to this one)")
+      .add_option("--wdir,--cwd", options.wdir,
+                  "Directory the ranks run in (default: this one; relative to this one)")
       ->type_name("DIR");
-  command->add_flag("--verbose-to-terminal", options->verbose_to_terminal,
-                    "The log of the DVM started for this job (verbose lines, errors) comes to "
-                    "this terminal too");
+}
+
+// Ranks per daemon, cores per rank, binding and rank order.
+void add_binding_options(CLI::App& command, RunOptions& options) {
   command
-      ->add_option("-N,--npernode", options->npernode,
-                   "N ranks on every daemon (--map-by ppr:N:node; mpirun's -N)")
+      .add_option("-N,--npernode", options.npernode,
+                  "N ranks on every daemon (--map-by ppr:N:node; mpirun's -N)")
       ->check(CLI::Range(1u, 65535u))
       ->excludes("--map-by");
   command
-      ->add_option("--bind-to", options->bind_to,
-                   "Bind each rank to a core, hwthread or socket of its host, round robin, or "
-                   "none (default as mpirun: core for 1 or 2 ranks, socket for more, none when "
-                   "a host's cores are too few); with core, more ranks than a host's cores is "
-                   "refused unless :overload-allowed follows")
+      .add_option("--bind-to", options.bind_to,
+                  "Bind each rank to a core, hwthread or socket of its host, round robin, or "
+                  "none (default as mpirun: core for 1 or 2 ranks, socket for more, none when "
+                  "a host's cores are too few); with core, more ranks than a host's cores is "
+                  "refused unless :overload-allowed follows")
       ->check(CLI::IsMember({"none", "core", "hwthread", "socket", "core:overload-allowed",
                              "hwthread:overload-allowed", "socket:overload-allowed"}));
   command
-      ->add_option("-c,--cpus-per-rank,--cpus-per-proc", options->cpus_per_rank,
-                   "Give each rank K cores (--map-by ...:pe=K): it uses K slots, is bound to K "
-                   "cores and gets OMP_NUM_THREADS=K unless that is set")
+      .add_option("-c,--cpus-per-rank,--cpus-per-proc", options.cpus_per_rank,
+                  "Give each rank K cores (--map-by ...:pe=K): it uses K slots, is bound to K "
+                  "cores and gets OMP_NUM_THREADS=K unless that is set")
       ->type_name("K")
       ->check(CLI::Range(1u, 4096u));
   command
-      ->add_option("--rank-by", options->rank_by,
-                   "Number ranks by slot (each daemon's contiguous) or node (round robin over "
-                   "the daemons); default: as --map-by placed them")
+      .add_option("--rank-by", options.rank_by,
+                  "Number ranks by slot (each daemon's contiguous) or node (round robin over "
+                  "the daemons); default: as --map-by placed them")
       ->check(CLI::IsMember({"slot", "node", "core"}));
+}
+
+void add_run_command(CLI::App& app, CliContext& context) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run", "Run a parallel job (starts a local DVM for it if none is running)");
+  add_param_options(*command, context);
+  add_mapping_options(*command, *options);
+  add_output_options(*command, options->output);
+  command->add_option("--timeout", options->timeout_s, "Kill the job after S seconds")
+      ->type_name("S");
+  add_environment_options(*command, *options);
+  command->add_flag("--verbose-to-terminal", options->verbose_to_terminal,
+                    "The log of the DVM started for this job (verbose lines, errors) comes to "
+                    "this terminal too");
+  add_binding_options(*command, *options);
   auto* host_option =
       command->add_option("-H,--host", options->hosts,
                           "Run on these hosts, HOST[:SLOTS],...: the hosts of the DVM started "

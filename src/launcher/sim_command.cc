@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "grpcomm/tags.h"
 #include "launcher/commands.h"
@@ -61,7 +62,8 @@ nlohmann::json percentiles_json(const std::vector<TimeNs>& values) {
           {"max_us", percentile(values, 1.0)}};
 }
 
-int run_sim(const CliContext& context, const SimCliOptions& cli) {
+// Large runs go faster on huge pages, which glibc turns on only at start-up.
+void maybe_use_huge_pages(const CliContext& context, const SimCliOptions& cli) {
   if (sim_wants_huge_pages(cli.huge_pages, cli.daemons)) {
     // Returns only if it did not re-execute (the tunable is set, or cannot be).
     const std::string why_not = reexec_with_huge_pages(context.param_files);
@@ -69,12 +71,17 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
       std::fprintf(stderr, "grove sim: huge pages not used: %s\n", why_not.c_str());
     }
   }
+}
+
+// The simulator's options from the command line and the MCA parameters it
+// defaults to; nullopt (with the error printed) if an option does not parse.
+std::optional<SimOptions> sim_options(const CliContext& context, const SimCliOptions& cli) {
   SimOptions options;
   options.daemons = cli.daemons;
   auto payload = parse_size(cli.payload);
   if (!payload) {
     print_cli_error("--payload '" + cli.payload + "': expected a byte count such as 1024 or 1M");
-    return 1;
+    return std::nullopt;
   }
   options.payload_bytes = *payload;
   options.radices.routing =
@@ -87,7 +94,7 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
     if (!value) {
       print_cli_error("--low-radix-release '" + cli.low_radix_release +
                       "': expected true or false");
-      return 1;
+      return std::nullopt;
     }
     options.low_radix_release = *value;
   }
@@ -109,7 +116,7 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
     if (!threshold) {
       print_cli_error("--compress-threshold '" + cli.compress_threshold +
                       "': expected a byte count such as 4096 or 4k");
-      return 1;
+      return std::nullopt;
     }
     options.compress_threshold = *threshold;
   }
@@ -117,31 +124,21 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   if (cli.faults >= cli.daemons) {
     print_cli_error("--faults " + std::to_string(cli.faults) +
                     " leaves no daemon but the controller");
-    return 1;
+    return std::nullopt;
   }
+  return options;
+}
 
+// What the completed runs add up to.
+struct SimTotals {
   std::vector<TimeNs> fence_ns, release_ns;
   Accounting traffic;
   std::vector<double> frames_per_daemon, bytes_per_daemon;
   std::uint64_t events = 0, killed = 0, parked = 0, replays = 0, resends = 0, failed_rounds = 0;
   nlohmann::json failures = nlohmann::json::array();
-  auto progress_mode = parse_progress_mode(cli.progress);
-  if (!progress_mode) {
-    print_cli_error("--progress '" + cli.progress + "': expected auto, always or never");
-    return 1;
-  }
-  SimProgress progress(*progress_mode, cli.runs);
   std::uint32_t runs_completed = 0;
-  for (std::uint32_t run = 0; run < cli.runs; ++run) {
-    if (!progress.update(run, 0)) break;
-    options.seed = cli.seed + run;
-    // The last run's memory goes with the process (a tenth of a large run).
-    options.free_memory = run + 1 < cli.runs;
-    options.progress = [&progress, run](std::uint64_t events) {
-      return progress.update(run, events);
-    };
-    SimResult result = run_simulation(options);
-    if (result.interrupted) break;  // Ctrl-C: the run under way does not count
+
+  void add(const SimResult& result, const SimOptions& options) {
     ++runs_completed;
     events += result.events;
     killed += result.killed.size();
@@ -164,57 +161,88 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
                           {"trace", result.trace}});
     }
   }
-  auto mean = [](const std::vector<double>& values) {
-    double sum = 0;
-    for (double v : values)
-      sum += v;
-    return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
-  };
-  auto max = [](const std::vector<double>& values) {
-    return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
-  };
+};
 
-  if (cli.json) {
-    nlohmann::json out;
-    out["options"] = {{"daemons", options.daemons},
-                      {"nic_sharing", cli.nic_sharing},
-                      {"payload_bytes", options.payload_bytes},
-                      {"radix", options.radices.routing},
-                      {"radix2", options.radices.release},
-                      {"low_radix_release", options.low_radix_release},
-                      {"faults", cli.faults},
-                      {"rounds", cli.rounds},
-                      {"seed", cli.seed},
-                      {"runs", cli.runs}};
-    out["runs_completed"] = runs_completed;
-    out["interrupted"] = progress.interrupted();
-    out["huge_pages"] = huge_pages_in_effect();
-    out["runs_failed"] = failures.size();
-    out["failures"] = failures;
-    out["events"] = events;
-    out["fence"] = percentiles_json(fence_ns);
-    out["release_span"] = percentiles_json(release_ns);
-    out["frames_per_daemon"] = {{"mean", mean(frames_per_daemon)}, {"max", max(frames_per_daemon)}};
-    out["bytes_per_daemon"] = {{"mean", mean(bytes_per_daemon)}, {"max", max(bytes_per_daemon)}};
-    out["repairs"] = {{"killed", killed},
-                      {"parked", parked},
-                      {"replays", replays},
-                      {"rollup_resends", resends},
-                      {"failed_rounds", failed_rounds}};
-    nlohmann::json table = nlohmann::json::array();
-    for (const auto& [key, count] : traffic.by_key()) {
-      table.push_back({{"type", std::string(frame_type_name(key.type))},
-                       {"tag", std::string(tag_name(key.tag))},
-                       {"topology", std::string(topology_name(key.topology))},
-                       {"frames", count.frames},
-                       {"bytes", count.bytes}});
-    }
-    out["traffic"] = table;
-    std::cout << out.dump(2) << "\n";
-    if (!failures.empty()) return 2;
-    return progress.interrupted() ? 130 : 0;
+// Runs seed, seed+1, ... until cli.runs are done or Ctrl-C stops the sweep.
+SimTotals run_seeds(SimOptions& options, const SimCliOptions& cli, SimProgress& progress) {
+  SimTotals totals;
+  for (std::uint32_t run = 0; run < cli.runs; ++run) {
+    if (!progress.update(run, 0)) break;
+    options.seed = cli.seed + run;
+    // The last run's memory goes with the process (a tenth of a large run).
+    options.free_memory = run + 1 < cli.runs;
+    options.progress = [&progress, run](std::uint64_t events) {
+      return progress.update(run, events);
+    };
+    SimResult result = run_simulation(options);
+    if (result.interrupted) break;  // Ctrl-C: the run under way does not count
+    totals.add(result, options);
   }
+  return totals;
+}
 
+double mean_of(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values)
+    sum += v;
+  return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
+}
+
+double max_of(const std::vector<double>& values) {
+  return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+}
+
+// 2 if a run broke an invariant, 130 if Ctrl-C cut the sweep short, else 0.
+int sim_exit_code(const SimTotals& totals, const SimProgress& progress) {
+  if (!totals.failures.empty()) return 2;
+  return progress.interrupted() ? 130 : 0;
+}
+
+int print_sim_json(const SimCliOptions& cli, const SimOptions& options, const SimTotals& totals,
+                   const SimProgress& progress) {
+  nlohmann::json out;
+  out["options"] = {{"daemons", options.daemons},
+                    {"nic_sharing", cli.nic_sharing},
+                    {"payload_bytes", options.payload_bytes},
+                    {"radix", options.radices.routing},
+                    {"radix2", options.radices.release},
+                    {"low_radix_release", options.low_radix_release},
+                    {"faults", cli.faults},
+                    {"rounds", cli.rounds},
+                    {"seed", cli.seed},
+                    {"runs", cli.runs}};
+  out["runs_completed"] = totals.runs_completed;
+  out["interrupted"] = progress.interrupted();
+  out["huge_pages"] = huge_pages_in_effect();
+  out["runs_failed"] = totals.failures.size();
+  out["failures"] = totals.failures;
+  out["events"] = totals.events;
+  out["fence"] = percentiles_json(totals.fence_ns);
+  out["release_span"] = percentiles_json(totals.release_ns);
+  out["frames_per_daemon"] = {{"mean", mean_of(totals.frames_per_daemon)},
+                              {"max", max_of(totals.frames_per_daemon)}};
+  out["bytes_per_daemon"] = {{"mean", mean_of(totals.bytes_per_daemon)},
+                             {"max", max_of(totals.bytes_per_daemon)}};
+  out["repairs"] = {{"killed", totals.killed},
+                    {"parked", totals.parked},
+                    {"replays", totals.replays},
+                    {"rollup_resends", totals.resends},
+                    {"failed_rounds", totals.failed_rounds}};
+  nlohmann::json table = nlohmann::json::array();
+  for (const auto& [key, count] : totals.traffic.by_key()) {
+    table.push_back({{"type", std::string(frame_type_name(key.type))},
+                     {"tag", std::string(tag_name(key.tag))},
+                     {"topology", std::string(topology_name(key.topology))},
+                     {"frames", count.frames},
+                     {"bytes", count.bytes}});
+  }
+  out["traffic"] = table;
+  std::cout << out.dump(2) << "\n";
+  return sim_exit_code(totals, progress);
+}
+
+void print_sim_summary(const SimCliOptions& cli, const SimOptions& options, const SimTotals& totals,
+                       const SimProgress& progress) {
   std::printf(
       "grove sim: %u daemons, %s released per round, routing radix %u, release radix %u "
       "(low-radix release %s)\n",
@@ -222,11 +250,13 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
       options.radices.routing, options.radices.release, options.low_radix_release ? "on" : "off");
   if (progress.interrupted()) {
     std::printf("interrupted by Ctrl-C after %u of %u runs; the figures below are theirs\n",
-                runs_completed, cli.runs);
+                totals.runs_completed, cli.runs);
   }
   std::printf("%u run(s) from seed %llu, %u round(s) each, %u fault(s) per run, %llu events\n",
-              runs_completed, static_cast<unsigned long long>(cli.seed), cli.rounds, cli.faults,
-              static_cast<unsigned long long>(events));
+              totals.runs_completed, static_cast<unsigned long long>(cli.seed), cli.rounds,
+              cli.faults, static_cast<unsigned long long>(totals.events));
+  const std::vector<TimeNs>& fence_ns = totals.fence_ns;
+  const std::vector<TimeNs>& release_ns = totals.release_ns;
   std::printf(
       "fence (first contribution to last release, virtual): p50 %.1f us  p90 %.1f us  "
       "p99 %.1f us  max %.1f us\n",
@@ -235,17 +265,23 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   std::printf("release span at the originator: p50 %.1f us  p90 %.1f us  max %.1f us\n",
               percentile(release_ns, 0.5), percentile(release_ns, 0.9),
               percentile(release_ns, 1.0));
-  std::printf("per daemon: %.1f frames (max %.0f), %s (max %s)\n", mean(frames_per_daemon),
-              max(frames_per_daemon), format_bytes(mean(bytes_per_daemon)).c_str(),
-              format_bytes(max(bytes_per_daemon)).c_str());
+  std::printf("per daemon: %.1f frames (max %.0f), %s (max %s)\n",
+              mean_of(totals.frames_per_daemon), max_of(totals.frames_per_daemon),
+              format_bytes(mean_of(totals.bytes_per_daemon)).c_str(),
+              format_bytes(max_of(totals.bytes_per_daemon)).c_str());
   if (cli.faults > 0) {
     std::printf(
         "repairs: %llu killed, %llu parked, %llu replays, %llu rollup re-sends, "
         "%llu rounds ended in error\n",
-        static_cast<unsigned long long>(killed), static_cast<unsigned long long>(parked),
-        static_cast<unsigned long long>(replays), static_cast<unsigned long long>(resends),
-        static_cast<unsigned long long>(failed_rounds));
+        static_cast<unsigned long long>(totals.killed),
+        static_cast<unsigned long long>(totals.parked),
+        static_cast<unsigned long long>(totals.replays),
+        static_cast<unsigned long long>(totals.resends),
+        static_cast<unsigned long long>(totals.failed_rounds));
   }
+}
+
+void print_traffic_table(const Accounting& traffic) {
   std::printf("%-14s %-14s %-9s %12s %14s\n", "frame", "tag", "topology", "frames", "bytes");
   for (const auto& [key, count] : traffic.by_key()) {
     std::printf("%-14s %-14s %-9s %12llu %14llu\n", std::string(frame_type_name(key.type)).c_str(),
@@ -254,10 +290,10 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
                 static_cast<unsigned long long>(count.frames),
                 static_cast<unsigned long long>(count.bytes));
   }
-  if (failures.empty()) {
-    std::printf("all invariants held in %u run(s)\n", runs_completed);
-    return progress.interrupted() ? 130 : 0;
-  }
+}
+
+// Each broken invariant with the events before it and the line that replays it.
+void print_failures(const nlohmann::json& failures) {
   for (const auto& failure : failures) {
     std::printf("\nVIOLATION (seed %llu): %s\n",
                 static_cast<unsigned long long>(failure["seed"].get<std::uint64_t>()),
@@ -266,7 +302,33 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
       std::printf("  %s\n", line.get<std::string>().c_str());
     std::printf("replay with: %s\n", failure["replay"].get<std::string>().c_str());
   }
-  return 2;
+}
+
+int print_sim_text(const SimCliOptions& cli, const SimOptions& options, const SimTotals& totals,
+                   const SimProgress& progress) {
+  print_sim_summary(cli, options, totals, progress);
+  print_traffic_table(totals.traffic);
+  if (totals.failures.empty()) {
+    std::printf("all invariants held in %u run(s)\n", totals.runs_completed);
+  } else {
+    print_failures(totals.failures);
+  }
+  return sim_exit_code(totals, progress);
+}
+
+int run_sim(const CliContext& context, const SimCliOptions& cli) {
+  maybe_use_huge_pages(context, cli);
+  std::optional<SimOptions> options = sim_options(context, cli);
+  if (!options) return 1;
+  auto progress_mode = parse_progress_mode(cli.progress);
+  if (!progress_mode) {
+    print_cli_error("--progress '" + cli.progress + "': expected auto, always or never");
+    return 1;
+  }
+  SimProgress progress(*progress_mode, cli.runs);
+  const SimTotals totals = run_seeds(*options, cli, progress);
+  if (cli.json) return print_sim_json(cli, *options, totals, progress);
+  return print_sim_text(cli, *options, totals, progress);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "control/session_dir.h"
@@ -147,39 +149,349 @@ struct Measured {
   std::vector<double> batch_medians;  // one per batch
 };
 
-int tune(const TuneOptions& options) {
+// The payloads to measure with, and the modex to advise for.
+struct TuneSizes {
+  std::uint64_t small = 0, large = 0;
+  std::optional<std::uint64_t> modex;  // nullopt: the DVM's mean fence release
+};
+
+// nullopt (the error printed) if --small, --large or --modex do not parse.
+std::optional<TuneSizes> tune_sizes(const TuneOptions& options) {
   const auto small = parse_size(options.small), large = parse_size(options.large);
   if (!small || !large || *large <= *small || *large > (64u << 20)) {
     print_cli_error(
         "--small and --large: byte counts (such as 1KiB and 256KiB), the large one "
         "larger, at most 64MiB");
-    return 1;
+    return std::nullopt;
   }
-  std::optional<std::uint64_t> modex;
+  TuneSizes sizes{*small, *large, std::nullopt};
   if (!options.modex.empty()) {
-    modex = parse_size(options.modex);
-    if (!modex) {
+    sizes.modex = parse_size(options.modex);
+    if (!sizes.modex) {
       print_cli_error("--modex '" + options.modex + "': expected a byte count such as 16KiB");
-      return 1;
+      return std::nullopt;
     }
   }
+  return sizes;
+}
+
+// The hosts of the DVM's living daemons, in vpid order, each once.
+struct TuneHosts {
+  std::vector<std::string> hosts;
+  std::uint64_t living = 0;  // daemons up
+
+  bool local() const { return hosts.size() == 1; }
+  // Each sibling DVM's daemons: one per host, or on one host as many as it has.
+  std::uint64_t daemons() const { return local() ? living : hosts.size(); }
+};
+
+TuneHosts living_hosts(const nlohmann::json& status) {
+  TuneHosts hosts;
+  std::set<std::string> seen;
+  for (const auto& daemon : status.value("daemons", nlohmann::json())) {
+    if (daemon.value("state", "") != "up") continue;
+    ++hosts.living;
+    const std::string host = daemon.value("host", "");
+    if (seen.insert(host).second) hosts.hosts.push_back(host);
+  }
+  return hosts;
+}
+
+std::string tune_hostfile(const std::string& base) {
+  return base + "/tune-hosts-" + std::to_string(getpid());
+}
+
+// `grove start`'s arguments placing a sibling DVM where the DVM runs (its
+// hosts written to a hostfile in `base`), with the DVM's own settings.
+std::vector<std::string> sibling_placement(const TuneHosts& hosts, const nlohmann::json& status,
+                                           const std::string& base) {
+  std::vector<std::string> where;
+  if (hosts.local()) {
+    where = {"--local", std::to_string(hosts.daemons())};
+  } else {
+    const std::string hostfile = tune_hostfile(base);
+    std::ofstream file(hostfile);
+    for (const std::string& host : hosts.hosts)
+      file << host << "\n";
+    where = {"--hostfile", hostfile};
+  }
+  // The DVM's own settings go along, but for the release tree's.
+  const nlohmann::json params = status.value("params", nlohmann::json());
+  for (const auto& [name, value] : params.items()) {
+    if (name == "rml_base_radix2" || name == "grpcomm_low_radix_release") continue;
+    where.insert(where.end(), {"--mca", name, value.get<std::string>()});
+  }
+  return where;
+}
+
+std::vector<std::string> with_release_radix(std::vector<std::string> args, std::uint64_t radix2) {
+  args.insert(args.end(), {"--mca", "grpcomm_low_radix_release", "true", "--mca", "rml_base_radix2",
+                           std::to_string(radix2)});
+  return args;
+}
+
+using Measurements = std::map<std::string, Measured>;  // "flat small", ...
+
+// Starts the siblings in turn: what went wrong ("" if nothing).
+std::string start_siblings(SiblingDvm& flat, SiblingDvm& binary, const std::string& base) {
+  std::string failure;
+  for (SiblingDvm* sibling : {&flat, &binary}) {
+    if (tune_interrupted) failure = "interrupted";
+    if (!failure.empty()) break;
+    if (Status started = sibling->start(base); !started) failure = started.error().message;
+  }
+  return failure;
+}
+
+// The batches of releases of both sizes on both siblings, into `measured`:
+// what went wrong ("" if nothing).
+std::string run_batches(SiblingDvm& flat, SiblingDvm& binary, const TuneOptions& options,
+                        const TuneSizes& sizes, Measurements& measured) {
+  std::string failure;
+  for (std::uint32_t batch = 0; failure.empty() && batch < options.batches; ++batch) {
+    // The order flips every batch: neither tree always goes first.
+    std::vector<SiblingDvm*> order{&flat, &binary};
+    if (batch % 2 == 1) std::reverse(order.begin(), order.end());
+    for (SiblingDvm* sibling : order) {
+      for (const std::uint64_t size : {sizes.small, sizes.large}) {
+        if (tune_interrupted) failure = "interrupted";
+        if (!failure.empty()) break;
+        auto bench = ask_dvm(
+            sibling->uri(),
+            {{"cmd", "bench"}, {"kind", "release"}, {"size", size}, {"count", options.count}},
+            std::chrono::seconds(600));
+        if (!bench) {
+          failure = "benchmark on the " + sibling->name() + " DVM: " + bench.error().message;
+          break;
+        }
+        Measured& into = measured[sibling->name() + (size == sizes.small ? " small" : " large")];
+        const auto spans = (*bench)["spans_us"].get<std::vector<double>>();
+        into.spans.insert(into.spans.end(), spans.begin(), spans.end());
+        into.batch_medians.push_back(median(spans));
+      }
+    }
+  }
+  return failure;
+}
+
+struct Measurement {
+  Measurements measured;
+  std::string failure;  // "" if measured; "interrupted" by a signal
+};
+
+// Starts the two sibling DVMs, measures their releases, and stops them.
+Measurement measure_siblings(const TuneOptions& options, const TuneSizes& sizes,
+                             const TuneHosts& hosts, const std::vector<std::string>& where,
+                             const std::string& base) {
+  // Ctrl-C, SIGTERM and SIGHUP end the measurement, not the process: the
+  // DVMs it started are stopped first (until then the signals only count).
+  struct sigaction interrupt {
+  }, before[3];
+  interrupt.sa_handler = on_tune_interrupt;
+  sigemptyset(&interrupt.sa_mask);
+  const int caught[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i)
+    sigaction(caught[i], &interrupt, &before[i]);
+  const std::uint64_t daemons = hosts.daemons();
+  std::fprintf(stderr,
+               "grove tune: two DVMs of %llu daemons on the same %s (flat and radix-2 releases), "
+               "%u batches of %u releases of %llu and %llu bytes each\n",
+               static_cast<unsigned long long>(daemons), hosts.local() ? "host" : "hosts",
+               options.batches, options.count, static_cast<unsigned long long>(sizes.small),
+               static_cast<unsigned long long>(sizes.large));
+  SiblingDvm flat("flat", with_release_radix(where, std::max<std::uint64_t>(64, daemons)));
+  SiblingDvm binary("radix-2", with_release_radix(where, 2));
+  Measurement result;
+  result.failure = start_siblings(flat, binary, base);
+  std::remove(tune_hostfile(base).c_str());
+  if (result.failure.empty()) {
+    result.failure = run_batches(flat, binary, options, sizes, result.measured);
+  }
+  flat.stop();
+  binary.stop();
+  for (int i = 0; i < 3; ++i)
+    sigaction(caught[i], &before[i], nullptr);
+  return result;
+}
+
+// The constants fitted to the median spans, and their spread: the same fit
+// from each batch's medians alone.
+struct TuneFit {
+  FittedConstants fit;
+  std::vector<double> alphas, copies, gbits;
+};
+
+// nullopt (the error printed) if the spans fit no constants.
+std::optional<TuneFit> fit_constants(Measurements& measured, std::uint64_t daemons,
+                                     const TuneSizes& sizes, std::uint32_t batches) {
+  auto spans_of = [&](auto pick) {
+    return ReleaseSpans{pick(measured["flat small"]), pick(measured["flat large"]),
+                        pick(measured["radix-2 small"]), pick(measured["radix-2 large"])};
+  };
+  const auto small = static_cast<double>(sizes.small), large = static_cast<double>(sizes.large);
+  auto fit = fit_release_constants(daemons, small, large,
+                                   spans_of([](const Measured& m) { return median(m.spans); }));
+  if (!fit) {
+    print_cli_error("grove tune: " + fit.error().message);
+    return std::nullopt;
+  }
+  TuneFit result{*fit, {}, {}, {}};
+  for (std::uint32_t batch = 0; batch < batches; ++batch) {
+    auto one = fit_release_constants(daemons, small, large, spans_of([batch](const Measured& m) {
+                                       return m.batch_medians[batch];
+                                     }));
+    if (!one) continue;
+    result.alphas.push_back(one->constants.alpha_us);
+    result.copies.push_back(one->constants.copy_us);
+    result.gbits.push_back(one->constants.bandwidth_bytes_per_s * 8 / 1e9);
+  }
+  return result;
+}
+
+// Advice for the running DVM's own size and its typical modex.
+struct TuneAdvice {
+  double payload = 0;
+  std::string payload_source;
+  std::uint64_t routing = 0;  // the DVM's routing radix
+  ReleaseAdvice release;
+};
+
+TuneAdvice advise(const nlohmann::json& status, const TuneSizes& sizes, std::uint64_t living,
+                  const CostConstants& constants) {
+  const auto& modex = sizes.modex;
+  const auto typical = typical_release(status);
+  TuneAdvice advice;
+  advice.payload = modex     ? static_cast<double>(*modex)
+                   : typical ? typical->first
+                             : static_cast<double>(sizes.small);
+  advice.payload_source = modex     ? "--modex"
+                          : typical ? "the mean fence release of this DVM (" +
+                                          std::to_string(typical->second) + " frames)"
+                                    : "no fence has run on this DVM: the small payload";
+  advice.routing = static_cast<std::uint64_t>(status.value("radix", 64));
+  const auto radix2 = static_cast<std::uint64_t>(status.value("radix2", 4));
+  const bool low_radix = status.value("low_radix_release", true);
+  advice.release =
+      advise_release(living, advice.payload, constants, advice.routing, radix2, low_radix);
+  return advice;
+}
+
+// What grove tune found, for printing.
+struct TuneReport {
+  const TuneOptions& options;
+  const TuneSizes& sizes;
+  const TuneHosts& hosts;
+  Measurements& measured;
+  const TuneFit& fit;
+  const TuneAdvice& advice;
+};
+
+nlohmann::json min_max_json(const std::vector<double>& values) {
+  if (values.empty()) return nlohmann::json::array();
+  return nlohmann::json::array({*std::min_element(values.begin(), values.end()),
+                                *std::max_element(values.begin(), values.end())});
+}
+
+void print_tune_json(const TuneReport& report) {
+  const CostConstants& constants = report.fit.fit.constants;
+  const ReleaseAdvice& advice = report.advice.release;
+  nlohmann::json out{{"daemons", report.hosts.daemons()},
+                     {"small_bytes", report.sizes.small},
+                     {"large_bytes", report.sizes.large},
+                     {"batches", report.options.batches},
+                     {"count", report.options.count}};
+  for (const auto& [name, m] : report.measured)
+    out["spans"][name] = {{"median_us", median(m.spans)},
+                          {"p10_us", percentile(m.spans, 0.1)},
+                          {"p90_us", percentile(m.spans, 0.9)}};
+  out["fit"] = {{"alpha_us", constants.alpha_us},
+                {"c_us", constants.copy_us},
+                {"bandwidth_gbit_s", constants.bandwidth_bytes_per_s * 8 / 1e9},
+                {"alpha_range_us", min_max_json(report.fit.alphas)},
+                {"c_range_us", min_max_json(report.fit.copies)},
+                {"bandwidth_range_gbit_s", min_max_json(report.fit.gbits)},
+                {"alpha_clamped", report.fit.fit.alpha_clamped},
+                {"c_clamped", report.fit.fit.copy_clamped}};
+  out["advice"] = {{"daemons", report.hosts.living},
+                   {"modex_bytes", report.advice.payload},
+                   {"modex_from", report.advice.payload_source},
+                   {"rml_base_radix2", advice.radix2},
+                   {"predicted_us", advice.best_us},
+                   {"routing_tree_us", advice.routing_us},
+                   {"current_us", advice.current_us},
+                   {"grpcomm_low_radix_release", advice.low_radix_pays}};
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_spans_table(const TuneReport& report) {
+  std::printf("%-10s %10s %12s %12s\n", "release", "bytes", "median us", "p10-p90 us");
+  for (const char* tree : {"flat", "radix-2"}) {
+    for (const auto& [which, size] :
+         {std::pair<const char*, std::uint64_t>{"small", report.sizes.small},
+          {"large", report.sizes.large}}) {
+      const Measured& m = report.measured[std::string(tree) + " " + which];
+      std::printf("%-10s %10llu %12.1f %5.1f-%.1f\n", tree, static_cast<unsigned long long>(size),
+                  median(m.spans), percentile(m.spans, 0.1), percentile(m.spans, 0.9));
+    }
+  }
+}
+
+// The batches' range in `format`, or nothing with fewer than two batches.
+std::string batch_spread(const std::vector<double>& values, const char* format) {
+  if (values.size() < 2) return std::string();
+  char text[96];
+  std::snprintf(text, sizeof text, format, *std::min_element(values.begin(), values.end()),
+                *std::max_element(values.begin(), values.end()));
+  return std::string(text);
+}
+
+void print_fitted_constants(const TuneFit& fit) {
+  const CostConstants& constants = fit.fit.constants;
+  const double gbit = constants.bandwidth_bytes_per_s * 8 / 1e9;
+  std::printf("fitted, T(r) = ceil(log_r N) * (alpha + r*c + r*M/B):\n");
+  std::printf("  alpha %8.1f us%s%s\n", constants.alpha_us,
+              batch_spread(fit.alphas, "   (batches: %.1f to %.1f)").c_str(),
+              fit.fit.alpha_clamped ? "  (below the noise: taken as 0)" : "");
+  std::printf("  c     %8.1f us%s%s\n", constants.copy_us,
+              batch_spread(fit.copies, "   (batches: %.1f to %.1f)").c_str(),
+              fit.fit.copy_clamped ? "  (below the noise: taken as 0)" : "");
+  std::printf("  B     %8.3f Gbit/s%s\n", gbit,
+              batch_spread(fit.gbits, " (batches: %.3f to %.3f)").c_str());
+}
+
+void print_advice(const TuneAdvice& advice, std::uint64_t living) {
+  const ReleaseAdvice& release = advice.release;
+  std::printf("for this DVM (%llu daemons) and a modex of %.0f bytes (%s):\n",
+              static_cast<unsigned long long>(living), advice.payload,
+              advice.payload_source.c_str());
+  std::printf(
+      "  release radix %llu: %.1f us predicted; the routing tree (radix %llu): %.1f us; "
+      "as it runs now: %.1f us\n",
+      static_cast<unsigned long long>(release.radix2), release.best_us,
+      static_cast<unsigned long long>(advice.routing), release.routing_us, release.current_us);
+  if (release.low_radix_pays) {
+    std::printf(
+        "  advice: --mca grpcomm_low_radix_release true --mca rml_base_radix2 %llu "
+        "(%.0f%% less than the routing tree)\n",
+        static_cast<unsigned long long>(release.radix2),
+        100.0 * (1.0 - release.best_us / release.routing_us));
+  } else {
+    std::printf(
+        "  advice: --mca grpcomm_low_radix_release false (a separate release tree "
+        "gains less than 5%% at this modex)\n");
+  }
+}
+
+int tune(const TuneOptions& options) {
+  const std::optional<TuneSizes> sizes = tune_sizes(options);
+  if (!sizes) return 1;
   auto status = ask_dvm(options.selector, {{"cmd", "status"}}, std::chrono::seconds(30));
   if (!status) {
     print_cli_error(status.error().message);
     return 1;
   }
-  // The hosts of its living daemons, in vpid order, each once.
-  std::vector<std::string> hosts;
-  std::set<std::string> seen;
-  std::uint64_t living = 0;
-  for (const auto& daemon : (*status)["daemons"]) {
-    if (daemon.value("state", "") != "up") continue;
-    ++living;
-    const std::string host = daemon.value("host", "");
-    if (seen.insert(host).second) hosts.push_back(host);
-  }
-  const bool local = hosts.size() == 1;
-  const std::uint64_t daemons = local ? living : hosts.size();
+  const TuneHosts hosts = living_hosts(*status);
+  const std::uint64_t daemons = hosts.daemons();
   if (daemons < 4) {
     print_cli_error("grove tune needs a DVM of 4 daemons (hosts) or more: with " +
                     std::to_string(daemons) +
@@ -192,198 +504,24 @@ int tune(const TuneOptions& options) {
     print_cli_error(base.error().message);
     return 1;
   }
-  std::vector<std::string> where;
-  if (local) {
-    where = {"--local", std::to_string(daemons)};
-  } else {
-    const std::string hostfile = *base + "/tune-hosts-" + std::to_string(getpid());
-    std::ofstream file(hostfile);
-    for (const std::string& host : hosts)
-      file << host << "\n";
-    where = {"--hostfile", hostfile};
+  const std::vector<std::string> where = sibling_placement(hosts, *status, *base);
+  Measurement measurement = measure_siblings(options, *sizes, hosts, where, *base);
+  if (!measurement.failure.empty()) {
+    print_cli_error("grove tune: " + measurement.failure);
+    return measurement.failure == "interrupted" ? 130 : 1;
   }
-  // The DVM's own settings go along, but for the release tree's.
-  for (const auto& [name, value] : (*status)["params"].items()) {
-    if (name == "rml_base_radix2" || name == "grpcomm_low_radix_release") continue;
-    where.insert(where.end(), {"--mca", name, value.get<std::string>()});
-  }
-  auto with = [&](std::uint64_t radix2) {
-    std::vector<std::string> args = where;
-    args.insert(args.end(), {"--mca", "grpcomm_low_radix_release", "true", "--mca",
-                             "rml_base_radix2", std::to_string(radix2)});
-    return args;
-  };
-  // Ctrl-C, SIGTERM and SIGHUP end the measurement, not the process: the
-  // DVMs it started are stopped first (until then the signals only count).
-  struct sigaction interrupt {
-  }, before[3];
-  interrupt.sa_handler = on_tune_interrupt;
-  sigemptyset(&interrupt.sa_mask);
-  const int caught[3] = {SIGINT, SIGTERM, SIGHUP};
-  for (int i = 0; i < 3; ++i)
-    sigaction(caught[i], &interrupt, &before[i]);
-  std::fprintf(stderr,
-               "grove tune: two DVMs of %llu daemons on the same %s (flat and radix-2 releases), "
-               "%u batches of %u releases of %llu and %llu bytes each\n",
-               static_cast<unsigned long long>(daemons), local ? "host" : "hosts", options.batches,
-               options.count, static_cast<unsigned long long>(*small),
-               static_cast<unsigned long long>(*large));
-  SiblingDvm flat("flat", with(std::max<std::uint64_t>(64, daemons)));
-  SiblingDvm binary("radix-2", with(2));
-  std::map<std::string, Measured> measured;  // "flat small", ...
-  std::string failure;
-  for (SiblingDvm* sibling : {&flat, &binary}) {
-    if (tune_interrupted) failure = "interrupted";
-    if (!failure.empty()) break;
-    if (Status started = sibling->start(*base); !started) failure = started.error().message;
-  }
-  std::remove((*base + "/tune-hosts-" + std::to_string(getpid())).c_str());
-  for (std::uint32_t batch = 0; failure.empty() && batch < options.batches; ++batch) {
-    // The order flips every batch: neither tree always goes first.
-    std::vector<SiblingDvm*> order{&flat, &binary};
-    if (batch % 2 == 1) std::reverse(order.begin(), order.end());
-    for (SiblingDvm* sibling : order) {
-      for (const std::uint64_t size : {*small, *large}) {
-        if (tune_interrupted) failure = "interrupted";
-        if (!failure.empty()) break;
-        auto bench = ask_dvm(
-            sibling->uri(),
-            {{"cmd", "bench"}, {"kind", "release"}, {"size", size}, {"count", options.count}},
-            std::chrono::seconds(600));
-        if (!bench) {
-          failure = "benchmark on the " + sibling->name() + " DVM: " + bench.error().message;
-          break;
-        }
-        Measured& into = measured[sibling->name() + (size == *small ? " small" : " large")];
-        const auto spans = (*bench)["spans_us"].get<std::vector<double>>();
-        into.spans.insert(into.spans.end(), spans.begin(), spans.end());
-        into.batch_medians.push_back(median(spans));
-      }
-    }
-  }
-  flat.stop();
-  binary.stop();
-  for (int i = 0; i < 3; ++i)
-    sigaction(caught[i], &before[i], nullptr);
-  if (!failure.empty()) {
-    print_cli_error("grove tune: " + failure);
-    return failure == "interrupted" ? 130 : 1;
-  }
-  auto spans_of = [&](auto pick) {
-    return ReleaseSpans{pick(measured["flat small"]), pick(measured["flat large"]),
-                        pick(measured["radix-2 small"]), pick(measured["radix-2 large"])};
-  };
-  auto fit =
-      fit_release_constants(daemons, static_cast<double>(*small), static_cast<double>(*large),
-                            spans_of([](const Measured& m) { return median(m.spans); }));
-  if (!fit) {
-    print_cli_error("grove tune: " + fit.error().message);
-    return 1;
-  }
-  // The spread: the same fit from each batch's medians alone.
-  std::vector<double> alphas, copies, gbits;
-  for (std::uint32_t batch = 0; batch < options.batches; ++batch) {
-    auto one = fit_release_constants(
-        daemons, static_cast<double>(*small), static_cast<double>(*large),
-        spans_of([batch](const Measured& m) { return m.batch_medians[batch]; }));
-    if (!one) continue;
-    alphas.push_back(one->constants.alpha_us);
-    copies.push_back(one->constants.copy_us);
-    gbits.push_back(one->constants.bandwidth_bytes_per_s * 8 / 1e9);
-  }
-  const CostConstants& constants = fit->constants;
-  const double gbit = constants.bandwidth_bytes_per_s * 8 / 1e9;
-  // Advice for the running DVM's own size and its typical modex.
-  const auto typical = typical_release(*status);
-  const double payload = modex     ? static_cast<double>(*modex)
-                         : typical ? typical->first
-                                   : static_cast<double>(*small);
-  const std::string payload_source = modex     ? "--modex"
-                                     : typical ? "the mean fence release of this DVM (" +
-                                                     std::to_string(typical->second) + " frames)"
-                                               : "no fence has run on this DVM: the small payload";
-  const auto routing = static_cast<std::uint64_t>((*status).value("radix", 64));
-  const auto radix2 = static_cast<std::uint64_t>((*status).value("radix2", 4));
-  const bool low_radix = (*status).value("low_radix_release", true);
-  const ReleaseAdvice advice =
-      advise_release(living, payload, constants, routing, radix2, low_radix);
-
-  nlohmann::json out{{"daemons", daemons},
-                     {"small_bytes", *small},
-                     {"large_bytes", *large},
-                     {"batches", options.batches},
-                     {"count", options.count}};
-  for (const auto& [name, m] : measured)
-    out["spans"][name] = {{"median_us", median(m.spans)},
-                          {"p10_us", percentile(m.spans, 0.1)},
-                          {"p90_us", percentile(m.spans, 0.9)}};
-  auto range = [](const std::vector<double>& values) {
-    if (values.empty()) return nlohmann::json::array();
-    return nlohmann::json::array({*std::min_element(values.begin(), values.end()),
-                                  *std::max_element(values.begin(), values.end())});
-  };
-  out["fit"] = {{"alpha_us", constants.alpha_us},
-                {"c_us", constants.copy_us},
-                {"bandwidth_gbit_s", gbit},
-                {"alpha_range_us", range(alphas)},
-                {"c_range_us", range(copies)},
-                {"bandwidth_range_gbit_s", range(gbits)},
-                {"alpha_clamped", fit->alpha_clamped},
-                {"c_clamped", fit->copy_clamped}};
-  out["advice"] = {{"daemons", living},
-                   {"modex_bytes", payload},
-                   {"modex_from", payload_source},
-                   {"rml_base_radix2", advice.radix2},
-                   {"predicted_us", advice.best_us},
-                   {"routing_tree_us", advice.routing_us},
-                   {"current_us", advice.current_us},
-                   {"grpcomm_low_radix_release", advice.low_radix_pays}};
+  const std::optional<TuneFit> fit =
+      fit_constants(measurement.measured, daemons, *sizes, options.batches);
+  if (!fit) return 1;
+  const TuneAdvice advice = advise(*status, *sizes, hosts.living, fit->fit.constants);
+  const TuneReport report{options, *sizes, hosts, measurement.measured, *fit, advice};
   if (options.json) {
-    std::cout << out.dump(2) << "\n";
+    print_tune_json(report);
     return 0;
   }
-  std::printf("%-10s %10s %12s %12s\n", "release", "bytes", "median us", "p10-p90 us");
-  for (const char* tree : {"flat", "radix-2"}) {
-    for (const auto& [which, size] :
-         {std::pair<const char*, std::uint64_t>{"small", *small}, {"large", *large}}) {
-      const Measured& m = measured[std::string(tree) + " " + which];
-      std::printf("%-10s %10llu %12.1f %5.1f-%.1f\n", tree, static_cast<unsigned long long>(size),
-                  median(m.spans), percentile(m.spans, 0.1), percentile(m.spans, 0.9));
-    }
-  }
-  auto spread = [](const std::vector<double>& values, const char* format) {
-    if (values.size() < 2) return std::string();
-    char text[96];
-    std::snprintf(text, sizeof text, format, *std::min_element(values.begin(), values.end()),
-                  *std::max_element(values.begin(), values.end()));
-    return std::string(text);
-  };
-  std::printf("fitted, T(r) = ceil(log_r N) * (alpha + r*c + r*M/B):\n");
-  std::printf("  alpha %8.1f us%s%s\n", constants.alpha_us,
-              spread(alphas, "   (batches: %.1f to %.1f)").c_str(),
-              fit->alpha_clamped ? "  (below the noise: taken as 0)" : "");
-  std::printf("  c     %8.1f us%s%s\n", constants.copy_us,
-              spread(copies, "   (batches: %.1f to %.1f)").c_str(),
-              fit->copy_clamped ? "  (below the noise: taken as 0)" : "");
-  std::printf("  B     %8.3f Gbit/s%s\n", gbit, spread(gbits, " (batches: %.3f to %.3f)").c_str());
-  std::printf("for this DVM (%llu daemons) and a modex of %.0f bytes (%s):\n",
-              static_cast<unsigned long long>(living), payload, payload_source.c_str());
-  std::printf(
-      "  release radix %llu: %.1f us predicted; the routing tree (radix %llu): %.1f us; "
-      "as it runs now: %.1f us\n",
-      static_cast<unsigned long long>(advice.radix2), advice.best_us,
-      static_cast<unsigned long long>(routing), advice.routing_us, advice.current_us);
-  if (advice.low_radix_pays) {
-    std::printf(
-        "  advice: --mca grpcomm_low_radix_release true --mca rml_base_radix2 %llu "
-        "(%.0f%% less than the routing tree)\n",
-        static_cast<unsigned long long>(advice.radix2),
-        100.0 * (1.0 - advice.best_us / advice.routing_us));
-  } else {
-    std::printf(
-        "  advice: --mca grpcomm_low_radix_release false (a separate release tree "
-        "gains less than 5%% at this modex)\n");
-  }
+  print_spans_table(report);
+  print_fitted_constants(*fit);
+  print_advice(advice, hosts.living);
   return 0;
 }
 

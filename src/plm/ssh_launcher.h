@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "os/event_handles.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
-#include "os/event_handles.h"
 #include "util/log.h"
 #include "util/text.h"  // shell_quote
 

@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "os/event_handles.h"
 #include "pmix/handshake_watch.h"
 #include "pmix/server_connections.h"
-#include "os/event_handles.h"
 #include "util/result.h"
 
 namespace grove {

@@ -48,11 +48,10 @@ ParamSpec size(std::string name, std::string default_text, std::int64_t min, std
                 std::move(description));
 }
 
-}  // namespace
+constexpr std::int64_t kVerboseMax = 100;
 
-void register_standard_params(ParamRegistry& registry) {
-  constexpr std::int64_t kVerboseMax = 100;
-  // rml: trees and transport.
+// rml: trees and transport.
+void register_rml_params(ParamRegistry& registry) {
   registry.define(integer("rml_base_radix", "64", 2, 65535,
                           "Radix of the routing tree: fence rollup, routed sends, group releases"));
   registry.define(integer("rml_base_radix2", "4", 2, 65535,
@@ -80,7 +79,10 @@ void register_standard_params(ParamRegistry& registry) {
       "What every frame between daemons carries after the handshake: a tag (integrity), the tag "
       "and an encrypted payload (encryption), or nothing (none: for measuring the cost only)";
   registry.define(protection);
-  // grpcomm: the collective engine.
+}
+
+// grpcomm: the collective engine.
+void register_grpcomm_params(ParamRegistry& registry) {
   registry.define(boolean("grpcomm_low_radix_release", "true",
                           "Send fence releases on the release tree instead of the routing tree"));
   registry.define(
@@ -105,7 +107,10 @@ void register_standard_params(ParamRegistry& registry) {
     return std::nullopt;
   };
   registry.define(std::move(fault));
-  // runtime: process-wide settings.
+}
+
+// runtime: process-wide settings, and the daemons'.
+void register_daemon_params(ParamRegistry& registry) {
   registry.define(
       integer("runtime_num_worker_threads", "0", 0, 256,
               "Event bases that share socket writes (the model's t); 0: main loop only"));
@@ -136,7 +141,10 @@ void register_standard_params(ParamRegistry& registry) {
                           "leaving with its ranks (0: forever; needs daemon_heartbeat_ms)"));
   registry.define(integer("daemon_stop_timeout_ms", "5000", 100, 600000,
                           "How long an orderly stop waits for daemons before killing them"));
-  // plm: starting daemons on other hosts.
+}
+
+// plm: starting daemons on other hosts.
+void register_plm_params(ParamRegistry& registry) {
   registry.define(integer("plm_base_verbose", "0", 0, kVerboseMax,
                           "Verbosity of daemon launching (1 names every launch and its end)"));
   registry.define(text(
@@ -153,7 +161,9 @@ void register_standard_params(ParamRegistry& registry) {
   registry.define(text("plm_slurm_args", "",
                        "Extra srun options for the daemons' step (e.g. '--overlap' or "
                        "'--partition=P')"));
-  // pmix
+}
+
+void register_pmix_params(ParamRegistry& registry) {
   registry.define(boolean("pmix_verify_clients", "true",
                           "Admit a PMIx connection as rank R only from the process the daemon "
                           "started as R, or its descendants, as the kernel reports them"));
@@ -165,6 +175,16 @@ void register_standard_params(ParamRegistry& registry) {
                           "How long a daemon waits for libpmix to answer a job's registration or "
                           "deregistration; past it the call fails, and while it stays unanswered "
                           "(libpmix stuck) the daemon refuses new ranks at once"));
+}
+
+}  // namespace
+
+void register_standard_params(ParamRegistry& registry) {
+  register_rml_params(registry);
+  register_grpcomm_params(registry);
+  register_daemon_params(registry);
+  register_plm_params(registry);
+  register_pmix_params(registry);
   // jobs
   registry.define(size("jobs_output_window", "4M", 0, std::int64_t{1} << 40,
                        "Output bytes of a job a daemon passes on before the controller has "

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "client_launch.h"
-#include "pmix/server.h"
 #include "os/event_handles.h"
+#include "pmix/server.h"
 
 namespace grove::pmix_test {
 namespace {

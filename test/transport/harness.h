@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "rml/frame.h"
 #include "os/event_handles.h"
+#include "rml/frame.h"
 #include "rml/transport/tcp_transport.h"
 #include "support/subprocess.h"
 #include "util/log.h"

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "os/event_handles.h"
 #include "rml/transport/endpoint.h"
 #include "rml/transport/handshake.h"
-#include "os/event_handles.h"
 #include "rml/transport/transport_loop.h"
 #include "util/result.h"
 

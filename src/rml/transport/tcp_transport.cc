@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "os/event_handles.h"
 #include "rml/frame.h"
 #include "rml/tag_registry.h"
 #include "rml/topology.h"
 #include "rml/transport/handshake.h"
-#include "os/event_handles.h"
 #include "rml/transport/mailbox.h"
 #include "rml/transport/transport_loop.h"
 

@@ -14,11 +14,11 @@
 #include <variant>
 #include <vector>
 
+#include "os/event_handles.h"
 #include "rml/membership.h"
 #include "rml/topology.h"
 #include "rml/transport/endpoint.h"
 #include "rml/transport/handshake.h"
-#include "os/event_handles.h"
 #include "rml/transport/mailbox.h"
 #include "util/log.h"
 #include "util/result.h"
