@@ -141,9 +141,16 @@ TEST_CASE("a job grove kill stopped stays stopped through other signals until CO
   REQUIRE(job.wait_for("ready 0 ", std::chrono::seconds(30)));
   REQUIRE(job.wait_for("ready 1 ", std::chrono::seconds(30)));
   std::vector<pid_t> ranks;
-  for (const char* tag : {"ready 0 ", "ready 1 "}) {
+  for (const std::string tag : {"ready 0 ", "ready 1 "}) {
+    // The pid is read once its line is whole: output may arrive mid-line.
+    auto whole = [&] {
+      const std::string out = job.out();
+      const auto at = out.find(tag);
+      return at != std::string::npos && out.find('\n', at) != std::string::npos;
+    };
+    REQUIRE(wait_until(whole, std::chrono::seconds(30)));
     const std::string out = job.out();
-    ranks.push_back(std::stoi(out.substr(out.find(tag) + 8)));
+    ranks.push_back(std::stoi(out.substr(out.find(tag) + tag.size())));
   }
 
   REQUIRE(dvm.grove({"kill", "1", "--signal", "STOP"}).exit_code == 0);
