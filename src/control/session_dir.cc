@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "os/litter.h"
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 namespace grove {
 

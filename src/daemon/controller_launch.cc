@@ -13,8 +13,8 @@
 #include "plm/local_launcher.h"
 #include "plm/srun_launcher.h"
 #include "plm/ssh_launcher.h"
-#include "util/cpu_binding.h"
-#include "util/process_limits.h"
+#include "os/cpu_binding.h"
+#include "os/process_limits.h"
 #include "util/text.h"
 
 namespace grove {

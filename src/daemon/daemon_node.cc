@@ -6,7 +6,7 @@
 
 #include "daemon/control_plane/control_messages.h"
 #include "daemon/host_info.h"
-#include "util/process_limits.h"
+#include "os/process_limits.h"
 #include "util/text.h"
 
 namespace grove {

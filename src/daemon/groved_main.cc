@@ -23,11 +23,11 @@
 #include "plm/bootstrap.h"
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
-#include "util/cpu_binding.h"
-#include "util/malloc_tuning.h"
+#include "os/cpu_binding.h"
+#include "os/malloc_tuning.h"
 #include "util/man_page.h"
 #include "util/param_sources.h"
-#include "util/process_limits.h"
+#include "os/process_limits.h"
 #include "util/standard_params.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "util/cpu_binding.h"
+#include "os/cpu_binding.h"
 
 namespace grove {
 

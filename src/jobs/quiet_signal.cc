@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 namespace grove {
 

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "util/cpu_binding.h"
-#include "util/process_limits.h"
+#include "os/cpu_binding.h"
+#include "os/process_limits.h"
 
 namespace grove {
 namespace {

@@ -26,8 +26,8 @@
 #include "plm/remote_launcher.h"
 #include "plm/slurm_allocation.h"
 #include "plm/spawn_plan.h"
-#include "util/malloc_tuning.h"
-#include "util/process_limits.h"
+#include "os/malloc_tuning.h"
+#include "os/process_limits.h"
 #include "util/text.h"
 
 namespace grove {

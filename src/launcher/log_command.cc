@@ -13,7 +13,7 @@
 
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 namespace grove {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "os/proc_files.h"
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 namespace grove {
 

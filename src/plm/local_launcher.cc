@@ -12,8 +12,8 @@
 #include <filesystem>
 
 #include "plm/bootstrap.h"
-#include "util/cpu_binding.h"
-#include "util/process_limits.h"
+#include "os/cpu_binding.h"
+#include "os/process_limits.h"
 
 namespace grove {
 

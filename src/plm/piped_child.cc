@@ -14,8 +14,8 @@
 
 #include <event2/util.h>
 
-#include "util/cpu_binding.h"
-#include "util/process_limits.h"
+#include "os/cpu_binding.h"
+#include "os/process_limits.h"
 
 extern char** environ;
 

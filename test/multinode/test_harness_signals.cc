@@ -18,7 +18,7 @@
 #include "dvm_harness.h"
 #include "support/process_probe.h"
 #include "support/wait.h"
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 using namespace grove::test;
 

@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "support/wait.h"
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 namespace grove::test {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "util/malloc_tuning.h"
+#include "os/malloc_tuning.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GROVE_OWN_ALLOCATOR 1  // ASan's allocator stands in for glibc's

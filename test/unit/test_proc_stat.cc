@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 using namespace grove;
 

@@ -1,4 +1,4 @@
-#include "util/cpu_binding.h"
+#include "os/cpu_binding.h"
 
 #include <dirent.h>
 #include <sched.h>

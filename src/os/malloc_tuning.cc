@@ -1,4 +1,4 @@
-#include "util/malloc_tuning.h"
+#include "os/malloc_tuning.h"
 
 #include <malloc.h>
 

@@ -1,4 +1,4 @@
-#include "util/process_limits.h"
+#include "os/process_limits.h"
 
 #include <sys/resource.h>
 

@@ -1,4 +1,4 @@
-#include "util/proc_stat.h"
+#include "os/proc_stat.h"
 
 #include <signal.h>
 
