@@ -10,11 +10,11 @@
 
 #include "daemon/controller.h"
 #include "daemon/host_info.h"
+#include "os/cpu_binding.h"
+#include "os/process_limits.h"
 #include "plm/local_launcher.h"
 #include "plm/srun_launcher.h"
 #include "plm/ssh_launcher.h"
-#include "os/cpu_binding.h"
-#include "os/process_limits.h"
 #include "util/text.h"
 
 namespace grove {

@@ -20,14 +20,14 @@
 #include "daemon/daemon_node.h"
 #include "daemon/host_info.h"
 #include "daemon/versions.h"
+#include "os/cpu_binding.h"
+#include "os/malloc_tuning.h"
+#include "os/process_limits.h"
 #include "plm/bootstrap.h"
 #include "plm/route_address.h"
 #include "plm/slurm_allocation.h"
-#include "os/cpu_binding.h"
-#include "os/malloc_tuning.h"
 #include "util/man_page.h"
 #include "util/param_sources.h"
-#include "os/process_limits.h"
 #include "util/standard_params.h"
 
 namespace {

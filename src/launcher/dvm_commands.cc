@@ -22,12 +22,12 @@
 #include "launcher/dvm_client.h"
 #include "launcher/log_tee.h"
 #include "launcher/status_tree.h"
+#include "os/malloc_tuning.h"
+#include "os/process_limits.h"
 #include "plm/host_list.h"
 #include "plm/remote_launcher.h"
 #include "plm/slurm_allocation.h"
 #include "plm/spawn_plan.h"
-#include "os/malloc_tuning.h"
-#include "os/process_limits.h"
 #include "util/text.h"
 
 namespace grove {

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "plm/bootstrap.h"
 #include "os/cpu_binding.h"
 #include "os/process_limits.h"
+#include "plm/bootstrap.h"
 
 namespace grove {
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "dvm_harness.h"
+#include "os/proc_stat.h"
 #include "support/process_probe.h"
 #include "support/wait.h"
-#include "os/proc_stat.h"
 
 using namespace grove::test;
 

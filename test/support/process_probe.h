@@ -9,8 +9,8 @@
 
 #include <chrono>
 
-#include "support/wait.h"
 #include "os/proc_stat.h"
+#include "support/wait.h"
 
 namespace grove::test {
 
