@@ -9,27 +9,11 @@
 
 namespace grove {
 
-std::string pmix_fence_scope(const std::string& nspace) {
-  return "pmix:" + nspace + ":";
-}
-
-std::string pmix_fence_signature(const std::string& nspace,
-                                 const std::vector<std::uint32_t>& ranks) {
-  if (ranks.empty()) return pmix_fence_scope(nspace) + "*";
-  std::string signature = pmix_fence_scope(nspace);
-  VpidSet set = VpidSet::from_list(ranks);
-  bool first = true;
-  for (const VpidRange& range : set.ranges()) {
-    if (!first) signature += ",";
-    first = false;
-    signature += std::to_string(range.first);
-    if (range.last != range.first) signature += "-" + std::to_string(range.last);
-  }
-  return signature;
-}
-
 PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories)
-    : runtime_(runtime), log_(log), directories_(std::move(directories)) {}
+    : runtime_(runtime),
+      log_(log),
+      directories_(std::move(directories)),
+      fences_(runtime.self(), runtime.engine().config().max_payload) {}
 
 PmixBridge::~PmixBridge() {
   // The server first: requests still pending are then dropped as libpmix
@@ -166,10 +150,9 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     call.nspace = call.others.begin()->first;
     call.ranks = call.others.begin()->second;
   }
+  PmixFenceBook::Call fence;
   std::vector<Vpid> hosts;
-  std::string signature;
-  std::vector<PendingFence::Participants> jobs;
-  // One participating job's daemons and name part; false if it is not running.
+  // One participating job's daemons; false if it is not running.
   auto add_participants = [&](const std::string& nspace, const std::vector<std::uint32_t>& ranks) {
     const JobSpec* participant = job_by_nspace(nspace);
     if (participant == nullptr) {
@@ -184,8 +167,7 @@ void PmixBridge::on_fence(PmixFenceCall call) {
         if (rank < participant->ranks.size()) hosts.push_back(participant->ranks[rank].daemon);
       }
     }
-    signature += (signature.empty() ? "" : "|") + pmix_fence_signature(nspace, ranks);
-    jobs.push_back({participant->job, nspace, ranks});
+    fence.jobs.push_back({participant->job, nspace, ranks});
     return true;
   };
   // The common fence, one job's, copies nothing.
@@ -196,77 +178,71 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     call.answer(kPmixErrorNotFound, {});
     return;
   }
+  const std::string signature = PmixFenceBook::signature_of(fence.jobs);
   const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
-  for (const PendingFence::Participants& participants : jobs) {
-    if (waits_for_gone(participants.job, participants.ranks, signature, round)) {
-      log_.error("fence %s includes a rank that has exited: it cannot complete", signature.c_str());
-      call.answer(kPmixProcTerminated, {});
-      return;
-    }
-  }
-  auto pending = std::make_unique<PendingFence>();
-  pending->bridge = this;
-  pending->id = next_fence_id_++;
-  pending->answer = std::move(call.answer);
-  pending->signature = signature;
-  pending->round = round;
-  pending->jobs = std::move(jobs);
-  if (call.timeout_seconds > 0) {
-    // libpmix times a fence out itself only while it waits for local ranks;
-    // once the daemons have it, the timeout is theirs to keep.
-    pending->timer.reset(event_new(base_, -1, 0, &PmixBridge::on_fence_timeout, pending.get()));
-    timeval timeout{call.timeout_seconds, 0};
-    event_add(pending->timer.get(), &timeout);
-  }
-  const std::uint64_t id = pending->id;
-  pending_fences_[id] = std::move(pending);
+  fence.hosts = VpidSet::from_list(std::move(hosts));
+  fence.timeout_seconds = call.timeout_seconds;
   log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), call.data.size());
-  runtime_.contribute(FenceRequest{signature, VpidSet::from_list(hosts), std::move(call.data)});
+  fence.data = std::move(call.data);
+  PmixFenceBook::Begun begun = fences_.begin(std::move(fence), round);
+  fence_waiters_.emplace(begun.id, FenceWaiter{std::move(call.answer), Timer()});
+  drive(std::move(begun.outbox));
 }
 
-void PmixBridge::answer_fence(std::uint64_t id, int status, Bytes aggregate) {
-  auto pending = pending_fences_.find(id);
-  if (pending == pending_fences_.end()) return;
-  PmixAnswer<Bytes> answer = std::move(pending->second->answer);
-  pending_fences_.erase(pending);
-  answer(status, std::move(aggregate));
-}
+namespace {
 
-void PmixBridge::on_fence_timeout(evutil_socket_t, short, void* arg) {
-  auto* pending = static_cast<PendingFence*>(arg);
-  PmixBridge* bridge = pending->bridge;
-  bridge->log_.error("fence %s timed out (PMIX_TIMEOUT)", pending->signature.c_str());
-  bridge->answer_fence(pending->id, kPmixErrorTimeout, {});  // frees `pending`
-}
-
-bool PmixBridge::waits_for_gone(std::uint32_t job, const std::vector<std::uint32_t>& ranks,
-                                const std::string& signature, std::uint64_t round) const {
-  auto gone = gone_.find(job);
-  if (gone == gone_.end()) return false;
-  for (const auto& [rank, released] : gone->second) {
-    if (!ranks.empty() && !std::binary_search(ranks.begin(), ranks.end(), rank)) continue;
-    // A round released where the rank lived had its part: it completes.
-    auto last = released.find(signature);
-    if (round > (last == released.end() ? 0 : last->second)) return true;
+int pmix_status_of(pmix_fence::Outcome outcome) {
+  using pmix_fence::Outcome;
+  switch (outcome) {
+    case Outcome::released:
+      return kPmixSuccess;
+    case Outcome::timed_out:
+      return kPmixErrorTimeout;
+    case Outcome::rank_gone:
+    case Outcome::job_ended:
+      return kPmixProcTerminated;
+    case Outcome::unreachable:
+      return kPmixErrorUnreachable;
+    case Outcome::too_large:
+      return kPmixErrorOutOfResource;
+    case Outcome::undecodable:
+      return kPmixError;
   }
-  return false;
+  return kPmixError;
 }
 
-void PmixBridge::fail_fences_with_gone(std::uint32_t job) {
-  std::vector<std::uint64_t> doomed;
-  for (const auto& [handle, pending] : pending_fences_) {
-    for (const PendingFence::Participants& participants : pending->jobs) {
-      if (participants.job == job &&
-          waits_for_gone(job, participants.ranks, pending->signature, pending->round)) {
-        doomed.push_back(handle);
-        break;
-      }
-    }
-  }
-  for (std::uint64_t handle : doomed) {
-    log_.error("fence %s includes a rank that has exited: it cannot complete",
-               pending_fences_.at(handle)->signature.c_str());
-    answer_fence(handle, kPmixProcTerminated, {});
+}  // namespace
+
+void PmixBridge::drive(pmix_fence::Outbox outbox) {
+  for (pmix_fence::Effect& effect : outbox) {
+    std::visit(
+        [&](auto& step) {
+          using Step = std::decay_t<decltype(step)>;
+          if constexpr (std::is_same_v<Step, pmix_fence::Answer>) {
+            auto waiter = fence_waiters_.find(step.id);
+            if (waiter == fence_waiters_.end()) return;
+            PmixAnswer<Bytes> answer = std::move(waiter->second.answer);
+            fence_waiters_.erase(waiter);  // and its timer
+            if (step.outcome == pmix_fence::Outcome::released) {
+              log_.verbose("daemon", 2, "PMIx fence %llu: %zu bytes out",
+                           static_cast<unsigned long long>(step.id), step.aggregate.size());
+            }
+            answer(pmix_status_of(step.outcome), std::move(step.aggregate));
+          } else if constexpr (std::is_same_v<Step, pmix_fence::Contribute>) {
+            runtime_.contribute(std::move(step.request));
+          } else if constexpr (std::is_same_v<Step, pmix_fence::ArmTimer>) {
+            auto waiter = fence_waiters_.find(step.id);
+            if (waiter == fence_waiters_.end()) return;
+            const std::uint64_t id = step.id;
+            waiter->second.timeout = Timer(base_, [this, id] { drive(fences_.timed_out(id)); });
+            waiter->second.timeout.arm(step.delay_ms);
+          } else if constexpr (std::is_same_v<Step, pmix_fence::Notice>) {
+            log_.error("%s", step.text.c_str());
+          } else {
+            static_assert(sizeof(Step) == 0, "a PMIx fence effect without a driver");
+          }
+        },
+        effect);
   }
 }
 
@@ -296,70 +272,21 @@ bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payl
                      std::any_of(launched_.begin(), launched_.end(),
                                  [&](const auto& entry) { return entry.second.job == gone->job; });
   if (!known) return true;
+  std::vector<PmixFenceBook::GoneRank> ranks;
   for (const GoneRank& rank : gone->ranks) {
-    auto& released = gone_[gone->job][rank.rank];
+    PmixFenceBook::GoneRank& left = ranks.emplace_back();
+    left.rank = rank.rank;
     for (const FenceRound& round : rank.released)
-      released[round.signature] = round.round;
+      left.released[round.signature] = round.round;
   }
-  fail_fences_with_gone(gone->job);
+  drive(fences_.ranks_gone(gone->job, ranks));
   fail_collectives_with_gone();
   return true;
 }
 
 void PmixBridge::on_fence_done(const FenceDone& done) {
   on_connect_done(done);
-  // Every pending fence of this signature that joined this round or an older
-  // one (there is none older: a round releases only after all before it).
-  std::vector<std::uint64_t> answered;
-  for (const auto& [handle, pending] : pending_fences_) {
-    if (pending->signature == done.key.signature && pending->round <= done.key.generation)
-      answered.push_back(handle);
-  }
-  if (answered.empty()) return;  // not a PMIx fence, or answered already
-  if (done.status == FenceStatus::too_large) {
-    log_.error(
-        "fence %s round %llu failed: its data does not fit in one frame "
-        "(rml_base_max_frame_size, %llu bytes)",
-        done.key.signature.c_str(), static_cast<unsigned long long>(done.key.generation),
-        static_cast<unsigned long long>(runtime_.engine().config().max_payload));
-    for (std::uint64_t handle : answered)
-      answer_fence(handle, kPmixErrorOutOfResource, {});
-    return;
-  }
-  if (done.status != FenceStatus::ok) {
-    log_.error("fence %s round %llu ended: %s (daemon %u)", done.key.signature.c_str(),
-               static_cast<unsigned long long>(done.key.generation),
-               std::string(fence_status_name(done.status)).c_str(), done.lost);
-    for (std::uint64_t handle : answered)
-      answer_fence(handle, kPmixErrorUnreachable, {});
-    return;
-  }
-  auto release = wire_decode<FenceReleaseView>(*done.release);  // views into done.release
-  if (!release) {
-    for (std::uint64_t handle : answered)
-      answer_fence(handle, kPmixError, {});
-    return;
-  }
-  // libpmix gets the other daemons' blobs only. Its own it holds already (it
-  // collected them from its store), and libpmix 4.2 unpacks every blob it is
-  // handed into its store again and never frees each rank's copy (see
-  // docs/pmix.md, "What PMIx 4.2 taught us"): handing back the local ranks'
-  // data cost a pass over them and their size in lost memory, every fence.
-  // Nothing at all (one daemon) makes libpmix skip its store.
-  std::size_t size = 0;
-  for (const auto& [vpid, blob] : release->contributions)
-    size += vpid == runtime_.self() ? 0 : blob.size();
-  Bytes aggregate;
-  aggregate.reserve(size);
-  for (const auto& [vpid, blob] : release->contributions) {
-    if (vpid != runtime_.self()) aggregate.insert(aggregate.end(), blob.begin(), blob.end());
-  }
-  log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes out", done.key.signature.c_str(),
-               aggregate.size());
-  for (std::size_t i = 0; i < answered.size(); ++i) {
-    const bool last = i + 1 == answered.size();
-    answer_fence(answered[i], kPmixSuccess, last ? std::move(aggregate) : aggregate);
-  }
+  drive(fences_.fence_done(done));
 }
 
 void PmixBridge::on_direct_modex(PmixDirectModexCall call) {
@@ -479,20 +406,7 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   auto names_job = [&](const std::vector<std::string>& nspaces) {
     return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
   };
-  std::vector<std::uint64_t> fences;
-  for (const auto& [handle, pending] : pending_fences_) {
-    if (std::any_of(pending->jobs.begin(), pending->jobs.end(),
-                    [&](const auto& participants) { return participants.job == job; }))
-      fences.push_back(handle);
-  }
-  for (std::uint64_t handle : fences) {
-    const PendingFence& pending = *pending_fences_.at(handle);
-    if (pending.jobs.size() > 1) {  // another job's ranks wait in it
-      log_.error("fence %s includes %s, which has ended: it cannot complete",
-                 pending.signature.c_str(), nspace.c_str());
-    }
-    answer_fence(handle, kPmixProcTerminated, {});
-  }
+  drive(fences_.job_ended(job, nspace));
   std::vector<PendingConnect> collectives;
   for (auto entry = pending_connects_.begin(); entry != pending_connects_.end();) {
     if (!names_job(entry->second.nspaces)) {
@@ -513,7 +427,6 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   forget_forwarded(publish_answers_, nspace, kPmixProcTerminated);
   forget_forwarded(lookup_answers_, nspace, kPmixProcTerminated);
   forget_forwarded(spawn_answers_, nspace, kPmixErrorJobFailedToLaunch);
-  gone_.erase(job);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
   if (registering_.count(job) != 0) ended_while_registering_.insert(job);

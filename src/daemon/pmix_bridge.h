@@ -12,9 +12,11 @@
 #include <span>
 #include <string>
 
+#include "daemon/control_plane/pmix_fences.h"
 #include "daemon/daemon_runtime.h"
 #include "jobs/job_directories.h"
 #include "jobs/job_messages.h"
+#include "os/timer.h"
 #include "pmix/server.h"
 
 namespace grove {
@@ -176,39 +178,18 @@ class PmixBridge {
   std::uint64_t group_offers_ = 0;  // context ids this daemon has offered
   // Local ranks that connected and have not finalized, by (job, rank).
   std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;
-  // A PMIx fence this daemon contributed to and has not answered. The
-  // engine's round it joined names the FenceDone that answers it; a timeout
-  // or a participant that left answers it first (with an error), and the
-  // round's later end then finds nothing to answer.
-  struct PendingFence {
-    PmixBridge* bridge = nullptr;
-    std::uint64_t id = 0;  // in pending_fences_
+  // PMIx fences (control_plane/pmix_fences.h decides; this drives): the
+  // libpmix answer and PMIX_TIMEOUT timer of each unanswered fence, by the
+  // book's id.
+  void drive(pmix_fence::Outbox outbox);
+  struct FenceWaiter {
     PmixAnswer<Bytes> answer;
-    std::string signature;
-    std::uint64_t round = 0;
-    // Every job taking part (more than one after a connect), in nspace
-    // order, with its ranks in the fence (empty: all of them).
-    struct Participants {
-      std::uint32_t job = 0;
-      std::string nspace;
-      std::vector<std::uint32_t> ranks;
-    };
-    std::vector<Participants> jobs;
-    EventPtr timer;  // PMIX_TIMEOUT
+    Timer timeout;
   };
-  void answer_fence(std::uint64_t id, int status, Bytes aggregate);
-  // Answers, with an error, every pending fence that includes a rank gone
-  // from `job` (whichever job the fence is named after).
-  void fail_fences_with_gone(std::uint32_t job);
-  // Whether round `round` of fence `signature` of `job` over `ranks` (empty:
-  // all) waits for a rank that has left before taking part in it.
-  bool waits_for_gone(std::uint32_t job, const std::vector<std::uint32_t>& ranks,
-                      const std::string& signature, std::uint64_t round) const;
-  static void on_fence_timeout(evutil_socket_t, short, void* arg);
+  PmixFenceBook fences_;
+  std::map<std::uint64_t, FenceWaiter> fence_waiters_;
 
   event_base* base_ = nullptr;
-  std::map<std::uint64_t, std::unique_ptr<PendingFence>> pending_fences_;  // by id
-  std::uint64_t next_fence_id_ = 1;
   // Direct-modex requests sent to the daemon hosting the rank, by the id its
   // reply echoes.
   std::map<std::uint64_t, PmixAnswer<Bytes>> modex_requests_;
@@ -217,16 +198,6 @@ class PmixBridge {
   ForwardedMap<PmixAnswer<std::vector<FoundValueWire>>> lookup_answers_;
   ForwardedMap<PmixAnswer<std::string>> spawn_answers_;
   std::uint64_t next_forwarded_ = 1;
-  // Clean exits by job, then rank: the last round of each signature released
-  // on the rank's daemon when it left.
-  std::map<std::uint32_t, std::map<std::uint32_t, std::map<std::string, std::uint64_t>>> gone_;
 };
-
-// The engine's name for a PMIx fence: the namespace and its participating
-// ranks ("*" for all), identical on every daemon.
-// Every signature of a namespace's fences starts with its scope.
-std::string pmix_fence_scope(const std::string& nspace);
-std::string pmix_fence_signature(const std::string& nspace,
-                                 const std::vector<std::uint32_t>& ranks);
 
 }  // namespace grove

@@ -121,7 +121,8 @@ bool PmixBridge::collective_waits_for_gone(const PendingConnect& pending,
                                            const std::string& signature) const {
   for (const auto& [nspace, ranks] : pending.procs) {
     const JobSpec* job = job_by_nspace(nspace);
-    if (job != nullptr && waits_for_gone(job->job, ranks, signature, pending.round)) return true;
+    if (job != nullptr && fences_.waits_for_gone(job->job, ranks, signature, pending.round))
+      return true;
   }
   return false;
 }

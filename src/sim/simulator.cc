@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <variant>
 
@@ -15,6 +16,7 @@
 #include "rml/tree_validate.h"
 #include "sim/event_queue.h"
 #include "sim/invariant_checker.h"
+#include "sim/pmix_fence_layer.h"
 #include "util/random_stream.h"
 
 namespace grove {
@@ -87,6 +89,8 @@ class Simulation {
   class EffectsOf;
 
   const SimOptions& options_;
+  std::string signature_;              // the engines' name for the fence
+  std::optional<SimPmixFences> pmix_;  // with options.pmix_fences
   // One stream per subsystem, each split from the run's seed
   // (util/random_stream.h: the same draws on every standard library), so
   // more draws in one never move another's: which daemons participate; when
@@ -169,6 +173,12 @@ class Simulation::EffectsOf final : public EffectDriver {
     if (auto status = sim_.checker_.on_fence_done(daemon_, fence); !status) {
       sim_.fail(status.error().message);
       return;
+    }
+    if (sim_.pmix_) {
+      if (auto status = sim_.pmix_->fence_done(daemon_, fence); !status) {
+        sim_.fail(status.error().message);
+        return;
+      }
     }
     sim_.trace([&] {
       return "d" + std::to_string(daemon_) + " fence round " +
@@ -256,6 +266,11 @@ Simulation::Simulation(const SimOptions& options)
   config.tree_cache = std::make_shared<TreeCache>();
   // One inflation of a deflated release for all daemons, not one each.
   config.inflate_cache = std::make_shared<InflateCache>();
+  signature_ = options.signature;
+  if (options.pmix_fences) {
+    pmix_.emplace(options.daemons, options.signature, config.max_payload);
+    signature_ = pmix_->signature();
+  }
   engines_.reserve(options.daemons);
   if (options.network.sharing == NicSharing::fair) {
     shared_nics_.reserve(options.daemons);
@@ -351,7 +366,7 @@ FenceRequest Simulation::request_for(Vpid /*daemon*/) {
     data[i] = static_cast<std::byte>(bits & 0xFF);
     bits >>= 8;
   }
-  return FenceRequest{options_.signature, participant_set_, std::move(data)};
+  return FenceRequest{signature_, participant_set_, std::move(data)};
 }
 
 SimResult Simulation::run() {
@@ -435,12 +450,16 @@ void Simulation::handle(const EventBody& event) {
     const std::uint64_t round = contribute->round;
     // A round that already ended without us (aborted for a lost participant)
     // is not joined late: like a job after a fence error, this daemon stops.
-    if (engines_[daemon].fence_generation(options_.signature) + 1 != round) return;
+    if (engines_[daemon].fence_generation(signature_) + 1 != round) return;
     round_start_[round] = std::min(round_start_[round], now_);
     trace([&] {
       return "d" + std::to_string(daemon) + " contributes to round " + std::to_string(round);
     });
-    engines_[daemon].contribute(now_, request_for(daemon), out);
+    if (!pmix_) {
+      engines_[daemon].contribute(now_, request_for(daemon), out);
+    } else if (auto request = pmix_->enter(daemon, round, request_for(daemon))) {
+      engines_[daemon].contribute(now_, std::move(*request), out);
+    }
     drain(daemon, now_, out);
   }
 }
@@ -535,21 +554,20 @@ void Simulation::check_liveness() {
     // Every contribution a living daemon made has ended, one way or another.
     if (engines_[daemon].open_fences() != 0) {
       fail("hang: daemon " + std::to_string(daemon) + " still has an open fence round " +
-           std::to_string(engines_[daemon].fence_generation(options_.signature) + 1));
+           std::to_string(engines_[daemon].fence_generation(signature_) + 1));
       return;
     }
     // With every participant alive, every round completes everywhere.
-    if (!participant_lost &&
-        engines_[daemon].fence_generation(options_.signature) != options_.rounds) {
+    if (!participant_lost && engines_[daemon].fence_generation(signature_) != options_.rounds) {
       fail("hang: daemon " + std::to_string(daemon) + " saw " +
-           std::to_string(engines_[daemon].fence_generation(options_.signature)) + " of " +
+           std::to_string(engines_[daemon].fence_generation(signature_)) + " of " +
            std::to_string(options_.rounds) + " fence rounds released");
       return;
     }
   }
   if (!participant_lost) {
     for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
-      std::size_t finished = checker_.fence_outcomes(FenceKey{options_.signature, round});
+      std::size_t finished = checker_.fence_outcomes(FenceKey{signature_, round});
       if (finished != participants_.size()) {
         fail("hang: round " + std::to_string(round) + " finished at " + std::to_string(finished) +
              " of " + std::to_string(participants_.size()) + " participants");
@@ -561,6 +579,10 @@ void Simulation::check_liveness() {
   for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
     if (round_end_[round] != 0) ++result_.rounds_completed;
   }
+  if (!pmix_) return;
+  if (auto status = pmix_->finish(alive_); !status) fail(status.error().message);
+  result_.pmix_released = pmix_->released();
+  result_.pmix_failed = pmix_->failed();
 }
 
 }  // namespace

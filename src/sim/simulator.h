@@ -38,8 +38,12 @@ struct SimOptions {
   bool low_radix_release = true;
   std::uint32_t rounds = 1;           // back-to-back fences
   std::string signature = "sim-job";  // the fence's name (its length is on the wire)
-  std::uint32_t random_faults = 0;    // drawn from the seed when `faults` is empty
-  std::vector<FaultSpec> faults;      // an explicit schedule
+  // Ranks enter each round through their daemon's PMIx fence book (the PMIx
+  // bridge's state machine, sim/pmix_fence_layer.h) and every answer is
+  // checked; `signature` then names the job, whose fence is named as PMIx's.
+  bool pmix_fences = false;
+  std::uint32_t random_faults = 0;  // drawn from the seed when `faults` is empty
+  std::vector<FaultSpec> faults;    // an explicit schedule
   std::uint64_t seed = 1;
   NetworkModel network;
   TimeNs detect_min_ns = 50'000;  // the controller learns of a death this long after
@@ -79,6 +83,7 @@ struct SimResult {
   Accounting traffic;                   // every frame every daemon sent
   std::vector<TrafficCount> per_daemon;
   std::uint64_t parked = 0, replays = 0, rollup_resends = 0;
+  std::uint64_t pmix_released = 0, pmix_failed = 0;  // with pmix_fences: answers by outcome
   bool interrupted = false;  // stopped by options.progress; nothing else holds
 };
 
