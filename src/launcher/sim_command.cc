@@ -40,6 +40,7 @@ struct SimCliOptions {
   double jitter = 0.5;
   std::string nic_sharing = "fifo";
   bool validate_trees = false;
+  bool pmix_fences = false;
   std::size_t trace_lines = 80;
   std::string compress_threshold;
   std::string progress = "auto";
@@ -110,6 +111,7 @@ std::optional<SimOptions> sim_options(const CliContext& context, const SimCliOpt
                                  cli.jitter,
                                  cli.nic_sharing == "fair" ? NicSharing::fair : NicSharing::fifo};
   options.validate_trees = cli.validate_trees;
+  options.pmix_fences = cli.pmix_fences;
   options.compress_threshold = context.params.get_size("grpcomm_compress_threshold");
   if (!cli.compress_threshold.empty()) {
     auto threshold = parse_size(cli.compress_threshold);
@@ -135,6 +137,7 @@ struct SimTotals {
   Accounting traffic;
   std::vector<double> frames_per_daemon, bytes_per_daemon;
   std::uint64_t events = 0, killed = 0, parked = 0, replays = 0, resends = 0, failed_rounds = 0;
+  std::uint64_t pmix_released = 0, pmix_failed = 0;
   nlohmann::json failures = nlohmann::json::array();
   std::uint32_t runs_completed = 0;
 
@@ -146,6 +149,8 @@ struct SimTotals {
     replays += result.replays;
     resends += result.rollup_resends;
     failed_rounds += result.rounds_failed;
+    pmix_released += result.pmix_released;
+    pmix_failed += result.pmix_failed;
     fence_ns.insert(fence_ns.end(), result.fence_ns.begin(), result.fence_ns.end());
     release_ns.insert(release_ns.end(), result.release_span_ns.begin(),
                       result.release_span_ns.end());
@@ -228,6 +233,9 @@ int print_sim_json(const SimCliOptions& cli, const SimOptions& options, const Si
                     {"replays", totals.replays},
                     {"rollup_resends", totals.resends},
                     {"failed_rounds", totals.failed_rounds}};
+  if (options.pmix_fences) {
+    out["pmix_answers"] = {{"released", totals.pmix_released}, {"failed", totals.pmix_failed}};
+  }
   nlohmann::json table = nlohmann::json::array();
   for (const auto& [key, count] : totals.traffic.by_key()) {
     table.push_back({{"type", std::string(frame_type_name(key.type))},
@@ -278,6 +286,11 @@ void print_sim_summary(const SimCliOptions& cli, const SimOptions& options, cons
         static_cast<unsigned long long>(totals.replays),
         static_cast<unsigned long long>(totals.resends),
         static_cast<unsigned long long>(totals.failed_rounds));
+  }
+  if (options.pmix_fences) {
+    std::printf("PMIx fence answers (every one checked): %llu released, %llu failed\n",
+                static_cast<unsigned long long>(totals.pmix_released),
+                static_cast<unsigned long long>(totals.pmix_failed));
   }
 }
 
@@ -397,6 +410,11 @@ void add_sim_command(CLI::App& app, CliContext& context) {
       ->capture_default_str();
   command->add_flag("--validate-trees", options->validate_trees,
                     "Validate every derived tree after every repair (slow at scale)");
+  command
+      ->add_option("--pmix-fences", options->pmix_fences,
+                   "true: enter every round through each daemon's PMIx fence book (the PMIx "
+                   "bridge's state machine) and check every answer it gives")
+      ->capture_default_str();
   command->add_option("--compress-threshold", options->compress_threshold,
                       "Deflate releases larger than this (default: grpcomm_compress_threshold)");
   command

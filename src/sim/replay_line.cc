@@ -137,6 +137,12 @@ const std::map<std::string, Setter, std::less<>>& setters() {
       {"--compress-threshold",
        size_of([](SimOptions& o, std::uint64_t v) { o.compress_threshold = v; })},
       {"--seed", unsigned_field(&SimOptions::seed)},
+      {"--pmix-fences",
+       [](SimOptions& o, std::string_view text) {
+         auto value = parse_bool(text);
+         if (value) o.pmix_fences = *value;
+         return value.has_value();
+       }},
       {"--runs", [](SimOptions&, std::string_view text) { return text == "1"; }},
   };
   return table;
@@ -159,6 +165,7 @@ std::string replay_arguments(const SimOptions& o) {
        << " --seed " << o.seed;
   // Only when not the default, so replay lines from before the option read the same.
   if (o.network.sharing == NicSharing::fair) line << " --nic-sharing fair";
+  if (o.pmix_fences) line << " --pmix-fences true";
   return line.str();
 }
 

@@ -107,3 +107,16 @@ TEST_CASE("the simulated PMIx layer catches an answer that is not the other daem
   CHECK_FALSE(layer.finish({true, true, true}));  // daemon 2's ranks still wait
   CHECK(layer.finish({true, true, false}));
 }
+
+TEST_CASE("a replay line keeps the PMIx fence layer, and old lines run without it", "[pmix_sim]") {
+  SimOptions options;
+  options.pmix_fences = true;
+  auto line = replay_arguments(options);
+  CHECK_THAT(line, Catch::Contains("--pmix-fences true"));
+  auto parsed = parse_replay_arguments(line);
+  REQUIRE(parsed);
+  CHECK(parsed->pmix_fences);
+  options.pmix_fences = false;
+  CHECK_THAT(replay_arguments(options), !Catch::Contains("pmix"));
+  CHECK_FALSE(parse_replay_arguments(line + " --pmix-fences sometimes"));
+}
