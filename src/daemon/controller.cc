@@ -22,8 +22,8 @@ Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
       log_(log),
       help_(help),
       options_(std::move(options)),
-      stop_(params.get_int("daemon_stop_timeout_ms")),
-      supervisor_(params.get_int("daemon_report_timeout_ms"), kSrunExitGraceMs) {}
+      launch_(LaunchSupervisor(params.get_int("daemon_report_timeout_ms"), kSrunExitGraceMs)),
+      stopping_(StopSequence(params.get_int("daemon_stop_timeout_ms"))) {}
 
 Controller::~Controller() {
   // Every event goes before the base it lives on: event_free takes the base's
@@ -34,24 +34,24 @@ Controller::~Controller() {
   topology_.reset();  // after the PMIx server, which uses it
   remote_.reset();
   control_.reset();
-  startup_timer_ = Timer();
+  launch_.report_deadline = Timer();
   heartbeat_timer_ = Timer();
-  for (Timer& timer : stop_timers_)
+  for (Timer& timer : stopping_.timers)
     timer = Timer();
-  status_timer_ = Timer();
-  bench_timer_ = Timer();
-  launch_failure_timer_ = Timer();
-  step_end_timer_ = Timer();
-  sigint_ = SignalWatch();
-  sigterm_ = SignalWatch();
-  sigchld_ = SignalWatch();
+  for (Timer& timer : cli_.timers)
+    timer = Timer();
+  launch_.failure_timer = Timer();
+  launch_.step_end_timer = Timer();
+  signals_.interrupt = SignalWatch();
+  signals_.terminate = SignalWatch();
+  signals_.child = SignalWatch();
   runtime_.reset();
   base_.reset();
 }
 
 int Controller::run() {
   if (auto status = start(); !status) {
-    apply(supervisor_.fail(status.error().message));
+    apply(launch_.supervisor.fail(status.error().message));
     return 1;
   }
   event_base_dispatch(base_.get());
@@ -88,9 +88,7 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       return;
     case daemon_tags::counters_reply: {
       auto reply = wire_decode<CountersReply>(payload);
-      if (!reply || !status_ || reply->request != status_->id) return;
-      status_->counters[reply->vpid] = *reply;
-      if (status_->counters.size() >= roster_->living()) finish_status();
+      if (reply) apply(cli_.service.counters_arrived(*reply, roster_->living()));
       return;
     }
     case daemon_tags::help: {
@@ -163,24 +161,19 @@ void Controller::on_deliver(const DeliverBroadcast& deliver) {
 }
 
 void Controller::on_broadcast_done(const BroadcastDone& done) {
-  if (supervisor_.phase() == LaunchSupervisor::Phase::starting &&
+  if (launch_.supervisor.phase() == LaunchSupervisor::Phase::starting &&
       done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
     become_ready();
     return;
   }
-  if (stop_.stopping() && done.tag == daemon_tags::shutdown && done.op_id == shutdown_op_) {
-    apply(stop_.acknowledged());
+  if (stopping_.sequence.stopping() && done.tag == daemon_tags::shutdown &&
+      done.op_id == stopping_.shutdown_op) {
+    apply(stopping_.sequence.acknowledged());
     return;
   }
-  if (!bench_) return;
-  if (bench_->kind == "release" && done.op_id == bench_->op && done.tag == tags::bench_release) {
-    bench_->spans_us.push_back(static_cast<double>(done.completed_ns - done.started_ns) / 1000.0);
-    bench_->wire_bytes = done.wire_bytes;
-    bench_next();
-  } else if (bench_->kind == "barrier" && done.tag == tags::fence_release) {
-    bench_->wire_bytes = done.wire_bytes;
-    bench_next();
-  }
+  if (!cli_.service.benchmarking()) return;
+  apply(cli_.service.broadcast_done(done.tag, done.op_id, done.started_ns, done.completed_ns,
+                                    done.wire_bytes, runtime_->now()));
 }
 
 void Controller::on_fence_done(const FenceDone& done) {
@@ -188,13 +181,7 @@ void Controller::on_fence_done(const FenceDone& done) {
   log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", done.key.signature.c_str(),
                static_cast<unsigned long long>(done.key.generation),
                std::string(fence_status_name(done.status)).c_str());
-  if (bench_ && bench_->kind == "barrier" && done.key.signature == "bench-barrier") {
-    // The round ends here for the controller; the next starts only once every
-    // daemon has the release (its BroadcastDone), or a daemon that has not yet
-    // seen it would take the next round's start for this one.
-    bench_->spans_us.push_back(static_cast<double>(runtime_->now() - bench_->round_start_ns) /
-                               1000.0);
-  }
+  cli_.service.fence_done(done.key.signature, runtime_->now());
 }
 
 void Controller::on_help(const ShowHelpTopic& help) {
@@ -219,13 +206,13 @@ void Controller::on_startup_loss(const std::string& message) {
   // the node that failed first: the supervisor waits for it a while.
   const bool step_running =
       options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0;
-  apply(supervisor_.daemon_lost(message, step_running));
+  apply(launch_.supervisor.daemon_lost(message, step_running));
 }
 
 void Controller::on_daemon_announced_lost(Vpid vpid, const std::string& description) {
   runtime_->broadcast(pmix_tags::event, encode(daemon_lost_event(vpid, description)));
   job_manager_->on_daemon_lost(vpid);
-  if (status_ && status_->counters.size() >= roster_->living()) finish_status();
+  apply(cli_.service.daemon_lost(roster_->living()));
 }
 
 void Controller::apply(roster::Outbox out) {
@@ -278,7 +265,7 @@ void Controller::reap_children() {
   }
   if (remote_) remote_->reap();
   if (rank_host_) rank_host_->reap();
-  if (stop_.stopping()) apply(stop_.process_exited());
+  if (stopping_.sequence.stopping()) apply(stopping_.sequence.process_exited());
 }
 
 }  // namespace grove

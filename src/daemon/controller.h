@@ -5,8 +5,6 @@
 // in order.
 #pragma once
 
-#include <event2/event.h>
-
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -20,6 +18,7 @@
 #include "control/control_request.h"
 #include "control/control_socket.h"
 #include "control/session_dir.h"
+#include "daemon/control_plane/cli_service.h"
 #include "daemon/control_plane/control_messages.h"
 #include "daemon/control_plane/launch_supervisor.h"
 #include "daemon/control_plane/roster.h"
@@ -111,12 +110,15 @@ class Controller {
   // controller_requests.cc: the CLI's requests.
   void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
   void request_run(const RunRequest& run, ReplyFn reply, PartialFn partial);
-  void request_status(ReplyFn reply);
   void request_kill(const KillRequest& request, ReplyFn reply);
-  void finish_status();
-  void request_bench(const BenchRequest& request, ReplyFn reply);
-  void bench_next();
-  void finish_bench();
+  // Carries out the CLI service's decisions (status gathering, benchmarks);
+  // its requesters are tokens for the replies held here.
+  void apply(cli::Outbox out);
+  std::uint64_t hold_reply(ReplyFn reply);
+  ReplyFn take_reply(std::uint64_t requester);
+  void reply_status(cli::ReplyStatus& status);
+  void start_bench_round(const cli::Effect& round);
+  void reply_bench(const cli::ReplyBench& bench);
   // controller_stop.cc: carrying out the stop sequence.
   void begin_stop(ReplyFn reply, const std::string& reason);
   void apply(stop::Outbox out);
@@ -143,41 +145,39 @@ class Controller {
   std::optional<DaemonRoster> roster_;  // from start() on
   std::vector<std::byte> secret_;
   std::string endpoint_;
-  StopSequence stop_;
-  LaunchSupervisor supervisor_;
   int exit_code_ = 0;
   std::uint64_t endpoint_table_op_ = 0;
-  std::uint64_t shutdown_op_ = 0;
-  std::vector<ReplyFn> stop_replies_;
+  Timer heartbeat_timer_;  // each Timer and SignalWatch owns its callback (os/timer.h)
 
-  // Timers and signals, each owning its callback (os/timer.h).
-  Timer startup_timer_, heartbeat_timer_, status_timer_;
-  Timer bench_timer_, launch_failure_timer_, step_end_timer_;
-  std::array<Timer, 4> stop_timers_;  // by StopTimer
-  SignalWatch sigint_, sigterm_, sigchld_;
-
-  // An outstanding status gathering.
-  struct StatusGather {
-    std::uint64_t id = 0;
+  // The start, decided by its supervisor.
+  struct Launching {
+    explicit Launching(LaunchSupervisor decides) : supervisor(std::move(decides)) {}
+    LaunchSupervisor supervisor;
+    Timer report_deadline, failure_timer, step_end_timer;
+  };
+  Launching launch_;
+  // The stop, decided by its sequence; who asked for it.
+  struct Stopping {
+    explicit Stopping(StopSequence decides) : sequence(std::move(decides)) {}
+    StopSequence sequence;
+    std::array<Timer, 4> timers;  // by StopTimer
     std::vector<ReplyFn> replies;
-    std::map<Vpid, CountersReply> counters;
+    std::uint64_t shutdown_op = 0;
   };
-  std::optional<StatusGather> status_;
-  std::uint64_t next_request_ = 1;
-
-  // An outstanding benchmark.
-  struct BenchRun {
-    std::string kind;
-    std::uint64_t size = 0;
-    std::uint64_t count = 0;
-    std::uint64_t done = 0;
-    TimeNs round_start_ns = 0;
-    std::uint64_t op = 0;
-    std::vector<double> spans_us;
-    std::uint64_t wire_bytes = 0;
-    ReplyFn reply;
+  Stopping stopping_;
+  // grove status and grove bench, decided by the CLI service; the replies
+  // its requester tokens stand for.
+  struct CliRequests {
+    CliService service;
+    std::array<Timer, 2> timers;  // by CliTimer
+    std::map<std::uint64_t, ReplyFn> replies;
+    std::uint64_t next_requester = 1;
   };
-  std::optional<BenchRun> bench_;
+  CliRequests cli_;
+  struct Signals {
+    SignalWatch interrupt, terminate, child;
+  };
+  Signals signals_;
 };
 
 }  // namespace grove

@@ -153,12 +153,12 @@ Status Controller::launch_over_srun() {
 }
 
 void Controller::on_srun_exit(const std::string& how, const std::string& last_lines) {
-  apply(supervisor_.step_ended(how, last_lines, roster_->describe_launching()));
+  apply(launch_.supervisor.step_ended(how, last_lines, roster_->describe_launching()));
 }
 
 void Controller::on_launch_failed(Vpid vpid, const std::string& reason) {
   if (vpid == kControllerVpid || vpid >= roster_->records().size()) return;
-  apply(supervisor_.launch_failed(describe_daemon(vpid), reason));
+  apply(launch_.supervisor.launch_failed(describe_daemon(vpid), reason));
 }
 
 void Controller::apply(start::Outbox out) {
@@ -167,21 +167,21 @@ void Controller::apply(start::Outbox out) {
         [this](auto& e) {
           using T = std::decay_t<decltype(e)>;
           if constexpr (std::is_same_v<T, start::ArmReportDeadline>) {
-            startup_timer_ = Timer(base_.get(), [this] {
-              apply(supervisor_.report_deadline_passed(roster_->describe_launching()));
+            launch_.report_deadline = Timer(base_.get(), [this] {
+              apply(launch_.supervisor.report_deadline_passed(roster_->describe_launching()));
             });
-            startup_timer_.arm(e.delay_ms);
+            launch_.report_deadline.arm(e.delay_ms);
           } else if constexpr (std::is_same_v<T, start::ArmFailure>) {
-            launch_failure_timer_ =
-                Timer(base_.get(), [this] { apply(supervisor_.failure_timer_fired()); });
-            launch_failure_timer_.arm(e.delay_ms);
+            launch_.failure_timer =
+                Timer(base_.get(), [this] { apply(launch_.supervisor.failure_timer_fired()); });
+            launch_.failure_timer.arm(e.delay_ms);
           } else if constexpr (std::is_same_v<T, start::FailStart>) {
             fail_startup(e.message);
           } else if constexpr (std::is_same_v<T, start::StopDvm>) {
             // Not from inside the launcher's callback: the stop ends it.
-            step_end_timer_ =
+            launch_.step_end_timer =
                 Timer(base_.get(), [this, reason = e.reason] { begin_stop(nullptr, reason); });
-            step_end_timer_.arm(0);
+            launch_.step_end_timer.arm(0);
           } else {
             static_assert(std::is_same_v<T, start::Notice>, "a start effect without a driver");
             if (e.level == start::Notice::Level::error) {
@@ -196,8 +196,8 @@ void Controller::apply(start::Outbox out) {
 }
 
 void Controller::become_ready() {
-  supervisor_.ready();
-  startup_timer_ = Timer();
+  launch_.supervisor.ready();
+  launch_.report_deadline = Timer();
   roster_->mark_running(runtime_->now());
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
   if (heartbeat_ms > 0) {
@@ -221,7 +221,7 @@ void Controller::become_ready() {
 }
 
 void Controller::fail_startup(const std::string& message) {
-  startup_timer_ = Timer();
+  launch_.report_deadline = Timer();
   log_.error("%s", message.c_str());
   if (options_.on_ready) {
     options_.on_ready(message);

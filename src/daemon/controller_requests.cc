@@ -4,8 +4,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -44,8 +42,9 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
     begin_stop(reply, "grove stop");
     return;
   }
-  if (!supervisor_.is_ready()) {
-    reply(error_reply(stop_.stopping() ? "the DVM is stopping" : "the DVM is still starting"));
+  if (!launch_.supervisor.is_ready()) {
+    reply(error_reply(stopping_.sequence.stopping() ? "the DVM is stopping"
+                                                    : "the DVM is still starting"));
     return;
   }
   std::visit(
@@ -54,9 +53,12 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
         if constexpr (std::is_same_v<T, StopRequest>) {
           begin_stop(reply, "grove stop");
         } else if constexpr (std::is_same_v<T, StatusRequest>) {
-          request_status(reply);
+          apply(cli_.service.status_requested(hold_reply(reply), runtime_->counters(0),
+                                              roster_->living()));
         } else if constexpr (std::is_same_v<T, BenchRequest>) {
-          request_bench(typed, reply);
+          apply(cli_.service.bench_requested(
+              hold_reply(reply), {typed.kind, typed.size, typed.count},
+              params_.get_size("rml_base_max_frame_size"), runtime_->now()));
         } else if constexpr (std::is_same_v<T, RunRequest>) {
           request_run(typed, reply, partial);
         } else if constexpr (std::is_same_v<T, KillRequest>) {
@@ -139,33 +141,57 @@ nlohmann::json Controller::status_json() const {
   return out;
 }
 
-void Controller::request_status(ReplyFn reply) {
-  if (status_) {
-    status_->replies.push_back(reply);
-    return;
-  }
-  status_ = StatusGather{next_request_++, {reply}, {}};
-  // The controller's own counters, then everyone else's over the routing tree.
-  status_->counters[kControllerVpid] = runtime_->counters(status_->id);
-  runtime_->broadcast(daemon_tags::counters_request, encode(CountersRequest{status_->id}));
-  if (!status_) return;  // every daemon already answered
-  status_timer_ = Timer(base_.get(), [this] { finish_status(); });
-  status_timer_.arm(3000);
-  if (status_->counters.size() >= roster_->living()) finish_status();
+std::uint64_t Controller::hold_reply(ReplyFn reply) {
+  const std::uint64_t requester = cli_.next_requester++;
+  cli_.replies.emplace(requester, std::move(reply));
+  return requester;
 }
 
-void Controller::finish_status() {
-  if (!status_) return;
-  StatusGather request = std::move(*status_);
-  status_.reset();
-  status_timer_ = Timer();
+ReplyFn Controller::take_reply(std::uint64_t requester) {
+  auto found = cli_.replies.find(requester);
+  if (found == cli_.replies.end()) return [](const nlohmann::json&) {};
+  ReplyFn reply = std::move(found->second);
+  cli_.replies.erase(found);
+  return reply;
+}
+
+void Controller::apply(cli::Outbox out) {
+  for (cli::Effect& effect : out) {
+    std::visit(
+        [&](auto& step) {
+          using T = std::decay_t<decltype(step)>;
+          if constexpr (std::is_same_v<T, cli::BroadcastCountersRequest>) {
+            runtime_->broadcast(daemon_tags::counters_request, encode(CountersRequest{step.id}));
+          } else if constexpr (std::is_same_v<T, cli::ArmTimer>) {
+            Timer& timer = cli_.timers[static_cast<std::size_t>(step.timer)];
+            const CliTimer which = step.timer;
+            if (!timer)
+              timer = Timer(base_.get(), [this, which] { apply(cli_.service.timer_fired(which)); });
+            timer.arm(step.delay_ms);
+          } else if constexpr (std::is_same_v<T, cli::ReplyStatus>) {
+            reply_status(step);
+          } else if constexpr (std::is_same_v<T, cli::StartReleaseRound> ||
+                               std::is_same_v<T, cli::StartBarrierRound>) {
+            start_bench_round(effect);
+          } else if constexpr (std::is_same_v<T, cli::ReplyBench>) {
+            reply_bench(step);
+          } else if constexpr (std::is_same_v<T, cli::ReplyError>) {
+            take_reply(step.requester)(error_reply(step.error));
+          } else {
+            static_assert(sizeof(T) == 0, "a CLI service effect without a driver");
+          }
+        },
+        effect);
+  }
+}
+
+void Controller::reply_status(cli::ReplyStatus& status) {
+  cli_.timers[static_cast<std::size_t>(CliTimer::status_deadline)].cancel();
   nlohmann::json out = status_json();
-  Accounting engine_total, sent_total, received_total;
+  Accounting engine_total;
   nlohmann::json counters = nlohmann::json::array();
-  for (const auto& [vpid, reply] : request.counters) {
+  for (const auto& [vpid, reply] : status.counters) {
     engine_total += reply.engine;
-    sent_total += reply.transport_sent;
-    received_total += reply.transport_received;
     counters.push_back({{"vpid", vpid},
                         {"epoch", reply.epoch},
                         {"tree_version", reply.tree_version},
@@ -185,9 +211,9 @@ void Controller::finish_status() {
   }
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);
-  out["answered"] = request.counters.size();
-  for (const ReplyFn& reply : request.replies)
-    reply(out);
+  out["answered"] = status.counters.size();
+  for (std::uint64_t requester : status.requesters)
+    take_reply(requester)(out);
 }
 
 void Controller::request_run(const RunRequest& run, ReplyFn reply, PartialFn partial) {
@@ -215,62 +241,26 @@ void Controller::request_run(const RunRequest& run, ReplyFn reply, PartialFn par
       });
 }
 
-void Controller::request_bench(const BenchRequest& request, ReplyFn reply) {
-  if (bench_) {
-    reply(error_reply("a benchmark is already running"));
-    return;
-  }
-  if (request.size > params_.get_size("rml_base_max_frame_size")) {
-    reply(error_reply("--size exceeds rml_base_max_frame_size"));
-    return;
-  }
-  bench_ = BenchRun{request.kind, request.size, request.count, 0, 0, 0, {}, 0, reply};
-  bench_timer_ = Timer(base_.get(), [this] { bench_next(); });
-  bench_next();
-}
-
-void Controller::bench_next() {
-  if (!bench_) return;
-  if (bench_->spans_us.size() >= bench_->count) {
-    // Leave the callback that finished the round before answering.
-    bench_timer_ = Timer(base_.get(), [this] { finish_bench(); });
-    bench_timer_.arm(0);
-    return;
-  }
-  bench_->round_start_ns = runtime_->now();
-  if (bench_->kind == "release") {
-    Bytes payload(bench_->size);
-    std::mt19937_64 random(bench_->spans_us.size() + 1);
+void Controller::start_bench_round(const cli::Effect& round) {
+  if (const auto* release = std::get_if<cli::StartReleaseRound>(&round)) {
+    Bytes payload(release->size);
+    std::mt19937_64 random(release->round);
     for (auto& byte : payload)
       byte = static_cast<std::byte>(random() & 0xFF);
-    bench_->op = runtime_->broadcast(tags::bench_release, payload);
+    cli_.service.release_started(runtime_->broadcast(tags::bench_release, payload));
     return;
   }
   std::vector<Vpid> living;
   for (const auto& daemon : roster_->records()) {
     if (daemon.state == DaemonStateKind::up) living.push_back(daemon.vpid);
   }
-  BenchBarrier round{"bench-barrier", VpidSet::from_list(living)};
-  runtime_->broadcast(daemon_tags::bench_barrier, encode(round));
-  runtime_->contribute(FenceRequest{round.signature, round.participants, {}});
+  BenchBarrier barrier{"bench-barrier", VpidSet::from_list(living)};
+  runtime_->broadcast(daemon_tags::bench_barrier, encode(barrier));
+  runtime_->contribute(FenceRequest{barrier.signature, barrier.participants, {}});
 }
 
-void Controller::finish_bench() {
-  if (!bench_) return;
-  BenchRun run = std::move(*bench_);
-  bench_.reset();
-  std::vector<double> sorted = run.spans_us;
-  std::sort(sorted.begin(), sorted.end());
-  double sum = 0;
-  for (double span : sorted)
-    sum += span;
-  // Nearest rank: the smallest span with at least q of them at or below it
-  // (p50 of an even count is the lower middle one; p99 of fewer than 100
-  // spans is the largest).
-  auto percentile = [&sorted](double q) {
-    std::size_t rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
-  };
+void Controller::reply_bench(const cli::ReplyBench& bench) {
+  const BenchSummary& run = bench.summary;
   nlohmann::json out{{"ok", true},
                      {"kind", run.kind},
                      {"size", run.size},
@@ -281,13 +271,13 @@ void Controller::finish_bench() {
                      {"low_radix_release", params_.get_bool("grpcomm_low_radix_release")},
                      {"wire_bytes", run.wire_bytes},
                      {"spans_us", run.spans_us},
-                     {"min_us", sorted.front()},
-                     {"median_us", sorted[sorted.size() / 2]},
-                     {"p50_us", percentile(0.50)},
-                     {"p99_us", percentile(0.99)},
-                     {"max_us", sorted.back()},
-                     {"mean_us", sum / static_cast<double>(sorted.size())}};
-  run.reply(out);
+                     {"min_us", run.min_us},
+                     {"median_us", run.median_us},
+                     {"p50_us", run.p50_us},
+                     {"p99_us", run.p99_us},
+                     {"max_us", run.max_us},
+                     {"mean_us", run.mean_us}};
+  take_reply(bench.requester)(out);
 }
 
 }  // namespace grove

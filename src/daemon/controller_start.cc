@@ -37,7 +37,7 @@ Status Controller::start() {
   if (auto status = launch_daemons(); !status) return status;
   if (auto status = start_rank_host(); !status) return status;
   start_job_manager();
-  apply(supervisor_.begin());
+  apply(launch_.supervisor.begin());
   if (options_.daemons == 1) become_ready();
   return ok_status();
 }
@@ -94,9 +94,11 @@ void Controller::make_roster() {
 }
 
 void Controller::watch_signals() {
-  sigint_ = SignalWatch(base_.get(), SIGINT, [this] { begin_stop(nullptr, "interrupted"); });
-  sigterm_ = SignalWatch(base_.get(), SIGTERM, [this] { begin_stop(nullptr, "interrupted"); });
-  sigchld_ = SignalWatch(base_.get(), SIGCHLD, [this] { reap_children(); });
+  signals_.interrupt =
+      SignalWatch(base_.get(), SIGINT, [this] { begin_stop(nullptr, "interrupted"); });
+  signals_.terminate =
+      SignalWatch(base_.get(), SIGTERM, [this] { begin_stop(nullptr, "interrupted"); });
+  signals_.child = SignalWatch(base_.get(), SIGCHLD, [this] { reap_children(); });
 }
 
 Status Controller::start_rank_host() {

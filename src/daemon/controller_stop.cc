@@ -9,8 +9,8 @@
 namespace grove {
 
 void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
-  if (reply) stop_replies_.push_back(reply);
-  apply(stop_.begin(reason, supervisor_.is_ready()));
+  if (reply) stopping_.replies.push_back(reply);
+  apply(stopping_.sequence.begin(reason, launch_.supervisor.is_ready()));
 }
 
 void Controller::apply(stop::Outbox out) {
@@ -21,7 +21,7 @@ void Controller::apply(stop::Outbox out) {
           if constexpr (std::is_same_v<T, stop::EndWork>) {
             end_work(e.reason);
           } else if constexpr (std::is_same_v<T, stop::BroadcastShutdown>) {
-            shutdown_op_ = runtime_->broadcast(daemon_tags::shutdown, {});
+            stopping_.shutdown_op = runtime_->broadcast(daemon_tags::shutdown, {});
           } else if constexpr (std::is_same_v<T, stop::ArmTimer>) {
             arm_stop_timer(e.timer, e.delay_ms);
           } else if constexpr (std::is_same_v<T, stop::CloseConnections>) {
@@ -29,7 +29,7 @@ void Controller::apply(stop::Outbox out) {
           } else if constexpr (std::is_same_v<T, stop::KillStragglers>) {
             kill_stragglers();
           } else if constexpr (std::is_same_v<T, stop::Reap>) {
-            apply(stop_.reaped(reap_after_close()));
+            apply(stopping_.sequence.reaped(reap_after_close()));
           } else if constexpr (std::is_same_v<T, stop::Complete>) {
             complete_stop();
           } else {
@@ -42,21 +42,19 @@ void Controller::apply(stop::Outbox out) {
 }
 
 void Controller::end_work(const std::string& reason) {
-  supervisor_.stopping();
+  launch_.supervisor.stopping();
   roster_->mark_stopping();
   log_.verbose("daemon", 1, "stopping the DVM: %s", reason.c_str());
   heartbeat_timer_ = Timer();
-  startup_timer_ = Timer();
-  if (bench_) {
-    bench_->reply(nlohmann::json{{"ok", false}, {"error", "the DVM is stopping"}});
-    bench_.reset();
-  }
+  launch_.report_deadline = Timer();
+  apply(cli_.service.stopping());
   job_manager_->end_all("the DVM is stopping");
 }
 
 void Controller::arm_stop_timer(StopTimer timer, std::int64_t delay_ms) {
-  Timer& armed = stop_timers_[static_cast<std::size_t>(timer)];
-  if (!armed) armed = Timer(base_.get(), [this, timer] { apply(stop_.timer_fired(timer)); });
+  Timer& armed = stopping_.timers[static_cast<std::size_t>(timer)];
+  if (!armed)
+    armed = Timer(base_.get(), [this, timer] { apply(stopping_.sequence.timer_fired(timer)); });
   armed.arm(delay_ms);
 }
 
@@ -82,20 +80,22 @@ bool Controller::reap_after_close() {
 }
 
 void Controller::complete_stop() {
-  for (Timer& timer : stop_timers_)
+  for (Timer& timer : stopping_.timers)
     timer = Timer();
   auto removed = remove_dvm_directory(dvm_);
   // The controller and every daemon still in the DVM; lost ones apart.
   const std::size_t lost = roster_->count(DaemonStateKind::failed);
   const std::size_t stopped = roster_->records().size() - lost;
-  nlohmann::json out{
-      {"ok", removed.ok()}, {"stopped", stopped}, {"lost", lost}, {"reason", stop_.reason()}};
+  nlohmann::json out{{"ok", removed.ok()},
+                     {"stopped", stopped},
+                     {"lost", lost},
+                     {"reason", stopping_.sequence.reason()}};
   if (!removed) out["error"] = removed.error().message;
   // The control server is gone; answer the waiting clients on their sockets.
-  for (const ReplyFn& reply : stop_replies_)
+  for (const ReplyFn& reply : stopping_.replies)
     reply(out);
-  stop_replies_.clear();
-  log_.verbose("daemon", 1, "DVM stopped (%s)", stop_.reason().c_str());
+  stopping_.replies.clear();
+  log_.verbose("daemon", 1, "DVM stopped (%s)", stopping_.sequence.reason().c_str());
   timeval linger{0, 100'000};
   event_base_loopexit(base_.get(), &linger);
 }

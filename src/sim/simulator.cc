@@ -91,34 +91,32 @@ class Simulation {
   const SimOptions& options_;
   std::string signature_;              // the engines' name for the fence
   std::optional<SimPmixFences> pmix_;  // with options.pmix_fences
-  // One stream per subsystem, each split from the run's seed
-  // (util/random_stream.h: the same draws on every standard library), so
-  // more draws in one never move another's: which daemons participate; when
-  // each contributes to a round; the bytes it contributes; each frame's
-  // latency jitter; the fault schedule (victims, kinds, times, rounds) and
-  // how many of its sends a victim dying mid-forward gets out; how long the
-  // controller takes to learn of a death.
-  RandomStream participants_rng_;
-  RandomStream contribute_rng_;
-  RandomStream payloads_rng_;
-  RandomStream jitter_rng_;
-  RandomStream faults_rng_;
-  RandomStream detect_rng_;
+  // One stream per subsystem, split from the run's seed, so more draws in
+  // one never move another's (docs/simulator.md, "Randomness").
+  struct Streams {
+    RandomStream participants, contribute, payloads, jitter, faults, detect;
+  };
+  Streams rng_;
   std::vector<Engine> engines_;  // one block: a million heap blocks cost seconds
   std::vector<bool> alive_;
   std::vector<bool> participant_;
   std::vector<Vpid> participants_;
   VpidSet participant_set_;
-  std::vector<DaemonNic> nics_;
+  // The modelled network: each daemon's NIC (one model or the other) and
+  // the links' FIFO clocks.
   struct InFlight {
     FrameEvent frame;
     TimeNs latency = 0;
   };
-  std::vector<SharedNic> shared_nics_;  // NicSharing::fair
-  std::vector<std::uint64_t> nic_generation_;
-  std::unordered_map<std::uint64_t, InFlight> in_flight_;
-  std::uint64_t next_transfer_ = 1;
-  LinkClock links_;
+  struct Wires {
+    std::vector<DaemonNic> nics;                // NicSharing::fifo
+    std::vector<SharedNic> shared_nics;         // NicSharing::fair
+    std::vector<std::uint64_t> nic_generation;  // of shared_nics' next event
+    std::unordered_map<std::uint64_t, InFlight> in_flight;
+    std::uint64_t next_transfer = 1;
+    LinkClock links;
+  };
+  Wires net_;
   EventQueue<EventBody> queue_;
   std::map<std::pair<Vpid, TimerId>, std::uint64_t> timers_;
   std::uint64_t next_token_ = 1;
@@ -148,18 +146,18 @@ class Simulation::EffectsOf final : public EffectDriver {
     TimeNs latency = network.alpha_ns;
     if (network.jitter > 0) {
       auto spread = static_cast<TimeNs>(static_cast<double>(latency) * network.jitter);
-      latency += sim_.jitter_rng_.uniform(0, spread);
+      latency += sim_.rng_.jitter.uniform(0, spread);
     }
     if (network.sharing == NicSharing::fair) {
-      const std::uint64_t token = sim_.next_transfer_++;
-      sim_.shared_nics_[daemon_].add(now_, send.frame.size(), token, network);
-      sim_.in_flight_.emplace(
+      const std::uint64_t token = sim_.net_.next_transfer++;
+      sim_.net_.shared_nics[daemon_].add(now_, send.frame.size(), token, network);
+      sim_.net_.in_flight.emplace(
           token, InFlight{FrameEvent{send.target, daemon_, std::move(send.frame)}, latency});
       sim_.service_nic(daemon_, now_);
       return;
     }
-    TimeNs left = sim_.nics_[daemon_].transmit(now_, send.frame.size(), network);
-    TimeNs arrival = sim_.links_.arrival(daemon_, send.target, left + latency);
+    TimeNs left = sim_.net_.nics[daemon_].transmit(now_, send.frame.size(), network);
+    TimeNs arrival = sim_.net_.links.arrival(daemon_, send.target, left + latency);
     sim_.schedule(arrival, FrameEvent{send.target, daemon_, std::move(send.frame)});
   }
 
@@ -192,7 +190,7 @@ class Simulation::EffectsOf final : public EffectDriver {
     }
     sim_.round_end_[round] = std::max(sim_.round_end_[round], now_);
     if (round < sim_.options_.rounds) {
-      sim_.schedule(now_ + sim_.contribute_rng_.uniform(0, kContributeSpreadNs),
+      sim_.schedule(now_ + sim_.rng_.contribute.uniform(0, kContributeSpreadNs),
                     ContributeEvent{daemon_, round + 1});
     }
   }
@@ -241,12 +239,12 @@ class Simulation::EffectsOf final : public EffectDriver {
 
 Simulation::Simulation(const SimOptions& options)
     : options_(options),
-      participants_rng_(RandomStream::split(options.seed, "participants")),
-      contribute_rng_(RandomStream::split(options.seed, "contribute")),
-      payloads_rng_(RandomStream::split(options.seed, "payloads")),
-      jitter_rng_(RandomStream::split(options.seed, "jitter")),
-      faults_rng_(RandomStream::split(options.seed, "faults")),
-      detect_rng_(RandomStream::split(options.seed, "detect")),
+      rng_{RandomStream::split(options.seed, "participants"),
+           RandomStream::split(options.seed, "contribute"),
+           RandomStream::split(options.seed, "payloads"),
+           RandomStream::split(options.seed, "jitter"),
+           RandomStream::split(options.seed, "faults"),
+           RandomStream::split(options.seed, "detect")},
       checker_(options.daemons) {
   std::vector<Vpid> daemons(options.daemons);
   for (Vpid i = 0; i < options.daemons; ++i)
@@ -273,29 +271,29 @@ Simulation::Simulation(const SimOptions& options)
   }
   engines_.reserve(options.daemons);
   if (options.network.sharing == NicSharing::fair) {
-    shared_nics_.reserve(options.daemons);
+    net_.shared_nics.reserve(options.daemons);
   } else {
-    nics_.reserve(options.daemons);
+    net_.nics.reserve(options.daemons);
   }
   for (Vpid i = 0; i < options.daemons; ++i) {
     config.self = i;
     engines_.emplace_back(config, membership);
     // Only the NIC model in use is built.
     if (options.network.sharing == NicSharing::fair) {
-      shared_nics_.emplace_back(options.network.threads);
+      net_.shared_nics.emplace_back(options.network.threads);
     } else {
-      nics_.emplace_back(options.network.threads);
+      net_.nics.emplace_back(options.network.threads);
     }
   }
   alive_.assign(options.daemons, true);
-  nic_generation_.assign(options.daemons, 0);
+  net_.nic_generation.assign(options.daemons, 0);
   participant_.assign(options.daemons, false);
   // Daemon i > 0 hosts participants with probability participant_fraction:
   // its draw's top 53 bits, as a fraction of 2^53, fall below it (exact in
   // doubles, so the same everywhere).
   const double hosts_below = options.participant_fraction * 0x1p53;
   for (Vpid i = 0; i < options.daemons; ++i) {
-    participant_[i] = i == 0 || static_cast<double>(participants_rng_.next() >> 11) < hosts_below;
+    participant_[i] = i == 0 || static_cast<double>(rng_.participants.next() >> 11) < hosts_below;
     if (participant_[i]) participants_.push_back(i);
   }
   participant_set_ = VpidSet::from_list(participants_);
@@ -330,16 +328,16 @@ void Simulation::plan_faults() {
     std::vector<Vpid> candidates;
     for (Vpid i = 1; i < options_.daemons; ++i)
       candidates.push_back(i);
-    faults_rng_.shuffle(candidates);
+    rng_.faults.shuffle(candidates);
     std::uint32_t count = std::min<std::uint32_t>(options_.random_faults,
                                                   static_cast<std::uint32_t>(candidates.size()));
     for (std::uint32_t i = 0; i < count; ++i) {
       FaultSpec fault;
       fault.victim = candidates[i];
       const std::uint64_t kinds = options_.release_delay_ns > 0 ? 3 : 2;
-      fault.kind = static_cast<FaultKind>(faults_rng_.below(kinds));
-      fault.at_ns = faults_rng_.uniform(0, horizon);
-      fault.round = faults_rng_.uniform(1, options_.rounds);
+      fault.kind = static_cast<FaultKind>(rng_.faults.below(kinds));
+      fault.at_ns = rng_.faults.uniform(0, horizon);
+      fault.round = rng_.faults.uniform(1, options_.rounds);
       faults_.push_back(fault);
     }
   }
@@ -362,7 +360,7 @@ FenceRequest Simulation::request_for(Vpid /*daemon*/) {
   // Eight bytes per draw, least significant first.
   std::uint64_t bits = 0;
   for (std::size_t i = 0; i < share; ++i) {
-    if (i % 8 == 0) bits = payloads_rng_.next();
+    if (i % 8 == 0) bits = rng_.payloads.next();
     data[i] = static_cast<std::byte>(bits & 0xFF);
     bits >>= 8;
   }
@@ -372,7 +370,7 @@ FenceRequest Simulation::request_for(Vpid /*daemon*/) {
 SimResult Simulation::run() {
   plan_faults();
   for (Vpid daemon : participants_)
-    schedule(contribute_rng_.uniform(0, kContributeSpreadNs), ContributeEvent{daemon, 1});
+    schedule(rng_.contribute.uniform(0, kContributeSpreadNs), ContributeEvent{daemon, 1});
   while (!queue_.empty() && result_.ok) {
     auto [at, event] = queue_.pop();
     now_ = at;
@@ -442,7 +440,7 @@ void Simulation::handle(const EventBody& event) {
     engines_[0].declare_departure(now_, detect->victim, out);
     drain(0, now_, out);
   } else if (const auto* nic = std::get_if<NicEvent>(&event)) {
-    if (nic->generation == nic_generation_[nic->daemon]) service_nic(nic->daemon, now_);
+    if (nic->generation == net_.nic_generation[nic->daemon]) service_nic(nic->daemon, now_);
     return;
   } else if (const auto* contribute = std::get_if<ContributeEvent>(&event)) {
     Vpid daemon = contribute->daemon;
@@ -496,7 +494,7 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
     std::size_t sends = 0;
     for (const Effect& effect : out.effects())
       sends += std::holds_alternative<SendFrame>(effect);
-    sends_allowed = static_cast<std::size_t>(faults_rng_.uniform(0, sends));
+    sends_allowed = static_cast<std::size_t>(rng_.faults.uniform(0, sends));
     dies = true;
   }
   EffectsOf driver(*this, daemon, now, sends_allowed);
@@ -516,15 +514,15 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
 void Simulation::service_nic(Vpid daemon, TimeNs now) {
   const NetworkModel& network = options_.network;
   // Bytes a daemon handed its kernel still leave after it dies, as in life.
-  for (std::uint64_t token : shared_nics_[daemon].advance(now, network)) {
-    auto found = in_flight_.find(token);
+  for (std::uint64_t token : net_.shared_nics[daemon].advance(now, network)) {
+    auto found = net_.in_flight.find(token);
     InFlight flight = std::move(found->second);
-    in_flight_.erase(found);
-    TimeNs arrival = links_.arrival(daemon, flight.frame.to, now + flight.latency);
+    net_.in_flight.erase(found);
+    TimeNs arrival = net_.links.arrival(daemon, flight.frame.to, now + flight.latency);
     schedule(arrival, std::move(flight.frame));
   }
-  if (auto next = shared_nics_[daemon].next_event(network)) {
-    schedule(*next, NicEvent{daemon, ++nic_generation_[daemon]});
+  if (auto next = net_.shared_nics[daemon].next_event(network)) {
+    schedule(*next, NicEvent{daemon, ++net_.nic_generation[daemon]});
   }
 }
 
@@ -533,7 +531,7 @@ void Simulation::kill(Vpid victim, TimeNs now) {
   alive_[victim] = false;
   result_.killed.push_back(victim);
   trace([&] { return "d" + std::to_string(victim) + " killed"; });
-  TimeNs delay = detect_rng_.uniform(options_.detect_min_ns, options_.detect_max_ns);
+  TimeNs delay = rng_.detect.uniform(options_.detect_min_ns, options_.detect_max_ns);
   schedule(now + delay, DetectEvent{victim});
 }
 
