@@ -1,7 +1,5 @@
 #include "control/control_socket.h"
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -11,6 +9,8 @@
 #include <cstring>
 
 #include "control/control_request.h"
+#include "os/buffered_stream.h"
+#include "os/timer.h"
 
 namespace grove {
 
@@ -23,10 +23,10 @@ constexpr std::size_t kMaxAfterRequest = 4096;
 
 struct ControlServer::Client {
   std::uint64_t id = 0;
-  ControlServer* server = nullptr;
-  BufferEventPtr bev;
-  EventPtr deadline;  // until the request is in
+  BufferedStream stream;
+  Timer deadline;  // until the request is in
   bool answered = false;
+  bool closing = false;           // replied: closes once the reply is out
   std::size_t after_request = 0;  // bytes received since
 };
 
@@ -37,126 +37,103 @@ Result<std::unique_ptr<ControlServer>> ControlServer::create(
     event_base* base, const std::string& path, RequestHandler handler,
     std::chrono::milliseconds request_timeout) {
   sockaddr_un address{};
-  address.sun_family = AF_UNIX;
   if (path.size() >= sizeof address.sun_path) {
     return Error{"control socket path too long for a Unix socket: " + path};
   }
-  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
   unlink(path.c_str());
   std::unique_ptr<ControlServer> server(new ControlServer(path, std::move(handler)));
   server->base_ = base;
   // The whole request must be in by then, however it trickles in: an idle
   // or slow client must not hold a slot (and memory) for ever.
-  server->request_timeout_ =
-      timeval{static_cast<time_t>(request_timeout.count() / 1000),
-              static_cast<suseconds_t>(request_timeout.count() % 1000) * 1000};
-  server->listener_.reset(evconnlistener_new_bind(
-      base, &ControlServer::on_accept, server.get(), LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-      16, reinterpret_cast<sockaddr*>(&address), sizeof address));
-  if (!server->listener_) {
-    return Error{"cannot listen on " + path + ": " + std::strerror(errno)};
-  }
+  server->request_timeout_ms_ = request_timeout.count();
+  auto listener = UnixListener::listen(base, path, 16, [raw = server.get()](Fd connection) {
+    raw->on_accept(std::move(connection));
+  });
+  if (!listener) return Error{"cannot listen on " + path + ": " + listener.error().message};
+  server->listener_ = std::move(*listener);
   return server;
 }
 
 ControlServer::~ControlServer() {
   *alive_ = false;
   clients_.clear();
-  listener_.reset();
+  listener_.close();
   unlink(path_.c_str());
 }
 
-void ControlServer::on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* arg) {
-  auto* server = static_cast<ControlServer*>(arg);
+void ControlServer::on_accept(Fd connection) {
   auto client = std::make_unique<Client>();
-  client->id = server->next_id_++;
-  client->server = server;
-  client->bev.reset(bufferevent_socket_new(server->base_, fd, BEV_OPT_CLOSE_ON_FREE));
-  bufferevent_setcb(client->bev.get(), &ControlServer::on_read, nullptr, &ControlServer::on_event,
-                    client.get());
-  client->deadline.reset(event_new(
-      server->base_, -1, 0,
-      [](evutil_socket_t, short, void* arg) {
-        auto* late = static_cast<Client*>(arg);
-        late->server->drop(late->id);
-      },
-      client.get()));
-  event_add(client->deadline.get(), &server->request_timeout_);
-  bufferevent_enable(client->bev.get(), EV_READ);
-  server->clients_[client->id] = std::move(client);
+  const std::uint64_t id = next_id_++;
+  client->id = id;
+  BufferedStream::Callbacks callbacks;
+  Client* raw = client.get();
+  callbacks.readable = [this, raw] { on_read(*raw); };
+  callbacks.drained = [this, raw] {
+    if (raw->closing) drop(raw->id);
+  };
+  callbacks.closed = [this, id] { drop(id); };
+  client->stream = BufferedStream(base_, std::move(connection), std::move(callbacks));
+  client->deadline = Timer(base_, [this, id] { drop(id); });
+  client->deadline.arm(request_timeout_ms_);
+  client->stream.enable_read();
+  clients_[id] = std::move(client);
 }
 
-void ControlServer::on_read(bufferevent* bev, void* arg) {
-  auto* client = static_cast<Client*>(arg);
-  ControlServer* server = client->server;
-  evbuffer* input = bufferevent_get_input(bev);
-  if (client->answered) {
-    client->after_request += evbuffer_get_length(input);
-    evbuffer_drain(input, evbuffer_get_length(input));
-    if (client->after_request > kMaxAfterRequest) server->drop(client->id);
+void ControlServer::on_read(Client& client) {
+  if (client.answered) {
+    client.after_request += client.stream.discard_input();
+    if (client.after_request > kMaxAfterRequest) drop(client.id);
     return;
   }
-  size_t length = 0;
-  char* line = evbuffer_readln(input, &length, EVBUFFER_EOL_LF);
-  if (line == nullptr) {
-    if (evbuffer_get_length(input) > kMaxRequestBytes) server->drop(client->id);
+  std::optional<std::string> text = client.stream.read_line();
+  if (!text) {
+    if (client.stream.input_size() > kMaxRequestBytes) drop(client.id);
     return;
   }
-  std::string text(line, length);
-  std::free(line);
-  client->answered = true;
+  client.answered = true;
   // The request is in; a job's output may stream back for as long as it runs.
-  client->deadline.reset();
-  client->after_request = evbuffer_get_length(input);
-  evbuffer_drain(input, client->after_request);
-  std::uint64_t id = client->id;
-  std::weak_ptr<bool> alive = server->alive_;
-  ReplyFn reply = [server, id, alive](const nlohmann::json& answer) {
-    if (alive.expired() || !*alive.lock()) return;
-    auto found = server->clients_.find(id);
-    if (found == server->clients_.end()) return;
-    std::string out = answer.dump() + "\n";
-    // Nothing more is read: the connection closes once the answer is out.
-    bufferevent_disable(found->second->bev.get(), EV_READ);
-    bufferevent_write(found->second->bev.get(), out.data(), out.size());
-    // Close once written: the write callback fires when the output drains.
-    bufferevent_setcb(
-        found->second->bev.get(), nullptr,
-        [](bufferevent* done, void* client_arg) {
-          auto* c = static_cast<Client*>(client_arg);
-          if (evbuffer_get_length(bufferevent_get_output(done)) == 0) {
-            c->server->drop(c->id);
-          }
-        },
-        &ControlServer::on_event, found->second.get());
-  };
-  PartialFn partial = [server, id,
-                       alive](const nlohmann::json& message) -> std::optional<std::size_t> {
-    if (alive.expired() || !*alive.lock()) return std::nullopt;
-    auto found = server->clients_.find(id);
-    if (found == server->clients_.end()) return std::nullopt;
-    bufferevent* bev = found->second->bev.get();
-    if (!message.is_null()) {
-      nlohmann::json line = message;
-      line["partial"] = true;
-      std::string out = line.dump() + "\n";
-      bufferevent_write(bev, out.data(), out.size());
-    }
-    return evbuffer_get_length(bufferevent_get_output(bev));
-  };
-  auto request = parse_control_json(text);
+  client.deadline = Timer();
+  client.after_request = client.stream.discard_input();
+  ReplyFn reply = reply_fn(client.id);
+  PartialFn partial = partial_fn(client.id);
+  auto request = parse_control_json(*text);
   if (!request) {
     reply(nlohmann::json{{"ok", false}, {"error", request.error().message}});
     return;
   }
-  server->handler_(*request, reply, partial);
+  handler_(*request, reply, partial);
 }
 
-void ControlServer::on_event(bufferevent*, short events, void* arg) {
-  auto* client = static_cast<Client*>(arg);
-  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
-    client->server->drop(client->id);
-  }
+ReplyFn ControlServer::reply_fn(std::uint64_t id) {
+  std::weak_ptr<bool> alive = alive_;
+  return [this, id, alive](const nlohmann::json& answer) {
+    if (alive.expired() || !*alive.lock()) return;
+    auto found = clients_.find(id);
+    if (found == clients_.end()) return;
+    Client& client = *found->second;
+    std::string out = answer.dump() + "\n";
+    // Nothing more is read: the connection closes once the answer is out
+    // (the stream says when its output has drained).
+    client.stream.disable_read();
+    client.stream.write(out);
+    client.closing = true;
+  };
+}
+
+PartialFn ControlServer::partial_fn(std::uint64_t id) {
+  std::weak_ptr<bool> alive = alive_;
+  return [this, id, alive](const nlohmann::json& message) -> std::optional<std::size_t> {
+    if (alive.expired() || !*alive.lock()) return std::nullopt;
+    auto found = clients_.find(id);
+    if (found == clients_.end()) return std::nullopt;
+    BufferedStream& stream = found->second->stream;
+    if (!message.is_null()) {
+      nlohmann::json line = message;
+      line["partial"] = true;
+      stream.write(line.dump() + "\n");
+    }
+    return stream.queued();
+  };
 }
 
 void ControlServer::drop(std::uint64_t id) {

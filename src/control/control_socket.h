@@ -2,9 +2,6 @@
 // session directory, one JSON request per line, one JSON reply per line.
 #pragma once
 
-#include <event2/event.h>
-#include <event2/listener.h>
-
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -14,7 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
+#include "os/unix_listener.h"
 #include "util/result.h"
 
 namespace grove {
@@ -45,16 +43,18 @@ class ControlServer {
  private:
   struct Client;
   ControlServer(std::string path, RequestHandler handler);
-  static void on_accept(evconnlistener*, evutil_socket_t fd, sockaddr*, int, void* arg);
-  static void on_read(bufferevent* bev, void* arg);
-  static void on_event(bufferevent* bev, short events, void* arg);
+  void on_accept(Fd connection);
+  void on_read(Client& client);
+  // The reply and partial functions a request's handler gets for client `id`.
+  ReplyFn reply_fn(std::uint64_t id);
+  PartialFn partial_fn(std::uint64_t id);
   void drop(std::uint64_t id);
 
   std::string path_;
   RequestHandler handler_;
-  ListenerPtr listener_;
+  UnixListener listener_;
   event_base* base_ = nullptr;
-  timeval request_timeout_{10, 0};
+  std::int64_t request_timeout_ms_ = 10'000;
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, std::unique_ptr<Client>> clients_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

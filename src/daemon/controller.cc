@@ -27,7 +27,9 @@ Controller::Controller(const ParamRegistry& params, Log& log, HelpCatalog& help,
 
 Controller::~Controller() {
   // Every event goes before the base it lives on: event_free takes the base's
-  // lock, and a freed base's lock may read as held forever.
+  // lock, and a freed base's lock may read as held forever. Claims on tags
+  // first: nothing is routed to what is ending.
+  claims_.clear();
   job_manager_.reset();
   publish_.reset();
   rank_host_.reset();
@@ -46,7 +48,7 @@ Controller::~Controller() {
   signals_.terminate = SignalWatch();
   signals_.child = SignalWatch();
   runtime_.reset();
-  base_.reset();
+  loop_.reset();
 }
 
 int Controller::run() {
@@ -54,14 +56,12 @@ int Controller::run() {
     apply(launch_.supervisor.fail(status.error().message));
     return 1;
   }
-  event_base_dispatch(base_.get());
+  loop_->run();
   return exit_code_;
 }
 
-void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
-  roster_->heard_from(from, runtime_->now());
-  if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
-  switch (header.tag) {
+void Controller::on_daemon_message(Vpid from, std::uint16_t tag, const Bytes& payload) {
+  switch (tag) {
     case daemon_tags::report: {
       auto report = wire_decode<DaemonReport>(payload);
       if (!report) {
@@ -86,16 +86,16 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       // it carries the daemon's own send time back, for its round trip.
       runtime_->send_control(from, daemon_tags::heartbeat, payload);
       return;
-    case daemon_tags::counters_reply: {
-      auto reply = wire_decode<CountersReply>(payload);
-      if (reply) apply(cli_.service.counters_arrived(*reply, roster_->living()));
-      return;
-    }
     case daemon_tags::help: {
       auto help = wire_decode<ShowHelpTopic>(payload);
       if (help) on_help(*help);
       return;
     }
+  }
+}
+
+void Controller::on_job_message(Vpid from, std::uint16_t tag, const Bytes& payload) {
+  switch (tag) {
     case job_tags::output: {
       if (auto output = wire_decode<JobOutput>(payload)) job_manager_->on_output(*output, from);
       return;
@@ -116,25 +116,6 @@ void Controller::on_control(Vpid from, const FrameHeader& header, const Bytes& p
       if (auto abort = wire_decode<JobAbort>(payload)) job_manager_->on_abort(*abort);
       return;
     }
-    case pmix_tags::publish:
-    case pmix_tags::lookup:
-    case pmix_tags::unpublish:
-      publish_->on_control(from, header.tag, payload);
-      return;
-    case pmix_tags::spawn:
-      on_spawn(from, payload);
-      return;
-    case pmix_tags::notify:
-      // A rank's event for ranks beyond its daemon: to every daemon.
-      if (auto event = wire_decode<PmixEvent>(payload)) {
-        runtime_->broadcast(pmix_tags::event, payload);
-      } else {
-        log_.error("a malformed PMIx event from daemon %u: %s", from,
-                   event.error().message.c_str());
-      }
-      return;
-    default:
-      log_.verbose("daemon", 1, "unexpected control tag %u from %u", header.tag, from);
   }
 }
 
@@ -156,10 +137,6 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
   apply(roster_->on_report(from, report, runtime_->now()));
 }
 
-void Controller::on_deliver(const DeliverBroadcast& deliver) {
-  if (rank_host_) rank_host_->on_broadcast(deliver.tag, *deliver.payload);
-}
-
 void Controller::on_broadcast_done(const BroadcastDone& done) {
   if (launch_.supervisor.phase() == LaunchSupervisor::Phase::starting &&
       done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
@@ -174,14 +151,6 @@ void Controller::on_broadcast_done(const BroadcastDone& done) {
   if (!cli_.service.benchmarking()) return;
   apply(cli_.service.broadcast_done(done.tag, done.op_id, done.started_ns, done.completed_ns,
                                     done.wire_bytes, runtime_->now()));
-}
-
-void Controller::on_fence_done(const FenceDone& done) {
-  if (rank_host_) rank_host_->on_fence_done(done);
-  log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", done.key.signature.c_str(),
-               static_cast<unsigned long long>(done.key.generation),
-               std::string(fence_status_name(done.status)).c_str());
-  cli_.service.fence_done(done.key.signature, runtime_->now());
 }
 
 void Controller::on_help(const ShowHelpTopic& help) {

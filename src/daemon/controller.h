@@ -28,6 +28,7 @@
 #include "daemon/publish_service.h"
 #include "daemon/rank_host.h"
 #include "jobs/job_manager.h"
+#include "os/event_loop.h"
 #include "os/timer.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
@@ -83,11 +84,14 @@ class Controller {
   // Carries out the launch supervisor's decisions.
   void apply(start::Outbox out);
   std::string describe_daemon(Vpid vpid) const { return roster_->describe(vpid); }
-  void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
+  // Claims the tags the controller owns from the runtime, each for its
+  // handler: the daemons' own messages, the CLI service's counters, the job
+  // manager's reports, publish/lookup, spawn and PMIx events.
+  void claim_tags();
+  void on_daemon_message(Vpid from, std::uint16_t tag, const Bytes& payload);
+  void on_job_message(Vpid from, std::uint16_t tag, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
-  void on_deliver(const DeliverBroadcast& deliver);
   void on_broadcast_done(const BroadcastDone& done);
-  void on_fence_done(const FenceDone& done);
   void on_help(const ShowHelpTopic& help);
   void on_peer_lost(Vpid peer);
   // `may_still_run`: lost to silence or a peer's report, not to its own
@@ -133,7 +137,7 @@ class Controller {
   Log& log_;
   HelpCatalog& help_;
   ControllerOptions options_;
-  EventBasePtr base_;
+  std::optional<EventLoop> loop_;  // from start() on
   std::unique_ptr<DaemonRuntime> runtime_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
@@ -178,6 +182,7 @@ class Controller {
     SignalWatch interrupt, terminate, child;
   };
   Signals signals_;
+  std::vector<TagClaim> claims_;  // released before the runtime goes
 };
 
 }  // namespace grove

@@ -125,7 +125,8 @@ Status Controller::launch_over_ssh() {
   log_.verbose("daemon", 1, "starting %u daemons over '%s' (%s spawn), groved at %s",
                plan.size() - 1, params_.get_string("plm_ssh_agent").c_str(),
                plan.tree_spawn ? "tree" : "flat", config.bootstrap.remote.groved_path.c_str());
-  auto ssh = std::make_unique<SshLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+  auto ssh =
+      std::make_unique<SshLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
   SshLauncher& launcher = *ssh;
   remote_ = std::move(ssh);
   launcher.launch(plan.launches(kControllerVpid));
@@ -146,7 +147,7 @@ Status Controller::launch_over_srun() {
     on_srun_exit(how, last_lines);
   };
   auto srun =
-      std::make_unique<SrunLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+      std::make_unique<SrunLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
   if (auto status = srun->start(); !status) return status;
   remote_ = std::move(srun);
   return ok_status();
@@ -167,20 +168,20 @@ void Controller::apply(start::Outbox out) {
         [this](auto& e) {
           using T = std::decay_t<decltype(e)>;
           if constexpr (std::is_same_v<T, start::ArmReportDeadline>) {
-            launch_.report_deadline = Timer(base_.get(), [this] {
+            launch_.report_deadline = Timer(loop_->base(), [this] {
               apply(launch_.supervisor.report_deadline_passed(roster_->describe_launching()));
             });
             launch_.report_deadline.arm(e.delay_ms);
           } else if constexpr (std::is_same_v<T, start::ArmFailure>) {
             launch_.failure_timer =
-                Timer(base_.get(), [this] { apply(launch_.supervisor.failure_timer_fired()); });
+                Timer(loop_->base(), [this] { apply(launch_.supervisor.failure_timer_fired()); });
             launch_.failure_timer.arm(e.delay_ms);
           } else if constexpr (std::is_same_v<T, start::FailStart>) {
             fail_startup(e.message);
           } else if constexpr (std::is_same_v<T, start::StopDvm>) {
             // Not from inside the launcher's callback: the stop ends it.
             launch_.step_end_timer =
-                Timer(base_.get(), [this, reason = e.reason] { begin_stop(nullptr, reason); });
+                Timer(loop_->base(), [this, reason = e.reason] { begin_stop(nullptr, reason); });
             launch_.step_end_timer.arm(0);
           } else {
             static_assert(std::is_same_v<T, start::Notice>, "a start effect without a driver");
@@ -201,7 +202,7 @@ void Controller::become_ready() {
   roster_->mark_running(runtime_->now());
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
   if (heartbeat_ms > 0) {
-    heartbeat_timer_ = Timer(base_.get(), [this] { check_heartbeats(); });
+    heartbeat_timer_ = Timer(loop_->base(), [this] { check_heartbeats(); });
     heartbeat_timer_.arm_every(heartbeat_ms);
   }
   std::ofstream(dvm_.directory + "/dvm.json") << nlohmann::json{{"pid", getpid()},
@@ -246,7 +247,7 @@ void Controller::fail_startup(const std::string& message) {
     }
   }
   exit_code_ = 1;
-  if (base_) event_base_loopexit(base_.get(), nullptr);
+  if (loop_) loop_->exit();
 }
 
 }  // namespace grove

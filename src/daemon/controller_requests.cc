@@ -166,7 +166,8 @@ void Controller::apply(cli::Outbox out) {
             Timer& timer = cli_.timers[static_cast<std::size_t>(step.timer)];
             const CliTimer which = step.timer;
             if (!timer)
-              timer = Timer(base_.get(), [this, which] { apply(cli_.service.timer_fired(which)); });
+              timer =
+                  Timer(loop_->base(), [this, which] { apply(cli_.service.timer_fired(which)); });
             timer.arm(step.delay_ms);
           } else if constexpr (std::is_same_v<T, cli::ReplyStatus>) {
             reply_status(step);

@@ -14,8 +14,8 @@ namespace grove {
 
 Status Controller::start() {
   if (auto status = enable_event_threads(); !status) return status;
-  base_.reset(event_base_new());
-  if (!base_) return Error{"cannot create the event loop"};
+  loop_.emplace();
+  if (!*loop_) return Error{"cannot create the event loop"};
   auto dvm = create_dvm_directory(static_cast<int>(getpid()), options_.one_job);
   if (!dvm) return dvm.error();
   dvm_ = *dvm;
@@ -23,7 +23,7 @@ Status Controller::start() {
   if (auto status = start_runtime(); !status) return status;
   make_roster();
   auto control =
-      ControlServer::create(base_.get(), dvm_.socket_path,
+      ControlServer::create(loop_->base(), dvm_.socket_path,
                             [this](const nlohmann::json& request, ReplyFn reply,
                                    PartialFn partial) { handle_request(request, reply, partial); });
   if (!control) return control.error();
@@ -37,6 +37,7 @@ Status Controller::start() {
   if (auto status = launch_daemons(); !status) return status;
   if (auto status = start_rank_host(); !status) return status;
   start_job_manager();
+  claim_tags();
   apply(launch_.supervisor.begin());
   if (options_.daemons == 1) become_ready();
   return ok_status();
@@ -44,12 +45,10 @@ Status Controller::start() {
 
 Status Controller::start_runtime() {
   RuntimeHooks hooks;
-  hooks.on_control = [this](Vpid from, const FrameHeader& header, const Bytes& payload) {
-    on_control(from, header, payload);
+  hooks.heard_from = [this](Vpid from) {
+    if (roster_) roster_->heard_from(from, runtime_->now());
   };
-  hooks.on_deliver = [this](const DeliverBroadcast& deliver) { on_deliver(deliver); };
   hooks.on_broadcast_done = [this](const BroadcastDone& done) { on_broadcast_done(done); };
-  hooks.on_fence_done = [this](const FenceDone& done) { on_fence_done(done); };
   hooks.on_help = [this](const ShowHelpTopic& help) { on_help(help); };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
   // Daemons on other hosts reach us at the address that routes to them.
@@ -68,7 +67,7 @@ Status Controller::start_runtime() {
     }
   }
   auto runtime = DaemonRuntime::create(
-      base_.get(), params_, log_,
+      loop_->base(), params_, log_,
       RuntimeOptions{kControllerVpid, options_.daemons, secret_, bind_host}, hooks);
   if (!runtime) return runtime.error();
   runtime_ = std::move(*runtime);
@@ -95,10 +94,10 @@ void Controller::make_roster() {
 
 void Controller::watch_signals() {
   signals_.interrupt =
-      SignalWatch(base_.get(), SIGINT, [this] { begin_stop(nullptr, "interrupted"); });
+      SignalWatch(loop_->base(), SIGINT, [this] { begin_stop(nullptr, "interrupted"); });
   signals_.terminate =
-      SignalWatch(base_.get(), SIGTERM, [this] { begin_stop(nullptr, "interrupted"); });
-  signals_.child = SignalWatch(base_.get(), SIGCHLD, [this] { reap_children(); });
+      SignalWatch(loop_->base(), SIGTERM, [this] { begin_stop(nullptr, "interrupted"); });
+  signals_.child = SignalWatch(loop_->base(), SIGCHLD, [this] { reap_children(); });
 }
 
 Status Controller::start_rank_host() {
@@ -112,8 +111,8 @@ Status Controller::start_rank_host() {
   };
   reports.exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
   reports.started = [this](const RanksStarted& started) { job_manager_->on_started(started); };
-  auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, kControllerVpid, *daemon_dir,
-                                topology_->handle(), std::move(reports));
+  auto ranks = RankHost::create(loop_->base(), *runtime_, log_, params_, kControllerVpid,
+                                *daemon_dir, topology_->handle(), std::move(reports));
   if (!ranks) return ranks.error();
   rank_host_ = std::move(*ranks);
   return ok_status();
@@ -161,7 +160,7 @@ void Controller::start_job_manager() {
   };
   manager_hooks.output_window = params_.get_size("jobs_output_window");
   publish_ = std::make_unique<PublishService>(
-      base_.get(), log_, [this](std::uint32_t daemon, std::uint16_t tag, Bytes payload) {
+      loop_->base(), log_, [this](std::uint32_t daemon, std::uint16_t tag, Bytes payload) {
         if (runtime_) runtime_->send_control(daemon, tag, std::move(payload));
       });
   manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
@@ -181,7 +180,48 @@ void Controller::start_job_manager() {
     if (runtime_) runtime_->broadcast(pmix_tags::event, encode(ended));
   };
   job_manager_ = std::make_unique<JobManager>(
-      base_.get(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
+      loop_->base(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
+}
+
+void Controller::claim_tags() {
+  // The rank host claimed its own (job and PMIx bridge traffic) as it started.
+  claims_.push_back(
+      runtime_->own_control({daemon_tags::report, daemon_tags::launch_failed,
+                             daemon_tags::link_lost, daemon_tags::heartbeat, daemon_tags::help},
+                            [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
+                              on_daemon_message(from, tag, payload);
+                            }));
+  claims_.push_back(runtime_->own_fences("bench-barrier", [this](const FenceDone& done) {
+    cli_.service.fence_done(done.key.signature, runtime_->now());
+  }));
+  claims_.push_back(runtime_->own_control(
+      {daemon_tags::counters_reply}, [this](Vpid, std::uint16_t, const Bytes& payload) {
+        if (auto reply = wire_decode<CountersReply>(payload))
+          apply(cli_.service.counters_arrived(*reply, roster_->living()));
+      }));
+  claims_.push_back(
+      runtime_->own_control({job_tags::output, job_tags::exited, job_tags::ranks_started,
+                             job_tags::stdin_ack, job_tags::aborted},
+                            [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
+                              on_job_message(from, tag, payload);
+                            }));
+  claims_.push_back(
+      runtime_->own_control({pmix_tags::publish, pmix_tags::lookup, pmix_tags::unpublish},
+                            [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
+                              publish_->on_control(from, tag, payload);
+                            }));
+  claims_.push_back(runtime_->own_control(
+      {pmix_tags::spawn},
+      [this](Vpid from, std::uint16_t, const Bytes& payload) { on_spawn(from, payload); }));
+  claims_.push_back(runtime_->own_control({pmix_tags::notify}, [this](Vpid from, std::uint16_t,
+                                                                      const Bytes& payload) {
+    // A rank's event for ranks beyond its daemon: to every daemon.
+    if (auto event = wire_decode<PmixEvent>(payload)) {
+      runtime_->broadcast(pmix_tags::event, payload);
+    } else {
+      log_.error("a malformed PMIx event from daemon %u: %s", from, event.error().message.c_str());
+    }
+  }));
 }
 
 }  // namespace grove

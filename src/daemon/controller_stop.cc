@@ -54,7 +54,7 @@ void Controller::end_work(const std::string& reason) {
 void Controller::arm_stop_timer(StopTimer timer, std::int64_t delay_ms) {
   Timer& armed = stopping_.timers[static_cast<std::size_t>(timer)];
   if (!armed)
-    armed = Timer(base_.get(), [this, timer] { apply(stopping_.sequence.timer_fired(timer)); });
+    armed = Timer(loop_->base(), [this, timer] { apply(stopping_.sequence.timer_fired(timer)); });
   armed.arm(delay_ms);
 }
 
@@ -96,8 +96,7 @@ void Controller::complete_stop() {
     reply(out);
   stopping_.replies.clear();
   log_.verbose("daemon", 1, "DVM stopped (%s)", stopping_.sequence.reason().c_str());
-  timeval linger{0, 100'000};
-  event_base_loopexit(base_.get(), &linger);
+  loop_->exit(100);  // what is due in the next 100 ms still runs
 }
 
 }  // namespace grove

@@ -18,11 +18,11 @@ DaemonNode::~DaemonNode() {
   ssh_.reset();
   rank_host_.reset();
   topology_.reset();  // after the PMIx server, which uses it
-  heartbeat_.reset();
-  sigchld_.reset();
-  sigterm_.reset();
+  heartbeat_ = Timer();
+  sigchld_ = SignalWatch();
+  sigterm_ = SignalWatch();
   runtime_.reset();
-  base_.reset();
+  loop_.reset();
 }
 
 int DaemonNode::run() {
@@ -36,27 +36,25 @@ int DaemonNode::run() {
     log_.error("%s", status.error().message.c_str());
     return 1;
   }
-  base_.reset(event_base_new());
+  loop_.emplace();
+  event_base* base = loop_->base();
   RuntimeHooks hooks;
-  hooks.on_control = [this](Vpid from, const FrameHeader& header, const Bytes& payload) {
-    on_control(from, header, payload);
+  hooks.heard_from = [this](Vpid from) {
+    if (from == kControllerVpid && controller_watch_) controller_watch_->heard(runtime_->now());
   };
-  hooks.on_deliver = [this](const DeliverBroadcast& deliver) { on_deliver(deliver); };
   hooks.on_help = [this](const ShowHelpTopic& help) {
     runtime_->send_control(kControllerVpid, daemon_tags::help, encode(help));
   };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
-  hooks.on_fence_done = [this](const FenceDone& done) {
-    if (rank_host_) rank_host_->on_fence_done(done);
-  };
   RuntimeOptions runtime_options{options_.vpid, options_.dvm_size, options_.secret,
                                  options_.bind_host};
-  auto runtime = DaemonRuntime::create(base_.get(), params_, log_, runtime_options, hooks);
+  auto runtime = DaemonRuntime::create(base, params_, log_, runtime_options, hooks);
   if (!runtime) {
     log_.error("cannot start: %s", runtime.error().message.c_str());
     return 1;
   }
   runtime_ = std::move(*runtime);
+  claim_tags();
   auto endpoint = runtime_->listen();
   if (!endpoint) {
     log_.error("cannot listen: %s", endpoint.error().message.c_str());
@@ -83,18 +81,15 @@ int DaemonNode::run() {
                options_.controller.to_string().c_str());
 
   if (params_.get_int("daemon_heartbeat_ms") > 0) {
-    heartbeat_.reset(event_new(base_.get(), -1, EV_PERSIST, &DaemonNode::on_heartbeat_timer, this));
+    heartbeat_ = Timer(base, [this] { on_heartbeat_timer(); });
     auto interval_ms = params_.get_int("daemon_heartbeat_ms");
     controller_watch_.emplace(
         static_cast<TimeNs>(interval_ms) * 1'000'000ULL,
         static_cast<TimeNs>(params_.get_int("daemon_controller_timeout_ms")) * 1'000'000ULL,
         runtime_->now());
-    timeval interval{static_cast<time_t>(interval_ms / 1000),
-                     static_cast<suseconds_t>((interval_ms % 1000) * 1000)};
-    event_add(heartbeat_.get(), &interval);
+    heartbeat_.arm_every(interval_ms);
   }
-  sigterm_.reset(evsignal_new(base_.get(), SIGTERM, &DaemonNode::on_signal, this));
-  event_add(sigterm_.get(), nullptr);
+  sigterm_ = SignalWatch(base, SIGTERM, [this] { on_signal(); });
   RankReports reports;
   reports.output = [this](const JobOutput& output) {
     runtime_->send_control(kControllerVpid, job_tags::output, encode(output));
@@ -105,42 +100,48 @@ int DaemonNode::run() {
   reports.started = [this](const RanksStarted& started) {
     runtime_->send_control(kControllerVpid, job_tags::ranks_started, encode(started));
   };
-  auto ranks = RankHost::create(base_.get(), *runtime_, log_, params_, options_.vpid,
-                                options_.session_dir, topology_->handle(), std::move(reports));
+  auto ranks = RankHost::create(base, *runtime_, log_, params_, options_.vpid, options_.session_dir,
+                                topology_->handle(), std::move(reports));
   if (!ranks) {
     log_.error("cannot start: %s", ranks.error().message.c_str());
     return 1;
   }
   rank_host_ = std::move(*ranks);
-  sigchld_.reset(evsignal_new(base_.get(), SIGCHLD, &DaemonNode::on_sigchld, this));
-  event_add(sigchld_.get(), nullptr);
-  event_base_dispatch(base_.get());
+  sigchld_ = SignalWatch(base, SIGCHLD, [this] { on_sigchld(); });
+  loop_->run();
   return exit_code_;
 }
 
-void DaemonNode::on_control(Vpid from, const FrameHeader& header, const Bytes& payload) {
-  if (from == kControllerVpid && controller_watch_) controller_watch_->heard(runtime_->now());
-  if (header.tag == daemon_tags::heartbeat) {  // the controller's answer: our send time
+void DaemonNode::claim_tags() {
+  control_tags_ =
+      runtime_->own_control({daemon_tags::heartbeat, daemon_tags::welcome, daemon_tags::evicted},
+                            [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
+                              on_controller_message(from, tag, payload);
+                            });
+  broadcast_tags_ = runtime_->own_broadcasts(
+      {daemon_tags::endpoint_table, daemon_tags::shutdown, daemon_tags::counters_request,
+       daemon_tags::bench_barrier},
+      [this](const DeliverBroadcast& deliver) { on_daemon_broadcast(deliver); });
+}
+
+void DaemonNode::on_controller_message(Vpid from, std::uint16_t tag, const Bytes& payload) {
+  if (tag == daemon_tags::heartbeat) {  // the controller's answer: our send time
     auto beat = wire_decode<Heartbeat>(payload);
     if (beat && controller_watch_) controller_watch_->answered(*beat, runtime_->now());
     return;
   }
-  if (header.tag == daemon_tags::welcome && from == kControllerVpid) {
+  if (tag == daemon_tags::welcome && from == kControllerVpid) {
     on_welcome();
     return;
   }
-  if (header.tag == daemon_tags::evicted && from == kControllerVpid) {
+  if (tag == daemon_tags::evicted && from == kControllerVpid) {
     auto eviction = wire_decode<Eviction>(payload);
     // The DVM goes on without us; our ranks go with us (RankHost).
     log_.error("the controller declared this daemon lost (%s); leaving the DVM",
                eviction ? eviction->reason.c_str() : "no reason given");
     exit_code_ = 1;
-    event_base_loopexit(base_.get(), nullptr);
-    return;
+    loop_->exit();
   }
-  if (rank_host_ && rank_host_->on_control(from, header.tag, payload)) return;
-  log_.verbose("daemon", 2, "unexpected control %s from %u",
-               std::string(tag_name(header.tag)).c_str(), from);
 }
 
 void DaemonNode::on_welcome() {
@@ -168,13 +169,12 @@ void DaemonNode::on_welcome() {
     runtime_->send_control(kControllerVpid, daemon_tags::launch_failed,
                            encode(LaunchFailure{vpid, reason}));
   };
-  ssh_ = std::make_unique<SshLauncher>(base_.get(), log_, std::move(config), std::move(hooks));
+  ssh_ = std::make_unique<SshLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
   log_.verbose("plm", 1, "starting %zu daemons of our subtree", children.size());
   ssh_->launch(children);
 }
 
-void DaemonNode::on_deliver(const DeliverBroadcast& deliver) {
-  if (rank_host_ && rank_host_->on_broadcast(deliver.tag, *deliver.payload)) return;
+void DaemonNode::on_daemon_broadcast(const DeliverBroadcast& deliver) {
   switch (deliver.tag) {
     case daemon_tags::endpoint_table: {
       auto table = wire_decode<EndpointTable>(*deliver.payload);
@@ -234,7 +234,7 @@ void DaemonNode::on_peer_lost(Vpid peer) {
     log_.error("lost the controller; leaving the DVM");
     exit_code_ = 1;
   }
-  event_base_loopexit(base_.get(), nullptr);
+  loop_->exit();
 }
 
 void DaemonNode::send_heartbeat() {
@@ -244,26 +244,23 @@ void DaemonNode::send_heartbeat() {
   // Ranks go with us (JobHost).
   log_.error("%s; leaving the DVM with this daemon's ranks", beat.leave->c_str());
   exit_code_ = 1;
-  event_base_loopexit(base_.get(), nullptr);
+  loop_->exit();
 }
 
-void DaemonNode::on_heartbeat_timer(evutil_socket_t, short, void* arg) {
-  auto* node = static_cast<DaemonNode*>(arg);
-  node->send_heartbeat();
-  node->log_.flush_limited();  // a burst of limited lines that stopped is still counted
+void DaemonNode::on_heartbeat_timer() {
+  send_heartbeat();
+  log_.flush_limited();  // a burst of limited lines that stopped is still counted
 }
 
-void DaemonNode::on_sigchld(evutil_socket_t, short, void* arg) {
-  auto* node = static_cast<DaemonNode*>(arg);
-  if (node->rank_host_) node->rank_host_->reap();
-  if (node->ssh_) node->ssh_->reap();
+void DaemonNode::on_sigchld() {
+  if (rank_host_) rank_host_->reap();
+  if (ssh_) ssh_->reap();
 }
 
-void DaemonNode::on_signal(evutil_socket_t, short, void* arg) {
-  auto* node = static_cast<DaemonNode*>(arg);
-  node->log_.verbose("daemon", 1, "SIGTERM: leaving");
-  node->exit_code_ = 0;
-  event_base_loopexit(node->base_.get(), nullptr);
+void DaemonNode::on_signal() {
+  log_.verbose("daemon", 1, "SIGTERM: leaving");
+  exit_code_ = 0;
+  loop_->exit();
 }
 
 }  // namespace grove

@@ -3,8 +3,6 @@
 // heartbeats, and exits when the controller says so or disappears.
 #pragma once
 
-#include <event2/event.h>
-
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +11,8 @@
 #include "daemon/daemon_runtime.h"
 #include "daemon/host_info.h"
 #include "daemon/rank_host.h"
+#include "os/event_loop.h"
+#include "os/timer.h"
 #include "plm/bootstrap.h"
 #include "plm/ssh_launcher.h"
 #include "rml/transport/endpoint.h"
@@ -42,27 +42,32 @@ class DaemonNode {
   int run();
 
  private:
-  void on_control(Vpid from, const FrameHeader& header, const Bytes& payload);
-  void on_deliver(const DeliverBroadcast& deliver);
+  // The tags groved owns (the rank host claims its own): the controller's
+  // answers, welcome and eviction; the endpoint table, the shutdown, the
+  // counters request and barrier benchmark rounds.
+  void claim_tags();
+  void on_controller_message(Vpid from, std::uint16_t tag, const Bytes& payload);
+  void on_daemon_broadcast(const DeliverBroadcast& deliver);
   void on_peer_lost(Vpid peer);
   void on_welcome();
   void send_heartbeat();
-  static void on_heartbeat_timer(evutil_socket_t, short, void* arg);
-  static void on_signal(evutil_socket_t, short, void* arg);
-  static void on_sigchld(evutil_socket_t, short, void* arg);
+  void on_heartbeat_timer();
+  void on_signal();
+  void on_sigchld();
 
   const ParamRegistry& params_;
   Log& log_;
   NodeOptions options_;
-  EventBasePtr base_;
+  std::optional<EventLoop> loop_;  // made in run(), once libevent is threaded
   std::unique_ptr<DaemonRuntime> runtime_;
-  EventPtr heartbeat_;
+  Timer heartbeat_;
   // Our heartbeats and the controller's answers (daemon_heartbeat_ms > 0).
   std::optional<ControllerWatch> controller_watch_;
-  EventPtr sigterm_;
-  EventPtr sigchld_;
+  SignalWatch sigterm_;
+  SignalWatch sigchld_;
   std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
   std::unique_ptr<RankHost> rank_host_;
+  TagClaim control_tags_, broadcast_tags_;
   std::unique_ptr<SshLauncher> ssh_;  // tree spawn: our children in the plan
   bool welcomed_ = false;
   bool stopping_ = false;

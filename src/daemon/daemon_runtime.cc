@@ -1,6 +1,8 @@
 #include "daemon/daemon_runtime.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "os/memory_use.h"
 #include "rml/transport/frame_seal.h"
@@ -28,6 +30,66 @@ EngineConfig engine_config_from(const ParamRegistry& params, Vpid self) {
 DaemonRuntime::DaemonRuntime(event_base* base, const Log& log, RuntimeOptions options,
                              RuntimeHooks hooks)
     : base_(base), log_(log), options_(std::move(options)), hooks_(std::move(hooks)) {}
+
+TagClaim& TagClaim::operator=(TagClaim&& other) noexcept {
+  if (this != &other) {
+    release();
+    owners_ = std::exchange(other.owners_, {});
+    kind_ = other.kind_;
+    tags_ = std::move(other.tags_);
+    scope_ = std::move(other.scope_);
+  }
+  return *this;
+}
+
+void TagClaim::release() {
+  if (auto owners = owners_.lock()) {
+    for (std::uint16_t tag : tags_) {
+      if (kind_ == Kind::control) owners->control.erase(tag);
+      if (kind_ == Kind::broadcasts) owners->broadcasts.erase(tag);
+    }
+    if (kind_ == Kind::fences) owners->fences.erase(scope_);
+  }
+  owners_.reset();
+}
+
+namespace {
+
+template <typename Handler>
+void claim(std::map<std::uint16_t, std::shared_ptr<Handler>>& owners,
+           const std::vector<std::uint16_t>& tags, Handler handler) {
+  auto shared = std::make_shared<Handler>(std::move(handler));
+  for (std::uint16_t tag : tags) {
+    if (!owners.emplace(tag, shared).second) {
+      std::fprintf(stderr, "grove: tag %s (%u) is claimed twice\n",
+                   std::string(tag_name(tag)).c_str(), tag);
+      std::abort();
+    }
+  }
+}
+
+}  // namespace
+
+TagClaim DaemonRuntime::own_control(std::vector<std::uint16_t> tags,
+                                    TagOwners::ControlHandler handler) {
+  claim(owners_->control, tags, std::move(handler));
+  return TagClaim(owners_, TagClaim::Kind::control, std::move(tags));
+}
+
+TagClaim DaemonRuntime::own_broadcasts(std::vector<std::uint16_t> tags,
+                                       TagOwners::BroadcastHandler handler) {
+  claim(owners_->broadcasts, tags, std::move(handler));
+  return TagClaim(owners_, TagClaim::Kind::broadcasts, std::move(tags));
+}
+
+TagClaim DaemonRuntime::own_fences(std::string scope, TagOwners::FenceHandler handler) {
+  if (!owners_->fences.emplace(scope, std::make_shared<TagOwners::FenceHandler>(std::move(handler)))
+           .second) {
+    std::fprintf(stderr, "grove: fence scope '%s' is claimed twice\n", scope.c_str());
+    std::abort();
+  }
+  return TagClaim(owners_, TagClaim::Kind::fences, {}, std::move(scope));
+}
 
 DaemonRuntime::~DaemonRuntime() {
   deferred_event_.reset();
@@ -128,7 +190,14 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
   if (header->type == FrameType::control) {
     if (header->destination != options_.self) return;
     Bytes payload(frame.begin() + kFrameHeaderSize, frame.end());
-    if (hooks_.on_control) hooks_.on_control(from, *header, payload);
+    if (hooks_.heard_from) hooks_.heard_from(from);
+    if (auto owner = owners_->control.find(header->tag); owner != owners_->control.end()) {
+      std::shared_ptr<TagOwners::ControlHandler> handler = owner->second;
+      (*handler)(from, header->tag, payload);
+    } else {
+      log_.verbose("daemon", 1, "unexpected control %s from %u",
+                   std::string(tag_name(header->tag)).c_str(), from);
+    }
     return;
   }
   if (fault_.armed() && header->type == FrameType::xcast_data && is_release_tag(header->tag)) {
@@ -245,11 +314,26 @@ void DaemonRuntime::deliver(DeliverBroadcast& deliver) {
       die_for_fault(log_, *fault, op);
     }
   }
-  if (hooks_.on_deliver) hooks_.on_deliver(deliver);
+  if (auto owner = owners_->broadcasts.find(deliver.tag); owner != owners_->broadcasts.end()) {
+    std::shared_ptr<TagOwners::BroadcastHandler> handler = owner->second;
+    (*handler)(deliver);
+  } else {
+    log_.verbose("daemon", 2, "a broadcast nobody here owns: %s",
+                 std::string(tag_name(deliver.tag)).c_str());
+  }
 }
 
 void DaemonRuntime::fence_done(FenceDone& fence) {
-  if (hooks_.on_fence_done) hooks_.on_fence_done(fence);
+  log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", fence.key.signature.c_str(),
+               static_cast<unsigned long long>(fence.key.generation),
+               std::string(fence_status_name(fence.status)).c_str());
+  // Scopes do not nest: the first that names the signature owns it.
+  for (const auto& [scope, handler] : owners_->fences) {
+    if (!fence.key.signature.starts_with(scope)) continue;
+    std::shared_ptr<TagOwners::FenceHandler> owner = handler;
+    (*owner)(fence);
+    return;
+  }
 }
 
 void DaemonRuntime::broadcast_done(BroadcastDone& done) {

@@ -29,10 +29,9 @@ struct RuntimeOptions {
 };
 
 struct RuntimeHooks {
-  // A control frame addressed to this daemon (not an engine message).
-  std::function<void(Vpid from, const FrameHeader& header, const Bytes& payload)> on_control;
-  std::function<void(const DeliverBroadcast&)> on_deliver;
-  std::function<void(const FenceDone&)> on_fence_done;
+  // Every control frame addressed to this daemon, before its tag's owner
+  // has it (the controller's liveness counts any frame as a sign of life).
+  std::function<void(Vpid from)> heard_from;
   std::function<void(const BroadcastDone&)> on_broadcast_done;
   std::function<void(const ShowHelpTopic&)> on_help;
   std::function<void(const MembershipChanged&)> on_membership;
@@ -41,6 +40,44 @@ struct RuntimeHooks {
 
 // The engine's configuration from the parameter registry.
 EngineConfig engine_config_from(const ParamRegistry& params, Vpid self);
+
+// Who owns each tag, and each fence scope (a prefix of fence signatures):
+// the runtime routes control frames and delivered broadcasts by tag, and a
+// fence's end by its signature. Handlers are shared, so one that ends its
+// own claim while it runs is not destroyed under itself.
+struct TagOwners {
+  using ControlHandler = std::function<void(Vpid from, std::uint16_t tag, const Bytes& payload)>;
+  using BroadcastHandler = std::function<void(const DeliverBroadcast&)>;
+  using FenceHandler = std::function<void(const FenceDone&)>;
+  std::map<std::uint16_t, std::shared_ptr<ControlHandler>> control;
+  std::map<std::uint16_t, std::shared_ptr<BroadcastHandler>> broadcasts;
+  std::map<std::string, std::shared_ptr<FenceHandler>> fences;  // by scope
+};
+
+// A component's claim on the tags it owns: while the claim lives, frames
+// with those tags go to its handler; it gives them back as it goes. It may
+// outlive the runtime (the controller closes every connection by ending its
+// runtime before its components end): then there is nothing to give back.
+class TagClaim {
+ public:
+  enum class Kind : std::uint8_t { control, broadcasts, fences };
+  TagClaim() = default;
+  TagClaim(std::weak_ptr<TagOwners> owners, Kind kind, std::vector<std::uint16_t> tags,
+           std::string scope = {})
+      : owners_(std::move(owners)), kind_(kind), tags_(std::move(tags)), scope_(std::move(scope)) {}
+  TagClaim(TagClaim&& other) noexcept { *this = std::move(other); }
+  TagClaim& operator=(TagClaim&& other) noexcept;
+  TagClaim(const TagClaim&) = delete;
+  TagClaim& operator=(const TagClaim&) = delete;
+  ~TagClaim() { release(); }
+
+ private:
+  void release();
+  std::weak_ptr<TagOwners> owners_;
+  Kind kind_ = Kind::control;
+  std::vector<std::uint16_t> tags_;
+  std::string scope_;
+};
 
 class DaemonRuntime : private EffectDriver {
  public:
@@ -68,6 +105,17 @@ class DaemonRuntime : private EffectDriver {
   TimeNs now() const;
   // This daemon's counters for `grove status`.
   CountersReply counters(std::uint64_t request) const;
+
+  // Each component claims the tags it owns, and the runtime routes each
+  // control frame and delivered broadcast to its tag's owner (a tag claimed
+  // twice is a bug: grove aborts, naming it). A control frame nobody owns
+  // is logged and dropped; so is a broadcast (after it was forwarded).
+  [[nodiscard]] TagClaim own_control(std::vector<std::uint16_t> tags,
+                                     TagOwners::ControlHandler handler);
+  [[nodiscard]] TagClaim own_broadcasts(std::vector<std::uint16_t> tags,
+                                        TagOwners::BroadcastHandler handler);
+  // The ends of fences whose signature starts with `scope` ("pmix:", ...).
+  [[nodiscard]] TagClaim own_fences(std::string scope, TagOwners::FenceHandler handler);
 
  private:
   DaemonRuntime(event_base* base, const Log& log, RuntimeOptions options, RuntimeHooks hooks);
@@ -111,6 +159,7 @@ class DaemonRuntime : private EffectDriver {
   std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;
   std::vector<Effect> deferred_hooks_;
   EventPtr deferred_event_;
+  std::shared_ptr<TagOwners> owners_ = std::make_shared<TagOwners>();
 };
 
 }  // namespace grove

@@ -13,6 +13,7 @@ PmixBridge::PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn dir
     : runtime_(runtime),
       log_(log),
       directories_(std::move(directories)),
+      collectives_(runtime.self()),
       fences_(runtime.self(), runtime.engine().config().max_payload) {}
 
 PmixBridge::~PmixBridge() {
@@ -109,6 +110,9 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   auto server = PmixServer::create(base, options, std::move(hooks));
   if (!server) return Error{"PMIx server: " + server.error().message};
   bridge->server_ = std::move(*server);
+  // Every PMIx fence, connect and group is named in a job's scope.
+  bridge->fence_claim_ =
+      runtime.own_fences("pmix:", [self](const FenceDone& done) { self->on_fence_done(done); });
   return bridge;
 }
 
@@ -280,12 +284,12 @@ bool PmixBridge::on_broadcast(std::uint16_t tag, std::span<const std::byte> payl
       left.released[round.signature] = round.round;
   }
   drive(fences_.ranks_gone(gone->job, ranks));
-  fail_collectives_with_gone();
+  drive(collectives_.ranks_gone(fences_));
   return true;
 }
 
 void PmixBridge::on_fence_done(const FenceDone& done) {
-  on_connect_done(done);
+  drive(collectives_.collective_done(done));
   drive(fences_.fence_done(done));
 }
 
@@ -403,25 +407,8 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   // One that belongs to a running job (ranks that connected to this one)
   // can no longer complete either: its ranks hear PMIX_PROC_TERMINATED
   // instead of waiting for ever.
-  auto names_job = [&](const std::vector<std::string>& nspaces) {
-    return std::find(nspaces.begin(), nspaces.end(), nspace) != nspaces.end();
-  };
   drive(fences_.job_ended(job, nspace));
-  std::vector<PendingConnect> collectives;
-  for (auto entry = pending_connects_.begin(); entry != pending_connects_.end();) {
-    if (!names_job(entry->second.nspaces)) {
-      ++entry;
-      continue;
-    }
-    if (entry->second.nspaces.size() > 1) {  // another job's ranks wait in it
-      log_.error("PMIx %s includes %s, which has ended: it cannot complete", entry->first.c_str(),
-                 nspace.c_str());
-    }
-    collectives.push_back(std::move(entry->second));
-    entry = pending_connects_.erase(entry);
-  }
-  for (PendingConnect& pending : collectives)
-    finish_collective(pending, kPmixProcTerminated, std::nullopt);
+  drive(collectives_.job_ended(nspace));
   // Requests of the job still at the controller: their answers go now (a
   // late reply then finds nothing).
   forget_forwarded(publish_answers_, nspace, kPmixProcTerminated);

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "daemon/control_plane/pmix_collectives.h"
 #include "daemon/control_plane/pmix_fences.h"
 #include "daemon/daemon_runtime.h"
 #include "jobs/job_directories.h"
@@ -53,7 +54,6 @@ class PmixBridge {
   // Those of these ranks whose PMIx handshake waits for the server's answer;
   // nothing when that cannot be known (clients not verified).
   std::set<pid_t> handshakes_pending(const std::vector<pid_t>& ranks);
-  void on_fence_done(const FenceDone& done);
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
   // Broadcasts for the PMIx side of jobs (job_tags::ranks_gone); false for
@@ -78,19 +78,18 @@ class PmixBridge {
   void on_fence(PmixFenceCall call);
   // pmix_bridge_connect.cc: PMIx_Connect, PMIx_Disconnect and process
   // groups.
-  struct PendingConnect;
+  // (control_plane/pmix_collectives.h decides; this drives.)
+  struct CollectiveWaiter;
   void on_connect(PmixConnectCall call);
   void on_group(PmixGroupCall call);
-  void begin_collective(const std::string& kind,
+  void begin_collective(PmixCollectiveBook::Call call,
                         const std::map<std::string, std::vector<std::uint32_t>>& procs,
-                        PendingConnect pending, std::uint32_t timeout_seconds, Bytes contribution);
-  void finish_collective(PendingConnect& pending, int status,
-                         std::optional<std::uint64_t> context_id);
-  void on_connect_done(const FenceDone& done);
+                        CollectiveWaiter waiter);
+  void drive(pmix_collective::Outbox outbox);
+  void finish_collective(std::uint64_t id, int status, std::optional<std::uint64_t> context_id);
   // Registers the jobs taking part in a connect or group that completed,
   // then answers it.
-  void register_participants(PendingConnect pending, std::optional<std::uint64_t> context_id,
-                             const std::string& signature);
+  void register_participants(const pmix_collective::RegisterThenAnswer& registering);
   // A rank declined a group invitation: its leader's PMIx_Group_invite will
   // never return (libpmix 4.2), which the log says where it can be found.
   void log_declined_invitation(const PmixEvent& event) const;
@@ -156,26 +155,15 @@ class PmixBridge {
   std::map<std::string, std::uint32_t> by_nspace_;
   std::map<std::string, JobSpec> launched_;  // every running job of the DVM, by nspace
   LogOutputFn log_output_;
-  // A connect, disconnect or group operation this daemon contributed to: its
-  // answer and the jobs to register before it is answered, by engine
-  // signature.
-  struct PendingConnect {
+  // The libpmix answer of each connect, disconnect or group operation this
+  // daemon contributed to, by the collective book's id.
+  struct CollectiveWaiter {
     PmixAnswer<> connect_answer;                            // a connect or disconnect
     PmixAnswer<std::optional<std::uint64_t>> group_answer;  // a group operation
-    std::uint64_t round = 0;                                // the engine's round it joined
-    bool disconnect = false;  // or a group destruct: nothing to register
-    bool group = false;       // answered through group_answer
-    bool wants_context_id = false;
-    std::vector<std::string> nspaces;
-    // The participants by nspace (ranks sorted, empty: all of that job).
-    std::map<std::string, std::vector<std::uint32_t>> procs;
+    bool group = false;                                     // answered through group_answer
   };
-  // Whether the collective waits for a rank that has left before taking
-  // part in its round; answers such collectives with an error.
-  bool collective_waits_for_gone(const PendingConnect& pending, const std::string& signature) const;
-  void fail_collectives_with_gone();
-  std::multimap<std::string, PendingConnect> pending_connects_;
-  std::uint64_t group_offers_ = 0;  // context ids this daemon has offered
+  PmixCollectiveBook collectives_;
+  std::map<std::uint64_t, CollectiveWaiter> collective_waiters_;
   // Local ranks that connected and have not finalized, by (job, rank).
   std::set<std::pair<std::uint32_t, std::uint32_t>> unfinalized_;
   // PMIx fences (control_plane/pmix_fences.h decides; this drives): the
@@ -188,6 +176,8 @@ class PmixBridge {
   };
   PmixFenceBook fences_;
   std::map<std::uint64_t, FenceWaiter> fence_waiters_;
+  void on_fence_done(const FenceDone& done);  // of a fence in a PMIx scope
+  TagClaim fence_claim_;
 
   event_base* base_ = nullptr;
   // Direct-modex requests sent to the daemon hosting the rank, by the id its

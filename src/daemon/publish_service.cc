@@ -38,7 +38,6 @@ bool PublishService::on_control(std::uint32_t from, std::uint16_t tag, const Byt
       return true;
     }
     auto waiting = std::make_unique<Waiting>();
-    waiting->service = this;
     waiting->id = next_id_++;
     waiting->daemon = from;
     waiting->handle = message->handle;
@@ -53,9 +52,8 @@ bool PublishService::on_control(std::uint32_t from, std::uint16_t tag, const Byt
     }
     if (timeout > 0) {
       Waiting& parked = *waiting_[id];
-      parked.timer.reset(event_new(base_, -1, 0, &PublishService::on_timeout, &parked));
-      timeval delay{static_cast<time_t>(timeout), 0};
-      event_add(parked.timer.get(), &delay);
+      parked.timer = Timer(base_, [this, id] { on_timeout(id); });
+      parked.timer.arm(static_cast<std::int64_t>(timeout) * 1000);
     }
     return true;
   }
@@ -87,11 +85,9 @@ void PublishService::answer(const LookupAnswer& answer, bool timed_out) {
   send_(daemon, pmix_tags::lookup_reply, encode(reply));
 }
 
-void PublishService::on_timeout(evutil_socket_t, short, void* arg) {
-  auto* waiting = static_cast<Waiting*>(arg);
-  PublishService* service = waiting->service;
-  if (std::optional<LookupAnswer> given_up = service->store_.cancel(waiting->id)) {
-    service->answer(*given_up, true);  // frees `waiting`
+void PublishService::on_timeout(std::uint64_t id) {
+  if (std::optional<LookupAnswer> given_up = store_.cancel(id)) {
+    answer(*given_up, true);  // frees the waiting lookup and its timer
   }
 }
 

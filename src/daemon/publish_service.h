@@ -4,15 +4,14 @@
 // the timers of lookups that wait with a PMIX_TIMEOUT.
 #pragma once
 
-#include <event2/event.h>
-
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
+#include "os/timer.h"
 #include "pmix/publish_messages.h"
 #include "pmix/publish_store.h"
 #include "util/bytes.h"
@@ -40,15 +39,14 @@ class PublishService {
  private:
   // A parked lookup: who asked, and its timer (if it has a timeout).
   struct Waiting {
-    PublishService* service = nullptr;
     std::uint64_t id = 0;
     std::uint32_t daemon = 0;
     std::uint64_t handle = 0;  // the daemon's
-    EventPtr timer;
+    Timer timer;
   };
   void answer(const LookupAnswer& answer, bool timed_out);
   void drop(const std::vector<std::uint64_t>& ids);
-  static void on_timeout(evutil_socket_t, short, void* arg);
+  void on_timeout(std::uint64_t id);
 
   event_base* base_;
   const Log& log_;

@@ -63,6 +63,16 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
       params.get_int("pmix_call_timeout_ms"), topology);
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);
+  host->control_tags_ = runtime.own_control(
+      {job_tags::stdin_data, job_tags::output_ack, pmix_tags::modex_request, pmix_tags::modex_reply,
+       pmix_tags::publish_reply, pmix_tags::lookup_reply, pmix_tags::spawn_reply},
+      [raw](Vpid from, std::uint16_t tag, const Bytes& payload) {
+        raw->on_control(from, tag, payload);
+      });
+  host->broadcast_tags_ = runtime.own_broadcasts(
+      {job_tags::launch, job_tags::kill, job_tags::cleanup, job_tags::signal, job_tags::ranks_gone,
+       pmix_tags::event},
+      [raw](const DeliverBroadcast& deliver) { raw->on_broadcast(deliver.tag, *deliver.payload); });
   host->pmix_->set_log_output(
       [raw](std::uint32_t job, std::uint32_t rank, OutputStream stream, std::string text) {
         return raw->job_host_ && raw->job_host_->log_output(job, rank, stream, std::move(text));
@@ -109,10 +119,6 @@ void RankHost::on_stdin(const JobStdin& input, std::function<void(const StdinAck
 
 void RankHost::on_output_ack(const OutputAck& ack) {
   if (job_host_) job_host_->on_output_ack(ack.job, ack.bytes);
-}
-
-void RankHost::on_fence_done(const FenceDone& done) {
-  pmix_->on_fence_done(done);
 }
 
 void RankHost::reap() {

@@ -5,8 +5,6 @@
 // controller.
 #pragma once
 
-#include <event2/event.h>
-
 #include <functional>
 #include <memory>
 #include <span>
@@ -40,15 +38,14 @@ class RankHost {
   RankHost(const RankHost&) = delete;
   RankHost& operator=(const RankHost&) = delete;
 
-  // Job broadcasts (launch, kill, cleanup, ranks gone); false for other tags.
+  // It owns the job broadcasts (launch, kill, cleanup, signal, ranks gone),
+  // PMIx events, the controller's output acknowledgements and input, and the
+  // PMIx bridge's control frames: the runtime routes them here.
   bool on_broadcast(std::uint16_t tag, std::span<const std::byte> payload);
-  // The controller's output acknowledgements and the PMIx bridge's control
-  // frames; false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
   void on_output_ack(const OutputAck& ack);
   // grove run's input for the reading ranks here; `ack` once they have it.
   void on_stdin(const JobStdin& input, std::function<void(const StdinAck&)> ack);
-  void on_fence_done(const FenceDone& done);
   // On SIGCHLD.
   void reap();
   // Kills every rank hosted here now (an orderly stop of the DVM).
@@ -60,6 +57,7 @@ class RankHost {
   DaemonRuntime* runtime_ = nullptr;
   std::unique_ptr<JobHost> job_host_;  // null once end_ranks has run
   std::unique_ptr<PmixBridge> pmix_;
+  TagClaim control_tags_, broadcast_tags_;
 };
 
 }  // namespace grove

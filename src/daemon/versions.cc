@@ -1,8 +1,9 @@
 #include "daemon/versions.h"
 
-#include <event2/event.h>
 #include <hwloc.h>
 #include <pmix.h>
+
+#include "os/event_loop.h"
 
 #ifndef GROVE_VERSION
 #define GROVE_VERSION "unknown"
@@ -18,9 +19,8 @@ std::vector<std::pair<std::string, std::string>> library_versions() {
       std::string(HWLOC_VERSION) + " (run-time API " + std::to_string(api >> 16) + "." +
       std::to_string((api >> 8) & 0xff) + "." + std::to_string(api & 0xff) + ")";
   const char* pmix = PMIx_Get_version();
-  const char* libevent = event_get_version();
   return {{"libpmix", pmix != nullptr ? pmix : "unknown"},
-          {"libevent", libevent != nullptr ? libevent : "unknown"},
+          {"libevent", event_library_version()},
           {"hwloc", hwloc_text}};
 }
 

@@ -242,11 +242,10 @@ void JobHost::watch_rank(const JobSpec& spec, HeldRank& forked) {
                               : "cannot start in '" + app.cwd + "': " + std::strerror(-code);
   }
   for (int which = 0; which < 2; ++which) {
-    evutil_make_socket_nonblocking(r.pipes[which].get());
-    r.callbacks[which] = {&r, which};
-    r.events[which].reset(event_new(base_, r.pipes[which].get(), EV_READ | EV_PERSIST,
-                                    &JobHost::on_pipe, &r.callbacks[which]));
-    event_add(r.events[which].get(), nullptr);
+    set_nonblocking(r.pipes[which].get());
+    r.watches[which] = IoWatch(base_, r.pipes[which].get(), IoReady::read, IoRepeat::persist,
+                               [this, &r, which] { on_readable(r, which); });
+    r.watches[which].enable();
   }
   log_.verbose("daemon", 2, "job %u rank %u started as pid %d", spec.job, r.rank, pid);
 }
@@ -296,29 +295,19 @@ void JobHost::reap() {
 void JobHost::close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key) {
   // A rank's own children may keep its stdout open after it exited; its exit
   // must not wait for them forever. Whatever they write after this is lost.
-  struct Close {
-    JobHost* host;
-    std::weak_ptr<bool> alive;
-    std::pair<std::uint32_t, std::uint32_t> key;
-  };
-  timeval grace{2, 0};
-  event_base_once(
-      base_, -1, EV_TIMEOUT,
-      [](evutil_socket_t, short, void* arg) {
-        std::unique_ptr<Close> close(static_cast<Close*>(arg));
-        if (close->alive.expired()) return;
-        auto found = close->host->ranks_.find(close->key);
-        if (found == close->host->ranks_.end()) return;
-        Rank& rank = *found->second;
-        for (int which = 0; which < 2; ++which) {
-          if (rank.closed[which]) continue;
-          rank.events[which].reset();
-          rank.pipes[which].reset();
-          rank.closed[which] = true;
-        }
-        close->host->maybe_report(rank);
-      },
-      new Close{this, alive_, key}, &grace);
+  run_later(base_, 2000, [this, alive = std::weak_ptr<bool>(alive_), key] {
+    if (alive.expired()) return;
+    auto found = ranks_.find(key);
+    if (found == ranks_.end()) return;
+    Rank& rank = *found->second;
+    for (int which = 0; which < 2; ++which) {
+      if (rank.closed[which]) continue;
+      rank.watches[which] = IoWatch();
+      rank.pipes[which].reset();
+      rank.closed[which] = true;
+    }
+    maybe_report(rank);
+  });
 }
 
 void JobHost::kill_job(std::uint32_t job, int grace_ms) {
@@ -333,21 +322,11 @@ void JobHost::kill_job(std::uint32_t job, int grace_ms) {
   }
   if (live_groups(job).empty()) return;
   signaller_->signal([this, job] { return live_groups(job); }, SIGTERM);
-  auto timer = std::make_unique<KillTimer>();
-  timer->host = this;
-  timer->job = job;
-  timer->event.reset(event_new(base_, -1, 0, &JobHost::on_kill_timer, timer.get()));
-  timeval delay{grace_ms / 1000, (grace_ms % 1000) * 1000};
-  event_add(timer->event.get(), &delay);
-  kill_timers_[job] = std::move(timer);
-}
-
-void JobHost::on_kill_timer(evutil_socket_t, short, void* arg) {
-  auto* timer = static_cast<KillTimer*>(arg);
-  JobHost* host = timer->host;
-  const std::uint32_t job = timer->job;
-  host->signaller_->signal([host, job] { return host->live_groups(job); }, SIGKILL);
-  host->kill_timers_.erase(job);  // frees `timer`
+  Timer& timer = kill_timers_[job] = Timer(base_, [this, job] {
+    signaller_->signal([this, job] { return live_groups(job); }, SIGKILL);
+    kill_timers_.erase(job);  // frees this timer: nothing of it is used below
+  });
+  timer.arm(grace_ms);
 }
 
 std::vector<RankStdin*> JobHost::stdin_readers(std::uint32_t job) const {
@@ -368,18 +347,9 @@ std::vector<pid_t> JobHost::live_groups(std::uint32_t job) const {
 
 void JobHost::forget(std::uint32_t job) {
   // Deferred to the loop: this may be reached from inside a rank's own callback.
-  struct Forget {
-    JobHost* host;
-    std::weak_ptr<bool> alive;
-    std::uint32_t job;
-  };
-  event_base_once(
-      base_, -1, EV_TIMEOUT,
-      [](evutil_socket_t, short, void* arg) {
-        std::unique_ptr<Forget> forget(static_cast<Forget*>(arg));
-        if (!forget->alive.expired()) forget->host->erase_job(forget->job);
-      },
-      new Forget{this, alive_, job}, nullptr);
+  run_later(base_, 0, [this, alive = std::weak_ptr<bool>(alive_), job] {
+    if (!alive.expired()) erase_job(job);
+  });
 }
 
 void JobHost::end_stragglers(std::uint32_t job, const std::string& nspace) {

@@ -3,8 +3,6 @@
 // request. Runs on the daemon's event loop; ranks are this daemon's children.
 #pragma once
 
-#include <event2/event.h>
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,7 +16,8 @@
 #include "jobs/job_messages.h"
 #include "jobs/quiet_signal.h"
 #include "jobs/rank_stdin.h"
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
+#include "os/timer.h"
 #include "util/log.h"
 
 namespace grove {
@@ -131,8 +130,6 @@ class JobHost {
   // its environment (os/process_scan.h).
   void end_stragglers(std::uint32_t job, const std::string& nspace);
   void close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key);
-  static void on_pipe(evutil_socket_t fd, short, void* arg);
-  static void on_kill_timer(evutil_socket_t, short, void* arg);
   // The process groups of the job's ranks still running here.
   std::vector<pid_t> live_groups(std::uint32_t job) const;
   // The job's ranks here that read grove run's stdin (job_host_stdin.cc).
@@ -146,12 +143,7 @@ class JobHost {
   JobHostHooks hooks_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<Rank>> ranks_;
   std::map<std::uint32_t, std::unique_ptr<Launch>> launches_;
-  struct KillTimer {
-    JobHost* host = nullptr;
-    std::uint32_t job = 0;
-    EventPtr event;
-  };
-  std::map<std::uint32_t, std::unique_ptr<KillTimer>> kill_timers_;
+  std::map<std::uint32_t, Timer> kill_timers_;    // SIGKILL after the grace
   std::map<std::uint32_t, std::string> nspaces_;  // every launched job until it is forgotten
   struct OutputFlow {
     std::uint64_t unacked = 0;  // passed on, not yet acknowledged

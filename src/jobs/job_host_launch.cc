@@ -33,13 +33,7 @@ void JobHost::launch(const JobSpec& spec) {
   for (const RankPlacement& placement : spec.ranks) {
     if (placement.daemon == self_) launch->ranks.push_back(placement.rank);
   }
-  launch->next_pass.reset(event_new(
-      base_, -1, 0,
-      [](evutil_socket_t, short, void* arg) {
-        auto* self = static_cast<Launch*>(arg);
-        self->host->next_slice(self->spec.job);
-      },
-      launch.get()));
+  launch->next_pass = Timer(base_, [this, job = spec.job] { next_slice(job); });
   launches_[spec.job] = std::move(launch);
   next_slice(spec.job);
 }
@@ -101,8 +95,7 @@ void JobHost::run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
   // the daemon's code.)
   found = launches_.find(job);
   if (found == launches_.end()) return;
-  static const timeval now{0, 0};
-  event_add(found->second->next_pass.get(), &now);
+  found->second->next_pass.arm(0);
 }
 
 void JobHost::finish_launch(std::uint32_t job) {

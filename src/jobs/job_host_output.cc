@@ -12,11 +12,6 @@
 
 namespace grove {
 
-void JobHost::on_pipe(evutil_socket_t, short, void* arg) {
-  auto* callback = static_cast<Rank::Callback*>(arg);
-  callback->rank->host->on_readable(*callback->rank, callback->which);
-}
-
 void JobHost::on_readable(Rank& rank, int which) {
   char buffer[65536];
   ssize_t got = read(rank.pipes[which].get(), buffer, sizeof buffer);
@@ -28,7 +23,7 @@ void JobHost::on_readable(Rank& rank, int which) {
       rank.partial[which].clear();
       emit_output(rank, stream, last + "\n");
     }
-    rank.events[which].reset();
+    rank.watches[which] = IoWatch();
     rank.pipes[which].reset();
     rank.closed[which] = true;
     maybe_report(rank);
@@ -85,12 +80,11 @@ void JobHost::on_output_ack(std::uint32_t job, std::uint64_t bytes) {
 void JobHost::set_job_reading(std::uint32_t job, bool reading) {
   for (auto& [key, rank] : ranks_) {
     if (key.first != job) continue;
-    for (auto& event : rank->events) {
-      if (!event) continue;
+    for (IoWatch& watch : rank->watches) {
       if (reading) {
-        event_add(event.get(), nullptr);
+        watch.enable();
       } else {
-        event_del(event.get());
+        watch.disable();
       }
     }
   }

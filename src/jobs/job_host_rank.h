@@ -10,6 +10,8 @@
 
 #include "jobs/job_host.h"
 #include "jobs/rank_stdin.h"
+#include "os/io_watch.h"
+#include "os/timer.h"
 
 namespace grove {
 
@@ -18,8 +20,8 @@ struct JobHost::Rank {
   std::uint32_t job = 0;
   std::uint32_t rank = 0;
   pid_t pid = -1;
-  Fd pipes[2];  // stdout, stderr (read ends)
-  EventPtr events[2];
+  Fd pipes[2];         // stdout, stderr (read ends)
+  IoWatch watches[2];  // read the pipes (disabled while the job's output is paused)
   std::string partial[2];
   bool closed[2] = {false, false};
   bool exited = false;
@@ -27,10 +29,6 @@ struct JobHost::Rank {
   int wait_status = 0;
   std::string start_error;
   std::unique_ptr<RankStdin> input;  // when it reads grove run's stdin
-  struct Callback {
-    Rank* rank;
-    int which;
-  } callbacks[2];
 };
 
 struct ChildPipe {
@@ -54,7 +52,7 @@ struct JobHost::Launch {
   std::vector<std::uint32_t> ranks;  // this daemon's, in rank order
   std::size_t next = 0;              // the first not yet in a slice
   bool killed = false;               // the job was killed: no more forks
-  EventPtr next_pass;                // starts the next slice on a later pass
+  Timer next_pass;                   // starts the next slice on a later pass
 };
 
 }  // namespace grove

@@ -12,7 +12,9 @@ namespace grove {
 
 namespace {
 // Ranks of a job tend to leave together: their exits go out as one broadcast.
-constexpr timeval kGoneGathering{0, 20 * 1000};
+constexpr std::int64_t kGoneGatheringMs = 20;
+// How often the CLI's queue is looked at while acknowledgements wait for it.
+constexpr std::int64_t kAckPollMs = 10;
 
 // The programs a job runs, as a shell would show them (MPMD apps split by ':').
 std::string command_text(const std::vector<JobApp>& apps) {
@@ -180,20 +182,17 @@ JobManager::Job& JobManager::launch(const JobRequest& request, const JobMap& map
       spec.bind_to.c_str(), parent != nullptr ? (", spawned by " + spec.parent_nspace).c_str() : "",
       command_text(spec.apps).c_str());
   if (request.timeout_s > 0) {
-    job->timer.reset(event_new(base_, -1, 0, &JobManager::on_timeout, job.get()));
-    timeval delay{static_cast<time_t>(request.timeout_s), 0};
-    event_add(job->timer.get(), &delay);
+    Job* timed = job.get();
+    job->timer = Timer(base_, [this, timed] {
+      fail(*timed, 124, "the job ran out of time (--timeout) and was killed");
+    });
+    job->timer.arm(static_cast<std::int64_t>(request.timeout_s) * 1000);
   }
   Bytes launch = encode(spec);
   Job& placed = *job;
   jobs_[job->id] = std::move(job);
   hooks_.broadcast(job_tags::launch, launch);
   return placed;
-}
-
-void JobManager::on_timeout(evutil_socket_t, short, void* arg) {
-  auto* job = static_cast<Job*>(arg);
-  job->manager->fail(*job, 124, "the job ran out of time (--timeout) and was killed");
 }
 
 void JobManager::report_failure(const Job& job, std::uint32_t rank, RankFailure how, int status,
@@ -346,14 +345,13 @@ void JobManager::on_output(const JobOutput& output, Vpid from) {
     return;
   }
   if (!job.ack_timer) {
-    job.ack_timer.reset(event_new(base_, -1, 0, &JobManager::on_ack_timer, &job));
-    timeval poll{0, 10 * 1000};
-    event_add(job.ack_timer.get(), &poll);
+    job.ack_timer = Timer(base_, [this, &job] { on_ack_timer(job); });
+    job.ack_timer.arm(kAckPollMs);
   }
 }
 
 void JobManager::flush_acks(Job& job) {
-  job.ack_timer.reset();
+  job.ack_timer = Timer();
   auto withheld = std::move(job.withheld);
   job.withheld.clear();
   if (!hooks_.ack_output) return;
@@ -361,32 +359,29 @@ void JobManager::flush_acks(Job& job) {
     hooks_.ack_output(vpid, OutputAck{job.id, bytes});
 }
 
-void JobManager::on_ack_timer(evutil_socket_t, short, void* arg) {
-  auto* job = static_cast<Job*>(arg);
-  auto queued = job->events(nullptr, false);
-  if (!queued || *queued <= job->manager->hooks_.output_window) {
-    job->manager->flush_acks(*job);
+void JobManager::on_ack_timer(Job& job) {
+  auto queued = job.events(nullptr, false);
+  if (!queued || *queued <= hooks_.output_window) {
+    flush_acks(job);
     return;
   }
-  timeval poll{0, 10 * 1000};
-  event_add(job->ack_timer.get(), &poll);
+  job.ack_timer.arm(kAckPollMs);
 }
 
 void JobManager::note_gone(Job& job, GoneRank rank) {
   job.gone_unsent.push_back(std::move(rank));
   if (job.gone_timer) return;
-  job.gone_timer.reset(event_new(base_, -1, 0, &JobManager::on_gone_timer, &job));
-  event_add(job.gone_timer.get(), &kGoneGathering);
+  job.gone_timer = Timer(base_, [this, &job] { on_gone_timer(job); });
+  job.gone_timer.arm(kGoneGatheringMs);
 }
 
-void JobManager::on_gone_timer(evutil_socket_t, short, void* arg) {
-  auto* job = static_cast<Job*>(arg);
-  RanksGone gone{job->id, std::move(job->gone_unsent)};
-  job->gone_unsent.clear();
-  job->gone_timer.reset();  // frees this event: nothing of it is used below
+void JobManager::on_gone_timer(Job& job) {
+  RanksGone gone{job.id, std::move(job.gone_unsent)};
+  job.gone_unsent.clear();
+  job.gone_timer = Timer();  // frees this timer: nothing of it is used below
   // A failed job is being killed; a finished one is gone already.
-  if (job->failed) return;
-  job->manager->hooks_.broadcast(job_tags::ranks_gone, encode(gone));
+  if (job.failed) return;
+  hooks_.broadcast(job_tags::ranks_gone, encode(gone));
 }
 
 void JobManager::on_started(const RanksStarted& started) {

@@ -3,8 +3,6 @@
 // the first failure, an abort, a timeout or a lost daemon, and clean up.
 #pragma once
 
-#include <event2/event.h>
-
 #include <nlohmann/json.hpp>
 
 #include <deque>
@@ -19,7 +17,7 @@
 
 #include "jobs/job_messages.h"
 #include "jobs/job_request.h"
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
 #include "util/log.h"
 #include "util/result.h"
 
@@ -114,12 +112,11 @@ class JobManager {
                       const std::string& message);
   void fail(Job& job, int status, const std::string& message);
   void maybe_finish(std::uint32_t id);
-  static void on_timeout(evutil_socket_t, short, void* arg);
-  static void on_ack_timer(evutil_socket_t, short, void* arg);
+  void on_ack_timer(Job& job);
   // A rank exited cleanly while others may run: the daemons hear of it (a
   // fence including it must end with an error, not wait).
   void note_gone(Job& job, GoneRank rank);
-  static void on_gone_timer(evutil_socket_t, short, void* arg);
+  void on_gone_timer(Job& job);
   void flush_acks(Job& job);
   // What running and ended jobs share in jobs_json().
   static nlohmann::json summary(const Job& job);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "jobs/job_manager.h"
+#include "os/timer.h"
 
 namespace grove {
 
@@ -27,11 +28,11 @@ struct JobManager::Job {
   bool failed = false;
   int status = 0;
   std::string message;
-  EventPtr timer;
+  Timer timer;                             // --timeout
   std::map<Vpid, std::uint64_t> withheld;  // output bytes not yet acknowledged, by daemon
-  EventPtr ack_timer;                      // polls the CLI's queue while acks wait
+  Timer ack_timer;                         // polls the CLI's queue while acks wait
   std::vector<GoneRank> gone_unsent;       // clean exits the daemons have not heard of
-  EventPtr gone_timer;                     // gathers them into one broadcast
+  Timer gone_timer;                        // gathers them into one broadcast
   std::optional<std::uint32_t> parent;     // the job whose rank spawned this one
   std::set<std::uint32_t> children;        // jobs spawned from this one, still running
   std::size_t daemons = 0;                 // that host its ranks

@@ -46,7 +46,7 @@ QuietSignaller::~QuietSignaller() {
   // Whatever still waits is signalled now: a daemon that leaves must not
   // leave ranks stopped behind it.
   for (auto& request : requests_) {
-    request->timer.reset();
+    request->timer = Timer();
     for (pid_t group : request->groups()) {
       kill(-group, request->signal);
       kill(-group, SIGCONT);
@@ -78,11 +78,11 @@ void QuietSignaller::signal(Groups groups, int signal) {
   for (pid_t group : now)
     kill(-group, SIGSTOP);
   auto request = std::make_unique<Request>();
-  request->self = this;
   request->groups = std::move(groups);
   request->signal = signal;
   request->deadline_ns = monotonic_now_ns() + max_wait_ns_;
-  request->timer.reset(event_new(base_, -1, 0, &QuietSignaller::on_tick, request.get()));
+  Request* raw = request.get();
+  request->timer = Timer(base_, [this, raw] { on_tick(*raw); });
   Request& queued = *request;
   requests_.push_back(std::move(request));
   // Often settled at once (no rank in PMIx_Init): then the signal goes now.
@@ -108,18 +108,15 @@ bool QuietSignaller::settle(const std::vector<pid_t>& groups) const {
 }
 
 void QuietSignaller::arm(Request& request, int delay_ms) {
-  timeval delay{0, delay_ms * 1000};
-  event_add(request.timer.get(), &delay);
+  request.timer.arm(delay_ms);
 }
 
-void QuietSignaller::on_tick(evutil_socket_t, short, void* arg) {
-  auto& request = *static_cast<Request*>(arg);
-  QuietSignaller& self = *request.self;
-  if (!self.settle(request.groups()) && monotonic_now_ns() < request.deadline_ns) {
-    self.arm(request, kPollMs);
+void QuietSignaller::on_tick(Request& request) {
+  if (!settle(request.groups()) && monotonic_now_ns() < request.deadline_ns) {
+    arm(request, kPollMs);
     return;
   }
-  self.finish(request);
+  finish(request);
 }
 
 void QuietSignaller::finish(Request& request) {

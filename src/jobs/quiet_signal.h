@@ -12,7 +12,6 @@
 // except those a stop signal of the user's left stopped.
 #pragma once
 
-#include <event2/event.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -23,7 +22,7 @@
 #include <set>
 #include <vector>
 
-#include "os/event_handles.h"
+#include "os/timer.h"
 #include "util/clock.h"
 
 namespace grove {
@@ -52,13 +51,12 @@ class QuietSignaller {
 
  private:
   struct Request {
-    QuietSignaller* self = nullptr;
     Groups groups;
     int signal = 0;
     TimeNs deadline_ns = 0;
-    EventPtr timer;
+    Timer timer;
   };
-  static void on_tick(evutil_socket_t, short, void* arg);
+  void on_tick(Request& request);
   // One step: stops the answered, lets the unanswered run; true when every
   // group is stopped and nothing waits for an answer.
   bool settle(const std::vector<pid_t>& groups) const;

@@ -1,12 +1,13 @@
-// How a daemon starts a rank's process: posix_spawn of grove-exec
-// (src/jobs/grove_exec.c), which does not copy the daemon's address space.
-// fork did, and every page the daemon then wrote while its children still
-// shared it was copied, once per child: at 2000 ranks per daemon a rank cost
-// its daemon 9 ms of copying and TLB flushes. The child starts in its own
-// process group with default signal handling, an empty signal mask and only
-// its stdin, stdout, stderr and the go and exec pipes; the daemon then sets
-// its open-file limit and CPUs (the daemon's own were raised and bound) and
-// lets it go, and grove-exec execs the rank's program, which keeps the pid.
+// How a daemon starts a rank's process: posix_spawn (os/child_process.h,
+// StartMechanism::spawn) of grove-exec (src/jobs/grove_exec.c), which does
+// not copy the daemon's address space. fork did, and every page the daemon
+// then wrote while its children still shared it was copied, once per child:
+// at 2000 ranks per daemon a rank cost its daemon 9 ms of copying and TLB
+// flushes. The child starts in its own process group with default signal
+// handling, an empty signal mask and only its stdin, stdout, stderr and the
+// go and exec pipes; the daemon then sets its open-file limit and CPUs (the
+// daemon's own were raised and bound) and lets it go, and grove-exec execs
+// the rank's program, which keeps the pid.
 #pragma once
 
 #include <sys/types.h>

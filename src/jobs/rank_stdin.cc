@@ -7,12 +7,12 @@
 namespace grove {
 
 RankStdin::RankStdin(event_base* base, Fd write_end) : pipe_(std::move(write_end)) {
-  evutil_make_socket_nonblocking(pipe_.get());
-  event_.reset(event_new(base, pipe_.get(), EV_WRITE, &RankStdin::on_writable, this));
+  set_nonblocking(pipe_.get());
+  writable_ = IoWatch(base, pipe_.get(), IoReady::write, IoRepeat::once, [this] { flush(); });
 }
 
 RankStdin::~RankStdin() {
-  event_.reset();
+  writable_ = IoWatch();
   auto queue = std::move(queue_);
   for (Chunk& chunk : queue)
     chunk.done(false);
@@ -27,10 +27,6 @@ void RankStdin::write(std::string data, bool eof, Done done) {
   if (queue_.size() == 1) flush();
 }
 
-void RankStdin::on_writable(evutil_socket_t, short, void* arg) {
-  static_cast<RankStdin*>(arg)->flush();
-}
-
 void RankStdin::flush() {
   while (!queue_.empty()) {
     Chunk& chunk = queue_.front();
@@ -42,7 +38,7 @@ void RankStdin::flush() {
       } else if (wrote < 0 && errno == EINTR) {
         continue;
       } else if (wrote < 0 && errno == EAGAIN) {
-        event_add(event_.get(), nullptr);  // the rank has not read yet
+        writable_.enable();  // the rank has not read yet
         return;
       } else {
         close_pipe();  // EPIPE: the rank closed its stdin or ended
@@ -61,7 +57,7 @@ void RankStdin::flush() {
 }
 
 void RankStdin::close_pipe() {
-  event_.reset();
+  writable_ = IoWatch();
   pipe_.reset();
   auto queue = std::move(queue_);
   queue_.clear();

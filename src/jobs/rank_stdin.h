@@ -5,13 +5,12 @@
 // sends before that report is held (it waits for it).
 #pragma once
 
-#include <event2/event.h>
-
 #include <deque>
 #include <functional>
 #include <string>
 
-#include "os/event_handles.h"  // EventPtr, Fd
+#include "os/fd.h"
+#include "os/io_watch.h"
 
 namespace grove {
 
@@ -38,13 +37,12 @@ class RankStdin {
     bool eof = false;
     Done done;
   };
-  static void on_writable(evutil_socket_t, short, void* arg);
   // Writes what the pipe takes; reports finished chunks.
   void flush();
   void close_pipe();
 
   Fd pipe_;
-  EventPtr event_;
+  IoWatch writable_;  // once, while the pipe is full
   std::deque<Chunk> queue_;
 };
 

@@ -1,7 +1,6 @@
 // grove start / stop / status / bench: a DVM's life from the command line.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "launcher/dvm_client.h"
 #include "launcher/log_tee.h"
 #include "launcher/status_tree.h"
+#include "os/child_process.h"
 #include "os/malloc_tuning.h"
 #include "os/process_limits.h"
 #include "plm/host_list.h"
@@ -156,6 +156,36 @@ void on_start_interrupted(int) {
   start_interrupted = 1;
 }
 
+// The forked controller, in a session of its own with /dev/null for stdin:
+// its output (and its daemons') goes to a log beside its socket.
+int run_in_background(CliContext& context, const StartOptions& options, int ready_fd) {
+  std::string log_path = "/dev/null";
+  if (auto base = session_base()) log_path = *base + "/dvm-" + std::to_string(getpid()) + ".log";
+  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (log_fd >= 0 && options.verbose_to_terminal) {
+    // Still the caller's stderr here: the copies go there too.
+    if (const int tee = start_log_tee(log_fd, STDERR_FILENO); tee >= 0) {
+      close(log_fd);
+      log_fd = tee;
+    }
+  }
+  if (log_fd >= 0) {
+    dup2(log_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
+    close(log_fd);
+  }
+  StartOptions logged = options;
+  if (log_path != "/dev/null") logged.log_path = log_path;
+  const int code = run_controller(context, logged, ready_fd);
+  // A log nobody wrote to is not kept (a one-shot grove run's DVM leaves
+  // none). Through a tee the file may still be filling: kept then.
+  struct stat written {};
+  if (!options.verbose_to_terminal && log_path != "/dev/null" &&
+      stat(log_path.c_str(), &written) == 0 && S_ISREG(written.st_mode) && written.st_size == 0)
+    unlink(log_path.c_str());
+  return code;
+}
+
 // Forks the controller into the background (its own session, its output to
 // a log beside its socket) and waits until it is ready: its pid, or why it
 // did not start.
@@ -176,54 +206,26 @@ Result<pid_t> daemonize_controller(CliContext& context, const StartOptions& opti
     for (int i = 0; i < 3; ++i)
       sigaction(caught[i], &before[i], nullptr);
   };
-  const pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) {
+  ChildSpec controller;
+  controller.fds = {ChildFd::dev_null(STDIN_FILENO, O_RDWR)};
+  controller.close_fds = {fds[0]};
+  controller.group = ProcessGroup::own_session;
+  controller.signals = SignalReset::none;  // grove's own code runs on: restore() below
+  controller.mask = SignalMask::inherit;
+  // grove run's own DVM must not outlive it, however it ends (SIGKILL
+  // included): the controller stops on SIGTERM.
+  if (options.one_job) controller.parent_death_signal = SIGTERM;
+  auto forked = fork_child(controller, [&] {
+    restore();
+    return run_in_background(context, options, fds[1]);
+  });
+  if (!forked) {
     restore();
     close(fds[0]);
     close(fds[1]);
     return Error{"fork failed"};
   }
-  if (pid == 0) {
-    restore();
-    close(fds[0]);
-    // grove run's own DVM must not outlive it, however it ends (SIGKILL
-    // included): the controller stops on SIGTERM.
-    if (options.one_job) {
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != parent) _exit(1);
-    }
-    setsid();
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, STDIN_FILENO);
-    // The DVM's own output (and its daemons') goes to a log beside its socket.
-    std::string log_path = "/dev/null";
-    if (auto base = session_base()) log_path = *base + "/dvm-" + std::to_string(getpid()) + ".log";
-    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (log_fd >= 0 && options.verbose_to_terminal) {
-      // Still the caller's stderr here: the copies go there too.
-      if (const int tee = start_log_tee(log_fd, STDERR_FILENO); tee >= 0) {
-        close(log_fd);
-        log_fd = tee;
-      }
-    }
-    if (log_fd >= 0) {
-      dup2(log_fd, STDOUT_FILENO);
-      dup2(log_fd, STDERR_FILENO);
-      close(log_fd);
-    }
-    close(null);
-    StartOptions logged = options;
-    if (log_path != "/dev/null") logged.log_path = log_path;
-    const int code = run_controller(context, logged, fds[1]);
-    // A log nobody wrote to is not kept (a one-shot grove run's DVM leaves
-    // none). Through a tee the file may still be filling: kept then.
-    struct stat written {};
-    if (!options.verbose_to_terminal && log_path != "/dev/null" &&
-        stat(log_path.c_str(), &written) == 0 && S_ISREG(written.st_mode) && written.st_size == 0)
-      unlink(log_path.c_str());
-    _exit(code);
-  }
+  const pid_t pid = *forked;
   close(fds[1]);
   std::string line;
   char buffer[4096];

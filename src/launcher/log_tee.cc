@@ -1,12 +1,11 @@
 #include "launcher/log_tee.h"
 
-#include <fcntl.h>
-#include <linux/close_range.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "os/child_process.h"
 
 namespace grove {
 namespace {
@@ -40,33 +39,22 @@ bool write_all(int fd, const char* data, ssize_t size) {
 int start_log_tee(int log_fd, int terminal_fd) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
+  // The copier holds nothing but its three ends: a descriptor it kept open
+  // (the pipe's write end, a readiness pipe) would keep its reader waiting
+  // for ever.
+  ChildSpec copier;
+  copier.fds = {ChildFd::copy(STDIN_FILENO, fds[0]), ChildFd::copy(STDOUT_FILENO, log_fd),
+                ChildFd::copy(STDERR_FILENO, terminal_fd)};
+  copier.close_from = 3;
+  copier.signals = SignalReset::none;
+  copier.ignore_signals = {SIGPIPE, SIGINT};
+  copier.mask = SignalMask::inherit;
+  auto pid = fork_child(copier, []() -> int { copy_until_closed(); });
+  close(fds[0]);
+  if (!pid) {
     close(fds[1]);
     return -1;
   }
-  if (pid == 0) {
-    // The copier holds nothing but its three ends: a descriptor it kept
-    // open (the pipe's write end, a readiness pipe) would keep its reader
-    // waiting for ever.
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGINT, SIG_IGN);
-    const int terminal = dup(terminal_fd);
-    const int log = dup(log_fd);
-    if (terminal < 0 || log < 0 || dup2(fds[0], STDIN_FILENO) < 0 || dup2(log, STDOUT_FILENO) < 0 ||
-        dup2(terminal, STDERR_FILENO) < 0) {
-      _exit(1);
-    }
-    if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
-      // Kernels before 5.9 (or a seccomp filter) refuse it: one by one.
-      const long most = sysconf(_SC_OPEN_MAX);
-      for (long fd = 3; fd < (most > 0 ? most : 1024); ++fd)
-        close(static_cast<int>(fd));
-    }
-    copy_until_closed();
-  }
-  close(fds[0]);
   return fds[1];
 }
 

@@ -13,6 +13,8 @@
 #include <iterator>
 #include <vector>
 
+#include "os/child_process.h"
+
 namespace grove {
 namespace {
 
@@ -68,17 +70,12 @@ std::string reexec_with_huge_pages(const std::vector<std::string>& param_files) 
     at = end + 1;
   }
   if (args.empty()) return "cannot read /proc/self/cmdline";
-  std::vector<char*> argv;
-  for (std::string& arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
   const std::string value = tunables.empty() ? kHugeTlb : tunables + ":" + kHugeTlb;
   ::setenv(kTunables, value.c_str(), 1);
   ::setenv(kMarker, "1", 1);
   std::cout.flush();  // nothing is printed before this today; keep it that way safely
   std::fflush(nullptr);
-  ::execv("/proc/self/exe", argv.data());
-  const int error = errno;
+  const std::string failed = reexec_self(args);
   // Still here: run as we are, with the environment as it was.
   if (current) {
     ::setenv(kTunables, tunables.c_str(), 1);
@@ -86,7 +83,7 @@ std::string reexec_with_huge_pages(const std::vector<std::string>& param_files) 
     ::unsetenv(kTunables);
   }
   ::unsetenv(kMarker);
-  return std::string("exec failed: ") + std::strerror(error);
+  return failed;
 }
 
 }  // namespace grove

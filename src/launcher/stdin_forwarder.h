@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "os/event_handles.h"  // Fd
+#include "os/fd.h"
 
 namespace grove {
 

@@ -5,7 +5,6 @@
 // solves for alpha, c and B.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "grpcomm/release_fit.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "os/child_process.h"
 #include "util/text.h"
 
 extern char** environ;
@@ -49,22 +49,16 @@ void on_tune_interrupt(int) {
 int run_self(const std::vector<std::string>& args) {
   std::vector<std::string> argv{"grove"};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<char*> pointers;
-  for (std::string& arg : argv)
-    pointers.push_back(arg.data());
-  pointers.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int failed =
-      posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, pointers.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (failed != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  ChildSpec child;
+  child.mechanism = StartMechanism::spawn;
+  child.program = "/proc/self/exe";
+  child.search_path = false;
+  child.argv = argv;
+  child.fds = {ChildFd::dev_null(STDOUT_FILENO, O_WRONLY)};
+  child.signals = SignalReset::caught;
+  child.mask = SignalMask::inherit;
+  auto started = start_child(child);
+  return started ? wait_exit_status(started->pid) : -1;
 }
 
 // A sibling DVM tune starts, and stops however tune ends.

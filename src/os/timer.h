@@ -1,16 +1,15 @@
 // One timer type: a libevent timer that owns its callback. Arm it (again)
 // for a delay, cancel it, or let it go with its owner; firing runs the
 // callback on the loop thread. Nothing else in grove needs to keep a
-// std::function alive for libevent by hand.
+// std::function alive for libevent by hand. libevent stays in timer.cc:
+// users see only an opaque `event_base*`.
 #pragma once
-
-#include <event2/event.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
 
 namespace grove {
 
@@ -34,7 +33,6 @@ class Timer {
   explicit operator bool() const { return fire_ != nullptr; }
 
  private:
-  static void on_fire(evutil_socket_t, short, void* arg);
   void add(std::int64_t delay_ms);
 
   event_base* base_ = nullptr;
@@ -45,6 +43,7 @@ class Timer {
 };
 
 // A signal watched on the loop (SIGINT, SIGCHLD, ...): `fire` runs there.
+// Watching ends when it goes (or is assigned an empty one).
 class SignalWatch {
  public:
   SignalWatch() = default;
@@ -56,5 +55,11 @@ class SignalWatch {
   std::unique_ptr<std::function<void()>> fire_;
   EventPtr event_;
 };
+
+// Runs `fire` once on the loop, with no handle to keep: after `delay_ms`, or
+// with 0 as soon as the callbacks running now return. Nothing cancels it, so
+// `fire` checks that what it touches still exists (a weak_ptr); a loop freed
+// before it fires never runs it.
+void run_later(event_base* base, std::int64_t delay_ms, std::function<void()> fire);
 
 }  // namespace grove

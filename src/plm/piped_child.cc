@@ -1,57 +1,19 @@
 #include "plm/piped_child.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
-#include <pthread.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include <event2/util.h>
-
-#include "os/cpu_binding.h"
-#include "os/process_limits.h"
+#include "os/child_process.h"
 
 extern char** environ;
 
 namespace grove {
 namespace {
-
-// In the forked child, before exec. Only async-signal-safe calls.
-void become_child(int in_fd, int out_fd, int err_fd) {
-  setsid();
-  // A client still connecting when its launcher dies must not linger.
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  struct sigaction plain {};
-  plain.sa_handler = SIG_DFL;
-  sigemptyset(&plain.sa_mask);
-  for (int signal = 1; signal < NSIG; ++signal)
-    sigaction(signal, &plain, nullptr);
-  // dup2 onto itself keeps close-on-exec: clear it by hand then.
-  for (auto [from, to] : {std::pair{in_fd, STDIN_FILENO}, std::pair{out_fd, STDOUT_FILENO},
-                          std::pair{err_fd, STDERR_FILENO}}) {
-    if (from == to) {
-      fcntl(to, F_SETFD, 0);
-    } else {
-      dup2(from, to);
-    }
-  }
-  if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
-    const long limit = sysconf(_SC_OPEN_MAX);
-    for (int fd = 3; fd < limit; ++fd)
-      close(fd);
-  }
-  restore_open_file_limit();
-  restore_cpu_affinity();  // an ssh (or a local agent's daemon) is not kept on a relay's CPU
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-}
 
 void close_all(std::initializer_list<int> fds) {
   for (int fd : fds)
@@ -70,13 +32,6 @@ Result<PipedChild> start_piped_child(const std::vector<std::string>& argv,
     close_all({in[0], in[1], out[0], out[1], err[0], err[1]});
     return Error{std::string("pipe: ") + std::strerror(saved)};
   }
-  // Everything the child needs is built before fork: after it, only
-  // async-signal-safe calls.
-  std::vector<std::string> args = argv;
-  std::vector<char*> arg_pointers;
-  for (auto& arg : args)
-    arg_pointers.push_back(arg.data());
-  arg_pointers.push_back(nullptr);
   std::vector<std::string> environment = set_environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
@@ -86,32 +41,31 @@ Result<PipedChild> start_piped_child(const std::vector<std::string>& argv,
       overridden = overridden || set.compare(0, name.size() + 1, std::string(name) + "=") == 0;
     if (!overridden) environment.emplace_back(text);
   }
-  std::vector<char*> environment_pointers;
-  for (auto& entry : environment)
-    environment_pointers.push_back(entry.data());
-  environment_pointers.push_back(nullptr);
-  const std::string failure = exec_failure + "\n";
-  // Signals stay blocked across fork until the child has reset their handlers.
-  sigset_t all, parent_mask;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &parent_mask);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    become_child(in[0], out[1], err[1]);
-    execvpe(arg_pointers[0], arg_pointers.data(), environment_pointers.data());
-    ssize_t ignored = write(STDERR_FILENO, failure.data(), failure.size());
-    (void)ignored;
-    _exit(127);
-  }
-  const int fork_errno = errno;
-  pthread_sigmask(SIG_SETMASK, &parent_mask, nullptr);
+  ChildSpec child;
+  child.mechanism = StartMechanism::fork;
+  child.argv = argv;
+  child.env = std::span<const std::string>(environment);
+  child.fds = {ChildFd::copy(STDIN_FILENO, in[0]), ChildFd::copy(STDOUT_FILENO, out[1]),
+               ChildFd::copy(STDERR_FILENO, err[1])};
+  child.close_from = 3;
+  child.group = ProcessGroup::own_session;  // no terminal to prompt on
+  // A client still connecting when its launcher dies must not linger.
+  child.parent_death_signal = SIGTERM;
+  child.signals = SignalReset::all;
+  child.mask = SignalMask::empty;
+  child.restore_open_files = true;
+  child.restore_cpus = true;  // an ssh (or a local agent's daemon) is not kept on a relay's CPU
+  child.exec_failure = ExecFailure::child_exits;  // seen as its stderr and exit status 127
+  child.exec_failure_message = exec_failure;
+  auto started = start_child(child);
   close_all({in[0], out[1], err[1]});
-  if (pid < 0) {
+  if (!started) {
     close_all({in[1], out[0], err[0]});
-    return Error{std::string("fork: ") + std::strerror(fork_errno)};
+    return started.error();
   }
+  const int pid = started->pid;
   for (int fd : {in[1], out[0], err[0]})
-    evutil_make_socket_nonblocking(fd);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);  // the launcher's loop reads and writes
   return PipedChild{pid, in[1], out[0], err[0]};
 }
 

@@ -92,16 +92,15 @@ Status SrunLauncher::start() {
   in_fd_ = child->in_fd;
   out_fd_ = child->out_fd;
   err_fd_ = child->err_fd;
-  in_event_.reset(event_new(base_, in_fd_, EV_WRITE | EV_PERSIST, &on_writable, this));
-  out_event_.reset(event_new(base_, out_fd_, EV_READ | EV_PERSIST, &on_readable, this));
-  err_event_.reset(event_new(base_, err_fd_, EV_READ | EV_PERSIST, &on_readable, this));
-  for (event* each : {in_event_.get(), out_event_.get(), err_event_.get()})
-    event_add(each, nullptr);
+  in_event_ =
+      IoWatch(base_, in_fd_, IoReady::write, IoRepeat::persist, [this] { write_bootstrap_part(); });
+  out_event_ =
+      IoWatch(base_, out_fd_, IoReady::read, IoRepeat::persist, [this] { on_output(false); });
+  err_event_ =
+      IoWatch(base_, err_fd_, IoReady::read, IoRepeat::persist, [this] { on_output(true); });
+  for (IoWatch* each : {&in_event_, &out_event_, &err_event_})
+    each->enable();
   return ok_status();
-}
-
-void SrunLauncher::on_writable(evutil_socket_t, short, void* arg) {
-  static_cast<SrunLauncher*>(arg)->write_bootstrap_part();
 }
 
 void SrunLauncher::write_bootstrap_part() {
@@ -117,14 +116,9 @@ void SrunLauncher::write_bootstrap_part() {
     written_ += static_cast<std::size_t>(wrote);
   }
   // srun copies what it read to every task; our close is their end of input.
-  in_event_.reset();
+  in_event_ = IoWatch();
   close(in_fd_);
   in_fd_ = -1;
-}
-
-void SrunLauncher::on_readable(evutil_socket_t fd, short, void* arg) {
-  auto* launcher = static_cast<SrunLauncher*>(arg);
-  launcher->on_output(fd == launcher->err_fd_);
 }
 
 void SrunLauncher::on_output(bool is_stderr) {
@@ -135,7 +129,7 @@ void SrunLauncher::on_output(bool is_stderr) {
     ssize_t got = read(fd, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
-      if (got == 0) (is_stderr ? err_event_ : out_event_).reset();
+      if (got == 0) (is_stderr ? err_event_ : out_event_) = IoWatch();
       break;
     }
     buffer.append(chunk, static_cast<std::size_t>(got));
@@ -169,9 +163,9 @@ void SrunLauncher::signal_all(int signal) {
 }
 
 void SrunLauncher::close_pipes() {
-  in_event_.reset();
-  out_event_.reset();
-  err_event_.reset();
+  in_event_ = IoWatch();
+  out_event_ = IoWatch();
+  err_event_ = IoWatch();
   for (int* fd : {&in_fd_, &out_fd_, &err_fd_}) {
     if (*fd >= 0) close(*fd);
     *fd = -1;

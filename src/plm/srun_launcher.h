@@ -6,14 +6,13 @@
 // is kept and shown when the step fails (PRRTE dropped it).
 #pragma once
 
-#include <event2/event.h>
-
 #include <deque>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
+#include "os/io_watch.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
 #include "util/log.h"
@@ -58,8 +57,6 @@ class SrunLauncher : public RemoteLauncher {
   void write_bootstrap_part();
   void close_pipes();
   std::string last_lines() const;
-  static void on_readable(evutil_socket_t fd, short, void* arg);
-  static void on_writable(evutil_socket_t fd, short, void* arg);
 
   event_base* base_;
   Log& log_;
@@ -69,7 +66,7 @@ class SrunLauncher : public RemoteLauncher {
   std::size_t written_ = 0;
   int pid_ = -1;
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
-  EventPtr in_event_, out_event_, err_event_;
+  IoWatch in_event_, out_event_, err_event_;
   std::string out_buffer_, err_buffer_;
   std::deque<std::string> tail_;  // srun's and the daemons' last lines
   std::uint32_t up_ = 0;

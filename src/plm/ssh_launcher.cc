@@ -74,9 +74,9 @@ SshLauncher::SshLauncher(event_base* base, Log& log, SshLaunchConfig config, Hoo
 SshLauncher::~SshLauncher() {
   signal_all(SIGTERM);
   for (auto& [pid, client] : clients_) {
-    client->in_event.reset();
-    client->out_event.reset();
-    client->err_event.reset();
+    client->in_event = IoWatch();
+    client->out_event = IoWatch();
+    client->err_event = IoWatch();
     if (client->in_fd >= 0) close(client->in_fd);
     close(client->out_fd);
     close(client->err_fd);
@@ -123,22 +123,18 @@ void SshLauncher::start(Vpid vpid) {
   client->err_fd = child->err_fd;
   // Written as ssh reads it (only once it has logged in): a blocking write
   // of a large plan would stall the loop for as long as the login takes.
-  client->in_event.reset(event_new(base_, client->in_fd, EV_WRITE | EV_PERSIST,
-                                   &SshLauncher::on_writable, client.get()));
-  event_add(client->in_event.get(), nullptr);
-  client->out_event.reset(event_new(base_, client->out_fd, EV_READ | EV_PERSIST,
-                                    &SshLauncher::on_readable, client.get()));
-  client->err_event.reset(event_new(base_, client->err_fd, EV_READ | EV_PERSIST,
-                                    &SshLauncher::on_readable, client.get()));
-  event_add(client->out_event.get(), nullptr);
-  event_add(client->err_event.get(), nullptr);
+  Client* raw = client.get();
+  client->in_event = IoWatch(base_, client->in_fd, IoReady::write, IoRepeat::persist,
+                             [this, raw] { write_bootstrap_part(*raw); });
+  client->in_event.enable();
+  client->out_event = IoWatch(base_, client->out_fd, IoReady::read, IoRepeat::persist,
+                              [this, raw] { read_output(*raw, false); });
+  client->err_event = IoWatch(base_, client->err_fd, IoReady::read, IoRepeat::persist,
+                              [this, raw] { read_output(*raw, true); });
+  client->out_event.enable();
+  client->err_event.enable();
   ++launching_;
   clients_[child->pid] = std::move(client);
-}
-
-void SshLauncher::on_writable(evutil_socket_t, short, void* arg) {
-  auto* client = static_cast<Client*>(arg);
-  client->owner->write_bootstrap_part(*client);
 }
 
 void SshLauncher::write_bootstrap_part(Client& client) {
@@ -154,14 +150,9 @@ void SshLauncher::write_bootstrap_part(Client& client) {
     client.in_written += static_cast<std::size_t>(wrote);
   }
   // All written, or ssh is gone: our end closes, the remote side sees EOF.
-  client.in_event.reset();
+  client.in_event = IoWatch();
   close(client.in_fd);
   client.in_fd = -1;
-}
-
-void SshLauncher::on_readable(evutil_socket_t fd, short, void* arg) {
-  auto* client = static_cast<Client*>(arg);
-  client->owner->read_output(*client, fd == client->err_fd);
 }
 
 void SshLauncher::read_output(Client& client, bool is_stderr) {
@@ -172,7 +163,7 @@ void SshLauncher::read_output(Client& client, bool is_stderr) {
     ssize_t got = read(fd, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
-      if (got == 0) (is_stderr ? client.err_event : client.out_event).reset();
+      if (got == 0) (is_stderr ? client.err_event : client.out_event) = IoWatch();
       break;
     }
     buffer.append(chunk, static_cast<std::size_t>(got));
@@ -225,9 +216,9 @@ void SshLauncher::finish(Client& client, int status) {
   // Whatever the client wrote before it ended is still in the pipes.
   if (client.out_event) read_output(client, false);
   if (client.err_event) read_output(client, true);
-  client.in_event.reset();
-  client.out_event.reset();
-  client.err_event.reset();
+  client.in_event = IoWatch();
+  client.out_event = IoWatch();
+  client.err_event = IoWatch();
   if (client.in_fd >= 0) close(client.in_fd);
   close(client.out_fd);
   close(client.err_fd);

@@ -6,8 +6,6 @@
 // launch, reported with the host and the last lines the remote side printed.
 #pragma once
 
-#include <event2/event.h>
-
 #include <deque>
 #include <functional>
 #include <map>
@@ -15,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
+#include "os/io_watch.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
 #include "util/log.h"
@@ -70,9 +69,9 @@ class SshLauncher : public RemoteLauncher {
     std::size_t in_written = 0;
     int out_fd = -1;
     int err_fd = -1;
-    EventPtr in_event;
-    EventPtr out_event;
-    EventPtr err_event;
+    IoWatch in_event;
+    IoWatch out_event;
+    IoWatch err_event;
     std::string out_buffer;
     std::string err_buffer;
     std::deque<std::string> err_tail;
@@ -82,8 +81,6 @@ class SshLauncher : public RemoteLauncher {
   void read_output(Client& client, bool is_stderr);
   void write_bootstrap_part(Client& client);
   void finish(Client& client, int status);
-  static void on_readable(evutil_socket_t fd, short, void* arg);
-  static void on_writable(evutil_socket_t fd, short, void* arg);
 
   event_base* base_;
   Log& log_;

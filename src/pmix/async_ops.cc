@@ -6,7 +6,7 @@
 namespace grove::pmix_internal {
 
 namespace {
-constexpr timeval kDeadlineCheck{1, 0};
+constexpr std::int64_t kDeadlineCheckMs = 1000;
 }
 
 std::string describe(const char* call, pmix_status_t status) {
@@ -18,14 +18,14 @@ AsyncOps::AsyncOps(event_base* loop, PostResult post_result, TimeNs deadline_ns,
     : post_result_(std::move(post_result)),
       answered_again_(std::move(answered_again)),
       deadline_ns_(deadline_ns),
-      timer_(event_new(loop, -1, EV_PERSIST, &AsyncOps::on_deadline_timer, this)) {}
+      timer_(loop, [this] { expire(monotonic_now_ns()); }) {}
 
 void AsyncOps::start(std::string what, const Start& start, Done done,
                      std::shared_ptr<const void> lent) {
   const std::uint64_t id = next_id_++;
   ops_.emplace(
       id, Op{std::move(what), std::move(done), monotonic_now_ns() + deadline_ns_, std::move(lent)});
-  if (ops_.size() == 1 && timer_) event_add(timer_.get(), &kDeadlineCheck);
+  if (ops_.size() == 1) timer_.arm_every(kDeadlineCheckMs);
   const pmix_status_t started =
       start(on_op_done, reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)));
   // PMIx will not call back: the answer goes through the mailbox all the
@@ -51,12 +51,8 @@ void AsyncOps::finished(std::uint64_t id, pmix_status_t status) {
   if (found == ops_.end()) return;  // answered after its deadline
   Op op = std::move(found->second);
   ops_.erase(found);
-  if (ops_.empty() && timer_) event_del(timer_.get());
+  if (ops_.empty()) timer_.cancel();
   op.done(status == PMIX_SUCCESS ? ok_status() : Status(Error{describe(op.what.c_str(), status)}));
-}
-
-void AsyncOps::on_deadline_timer(evutil_socket_t, short, void* arg) {
-  static_cast<AsyncOps*>(arg)->expire(monotonic_now_ns());
 }
 
 void AsyncOps::expire(TimeNs now) {
@@ -72,7 +68,7 @@ void AsyncOps::expire(TimeNs now) {
     late.push_back(std::move(it->second));
     it = ops_.erase(it);
   }
-  if (ops_.empty() && timer_) event_del(timer_.get());
+  if (ops_.empty()) timer_.cancel();
   for (Op& op : late) {
     const bool whole = deadline_ns_ % 1'000'000'000ULL == 0;
     op.done(Error{op.what + ": no answer from PMIx within " +

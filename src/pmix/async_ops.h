@@ -17,7 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "os/event_handles.h"
+#include "os/event_ptr.h"
+#include "os/timer.h"
 #include "util/clock.h"
 #include "util/result.h"
 
@@ -67,7 +68,6 @@ class AsyncOps {
   }
 
  private:
-  static void on_deadline_timer(evutil_socket_t, short, void* arg);
   void expire(TimeNs now);
 
   struct Op {
@@ -84,7 +84,7 @@ class AsyncOps {
   std::map<std::uint64_t, std::shared_ptr<const void>> expired_lent_;
   std::map<std::uint64_t, std::string> expired_unanswered_;  // by id: what
   std::uint64_t last_answered_ = 0;                          // the newest call PMIx answered
-  EventPtr timer_;                                           // pending while ops are
+  Timer timer_;                                              // armed while ops are
 };
 
 // The pmix_op_cbfunc_t of every AsyncOps call: cbdata is the call's id (not

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "os/event_handles.h"
+#include "os/fd.h"
 #include "pmix/handshake_watch.h"
 #include "pmix/server_connections.h"
 #include "util/result.h"

@@ -3,6 +3,7 @@
 // that repeats a key. Each costs the controller a bounded wait and bounded
 // memory, and the server goes on answering others. A real ControlServer on
 // a real event loop, with raw Unix-socket clients.
+#include <event2/event.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>

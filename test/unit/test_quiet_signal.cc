@@ -4,6 +4,7 @@
 // deadline.
 #include <catch2/catch.hpp>
 
+#include <event2/event.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
