@@ -202,7 +202,7 @@ struct StartedDvm {
 Result<StartedDvm> start_dvm_for_job(CliContext& context, const RunOptions& options) {
   auto base = session_base();
   if (!base) return base.error();
-  std::string uri_file = *base + "/run-uri-XXXXXX";
+  std::string uri_file = *base + "/run-uri-XXXXXX";  // mkstemp's template: it fills the Xs
   int fd = mkstemp(uri_file.data());
   if (fd < 0) {
     return Error{"cannot create a temporary file in " + *base + ": " + std::strerror(errno)};

@@ -11,10 +11,10 @@
 #include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"
 #include "grpcomm/messages.h"
-#include "grpcomm/radix_cost_model.h"
 #include "grpcomm/tags.h"
 #include "rml/tree_validate.h"
 #include "sim/event_queue.h"
+#include "sim/fault_schedule.h"
 #include "sim/invariant_checker.h"
 #include "sim/pmix_fence_layer.h"
 #include "util/random_stream.h"
@@ -314,33 +314,7 @@ void Simulation::fail(const std::string& what) {
 }
 
 void Simulation::plan_faults() {
-  faults_ = options_.faults;
-  if (faults_.empty() && options_.random_faults > 0 && options_.daemons > 2) {
-    // Spread random deaths over the time the rounds should take, by the model.
-    CostConstants model{static_cast<double>(options_.network.alpha_ns) / 1000.0,
-                        static_cast<double>(options_.network.copy_ns) / 1000.0,
-                        options_.network.threads, options_.network.bandwidth_bytes_per_s};
-    double round_us = release_time_us(options_.daemons, options_.radices.routing, 64, model) +
-                      release_time_us(options_.daemons, options_.radices.release,
-                                      static_cast<double>(options_.payload_bytes), model) +
-                      static_cast<double>(options_.release_delay_ns) / 1000.0 * 4;
-    auto horizon = static_cast<TimeNs>(round_us * 1000.0 * options_.rounds * 1.5) + 1;
-    std::vector<Vpid> candidates;
-    for (Vpid i = 1; i < options_.daemons; ++i)
-      candidates.push_back(i);
-    rng_.faults.shuffle(candidates);
-    std::uint32_t count = std::min<std::uint32_t>(options_.random_faults,
-                                                  static_cast<std::uint32_t>(candidates.size()));
-    for (std::uint32_t i = 0; i < count; ++i) {
-      FaultSpec fault;
-      fault.victim = candidates[i];
-      const std::uint64_t kinds = options_.release_delay_ns > 0 ? 3 : 2;
-      fault.kind = static_cast<FaultKind>(rng_.faults.below(kinds));
-      fault.at_ns = rng_.faults.uniform(0, horizon);
-      fault.round = rng_.faults.uniform(1, options_.rounds);
-      faults_.push_back(fault);
-    }
-  }
+  faults_ = options_.faults.empty() ? draw_faults(options_, rng_.faults) : options_.faults;
   if (options_.release_delay_target == -2 && !faults_.empty()) {
     for (auto& engine : engines_)
       engine.set_release_delay_target(faults_.front().victim);

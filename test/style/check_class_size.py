@@ -6,34 +6,14 @@ are plain data such as options and messages, and are not counted) and fails
 naming every class over the limit. `--self-test` plants an oversized class
 and shows it is caught while a nested struct's fields are not charged to
 its owner."""
-import os
 import re
 import sys
-import tempfile
+
+import style_check
+from check_function_length import blank, matching_brace
 
 LIMIT = 24  # "about 20"
 CLASS = re.compile(r"\bclass\s+(\w+)[^;{()]*\{")
-
-
-def strip(text):
-    """Comments, strings and character literals out; newlines kept."""
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
-    return re.sub(r"'(\\.|[^'\\])'", "''", text)
-
-
-def body_end(text, start):
-    """Index of the brace closing the one at `start`."""
-    depth = 0
-    for index in range(start, len(text)):
-        if text[index] == "{":
-            depth += 1
-        elif text[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return index
-    return len(text)
 
 
 def top_level_statements(body):
@@ -80,20 +60,14 @@ def count_fields(body):
 
 def check(src_root):
     problems = []
-    for directory, _, files in os.walk(src_root):
-        for name in sorted(files):
-            if not name.endswith((".h", ".cc")):
-                continue
-            path = os.path.join(directory, name)
-            with open(path, encoding="utf-8") as handle:
-                text = strip(handle.read())
-            for match in CLASS.finditer(text):
-                open_brace = match.end() - 1
-                fields = count_fields(text[open_brace + 1 : body_end(text, open_brace)])
-                if fields > LIMIT:
-                    rel = os.path.relpath(path, src_root)
-                    problems.append(f"{rel}: class {match.group(1)} has {fields} fields "
-                                    f"(at most {LIMIT}: split it by responsibility)")
+    for rel, text in style_check.sources(src_root):
+        code = blank(text)
+        for match in CLASS.finditer(code):
+            open_brace = match.end() - 1
+            fields = count_fields(code[open_brace + 1 : matching_brace(code, open_brace)])
+            if fields > LIMIT:
+                problems.append(f"{rel}: class {match.group(1)} has {fields} fields "
+                                f"(at most {LIMIT}: split it by responsibility)")
     return problems
 
 
@@ -106,14 +80,9 @@ def self_test():
                  "  Timer a_, b_, c_;\n  struct Inner {\n" + nested + "  };\n  Inner inner_;\n"
                  "  int g() const { return 1; }\n};\n"),
     }
-    with tempfile.TemporaryDirectory() as root:
-        for rel, text in planted.items():
-            with open(os.path.join(root, rel), "w", encoding="utf-8") as handle:
-                handle.write(text)
-        problems = check(root)
-        with open(os.path.join(root, "ok.h"), encoding="utf-8") as handle:
-            body = strip(handle.read())
-        counted = count_fields(body[body.index("{") + 1 : body_end(body, body.index("{"))])
+    problems = style_check.check_planted(planted, check)
+    body = blank(planted["ok.h"])
+    counted = count_fields(body[body.index("{") + 1 : matching_brace(body, body.index("{"))])
     if len(problems) != 1 or "class Big has 25 fields" not in problems[0]:
         print("self-test: expected only class Big over the limit, got:", *problems, sep="\n  ")
         return 1
@@ -124,21 +93,7 @@ def self_test():
     return 0
 
 
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--self-test":
-        return self_test()
-    if len(argv) != 2:
-        print("usage: check_class_size.py SRC_DIR | --self-test")
-        return 2
-    problems = check(argv[1])
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"{len(problems)} class(es) too large")
-        return 1
-    print(f"class size: no class in src/ has more than {LIMIT} fields")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(style_check.run(sys.argv, check, self_test,
+                             lambda count: f"{count} class(es) too large",
+                             f"class size: no class in src/ has more than {LIMIT} fields"))

@@ -9,10 +9,10 @@ The scan is pragmatic, not a C++ parser: with comments, strings, character
 literals and preprocessor lines blanked out, it matches braces, and a brace
 opened at namespace or class scope after a parameter list opens a function
 body. The body's length is the count of lines between its braces."""
-import os
 import re
 import sys
-import tempfile
+
+import style_check
 
 LIMIT = 100
 
@@ -236,18 +236,10 @@ def functions(text):
 
 def check(src_root, limit=LIMIT):
     problems = []
-    for directory, subdirs, files in os.walk(src_root):
-        subdirs.sort()
-        for name in sorted(files):
-            if not name.endswith((".h", ".cc")):
-                continue
-            path = os.path.join(directory, name)
-            rel = os.path.relpath(path, src_root)
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            for line, function, length in functions(text):
-                if length > limit:
-                    problems.append(f"{rel}:{line}: {function} is {length} lines long")
+    for rel, text in style_check.sources(src_root):
+        for line, function, length in functions(text):
+            if length > limit:
+                problems.append(f"{rel}:{line}: {function} is {length} lines long")
     return problems
 
 
@@ -269,12 +261,7 @@ def self_test():
                       "const int kTable[] = {\n" + "  1,\n" * (LIMIT + 5) + "};\n"
                       "}  // namespace grove\n"),
     }
-    with tempfile.TemporaryDirectory() as root:
-        for rel, text in planted.items():
-            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
-            with open(os.path.join(root, rel), "w", encoding="utf-8") as handle:
-                handle.write(text)
-        problems = check(root)
+    problems = style_check.check_planted(planted, check)
     expected = [f"a/long.cc:2: too_long is {LIMIT + 1} lines long"]
     if problems != expected:
         print(f"self-test: reported {problems}, expected {expected}")
@@ -283,21 +270,7 @@ def self_test():
     return 0
 
 
-def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
-        return self_test()
-    if len(sys.argv) != 2:
-        print("usage: check_function_length.py SRC_DIR | --self-test")
-        return 2
-    problems = check(sys.argv[1])
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"{len(problems)} function(s) over {LIMIT} lines")
-        return 1
-    print(f"function_length: no function in src/ is over {LIMIT} lines")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(style_check.run(sys.argv, check, self_test,
+                             lambda count: f"{count} function(s) over {LIMIT} lines",
+                             f"function_length: no function in src/ is over {LIMIT} lines"))

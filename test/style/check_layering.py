@@ -4,10 +4,10 @@ folders below it, and the pure layers (util, rml, grpcomm, sim) touch no
 sockets, event loops, threads, libpmix or clocks. Fails naming every include
 that breaks the rule. `--self-test` plants violations in a scratch tree and
 shows each is caught."""
-import os
 import re
 import sys
-import tempfile
+
+import style_check
 
 # Folder -> the folders its files may include (itself always allowed).
 ALLOWED = {
@@ -95,41 +95,40 @@ def folder_of(relpath):
     return parts[0] if len(parts) > 1 else ""
 
 
+def include_problems(rel, layer, text):
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        match = INCLUDE.match(line)
+        if not match:
+            continue
+        kind, target = match.groups()
+        if kind == '"':
+            other = folder_of(target)
+            if other != layer and other not in ALLOWED[layer]:
+                problems.append(f"{rel}:{number}: {layer} may not include {target}")
+        elif layer in PURE and IMPURE_SYSTEM.match(target):
+            problems.append(f"{rel}:{number}: pure layer {layer} includes <{target}>")
+        if ((kind == "<" and target.startswith("event2/")
+             or kind == '"' and target == "os/event_handles.h")
+                and not may_include_event2(rel, layer)):
+            problems.append(f"{rel}:{number}: <{target}> outside os/ and the drivers"
+                            " (use os/timer.h, os/io_watch.h, ...)")
+    return problems
+
+
 def check(src_root):
     problems = []
-    for directory, _, files in os.walk(src_root):
-        for name in sorted(files):
-            if not name.endswith((".h", ".cc")):
-                continue
-            path = os.path.join(directory, name)
-            rel = os.path.relpath(path, src_root)
-            layer = folder_of(rel)
-            if layer not in ALLOWED:
-                problems.append(f"{rel}: folder '{layer}' has no place in the layering")
-                continue
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
+    for rel, text in style_check.sources(src_root):
+        layer = folder_of(rel)
+        if layer not in ALLOWED:
+            problems.append(f"{rel}: folder '{layer}' has no place in the layering")
+            continue
+        problems.extend(include_problems(rel, layer, text))
+        problems.extend(call_problems(rel, layer, text))
+        if layer in PURE and rel not in CLOCK_OWNERS:
             for number, line in enumerate(text.splitlines(), 1):
-                match = INCLUDE.match(line)
-                if not match:
-                    continue
-                kind, target = match.groups()
-                if kind == '"':
-                    other = folder_of(target)
-                    if other != layer and other not in ALLOWED[layer]:
-                        problems.append(f"{rel}:{number}: {layer} may not include {target}")
-                elif layer in PURE and IMPURE_SYSTEM.match(target):
-                    problems.append(f"{rel}:{number}: pure layer {layer} includes <{target}>")
-                if ((kind == "<" and target.startswith("event2/")
-                     or kind == '"' and target == "os/event_handles.h")
-                        and not may_include_event2(rel, layer)):
-                    problems.append(f"{rel}:{number}: <{target}> outside os/ and the drivers"
-                                    " (use os/timer.h, os/io_watch.h, ...)")
-            problems.extend(call_problems(rel, layer, text))
-            if layer in PURE and rel not in CLOCK_OWNERS:
-                for number, line in enumerate(text.splitlines(), 1):
-                    if CLOCK_CALLS.search(line.split("//")[0]):
-                        problems.append(f"{rel}:{number}: pure layer {layer} reads a clock")
+                if CLOCK_CALLS.search(line.split("//")[0]):
+                    problems.append(f"{rel}:{number}: pure layer {layer} reads a clock")
     return problems
 
 
@@ -161,12 +160,7 @@ def self_test():
     }
     clean = {"daemon/ok.cc", "daemon/daemon_runtime.cc", "os/k.cc", "rml/transport/l.cc",
              "os/p.cc", "jobs/q.cc"}
-    with tempfile.TemporaryDirectory() as root:
-        for rel, text in planted.items():
-            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
-            with open(os.path.join(root, rel), "w", encoding="utf-8") as handle:
-                handle.write(text)
-        problems = check(root)
+    problems = style_check.check_planted(planted, check)
     caught = {p.split(":")[0] for p in problems}
     expected = set(planted) - clean
     if caught != expected:
@@ -177,21 +171,7 @@ def self_test():
     return 0
 
 
-def main():
-    if len(sys.argv) == 2 and sys.argv[1] == "--self-test":
-        return self_test()
-    if len(sys.argv) != 2:
-        print("usage: check_layering.py SRC_DIR | --self-test")
-        return 2
-    problems = check(sys.argv[1])
-    for problem in problems:
-        print(problem)
-    if problems:
-        print(f"{len(problems)} layering violation(s)")
-        return 1
-    print("layering: every include respects the layers")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(style_check.run(sys.argv, check, self_test,
+                             lambda count: f"{count} layering violation(s)",
+                             "layering: every include respects the layers"))

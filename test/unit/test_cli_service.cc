@@ -4,8 +4,10 @@
 
 #include "daemon/control_plane/cli_service.h"
 #include "grpcomm/tags.h"
+#include "support/outbox.h"
 
 using namespace grove;
+using grove::test::effects_of;
 
 namespace {
 
@@ -20,8 +22,9 @@ CountersReply counters_of(Vpid vpid, std::uint64_t request) {
 template <typename T>
 T only(const cli::Outbox& out) {
   REQUIRE(out.size() == 1);
-  REQUIRE(std::holds_alternative<T>(out[0]));
-  return std::get<T>(out[0]);
+  auto found = effects_of<T>(out);
+  REQUIRE(found.size() == 1);
+  return found[0];
 }
 
 }  // namespace

@@ -2,21 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/control_plane/launch_supervisor.h"
+#include "support/outbox.h"
 
 using namespace grove;
-
-namespace {
-
-template <typename T>
-std::vector<T> effects_of(const start::Outbox& out) {
-  std::vector<T> found;
-  for (const start::Effect& effect : out) {
-    if (const T* typed = std::get_if<T>(&effect)) found.push_back(*typed);
-  }
-  return found;
-}
-
-}  // namespace
+using grove::test::effects_of;
 
 TEST_CASE("the start arms its report deadline, and fails naming who never reported", "[launch]") {
   LaunchSupervisor supervisor(30000, 15000);

@@ -4,8 +4,11 @@
 
 #include "daemon/control_plane/pmix_fences.h"
 #include "grpcomm/messages.h"
+#include "support/outbox.h"
 
 using namespace grove;
+using grove::test::count_of;
+using grove::test::effects_of;
 using pmix_fence::Outcome;
 
 namespace {
@@ -17,22 +20,6 @@ Bytes bytes_of(std::string_view text) {
   for (char c : text)
     out.push_back(static_cast<std::byte>(c));
   return out;
-}
-
-std::vector<pmix_fence::Answer> answers_of(const pmix_fence::Outbox& out) {
-  std::vector<pmix_fence::Answer> answers;
-  for (const pmix_fence::Effect& effect : out) {
-    if (auto* answer = std::get_if<pmix_fence::Answer>(&effect)) answers.push_back(*answer);
-  }
-  return answers;
-}
-
-template <typename T>
-std::size_t count_of(const pmix_fence::Outbox& out) {
-  std::size_t count = 0;
-  for (const pmix_fence::Effect& effect : out)
-    count += std::holds_alternative<T>(effect) ? 1 : 0;
-  return count;
 }
 
 PmixFenceBook::Call job_fence(std::uint32_t job, std::vector<std::uint32_t> ranks,
@@ -75,7 +62,7 @@ TEST_CASE("a released fence answers with every other daemon's data", "[pmix_fenc
   CHECK(book.pending() == 1);
 
   auto out = book.fence_done(released("pmix:grove.3:*", 1));
-  auto answers = answers_of(out);
+  auto answers = effects_of<pmix_fence::Answer>(out);
   REQUIRE(answers.size() == 1);
   CHECK(answers[0].id == begun.id);
   CHECK(answers[0].outcome == Outcome::released);
@@ -88,9 +75,9 @@ TEST_CASE("a released fence answers with every other daemon's data", "[pmix_fenc
 TEST_CASE("a fence releases only the rounds it joined", "[pmix_fences]") {
   PmixFenceBook book(kSelf, 1 << 20);
   auto second = book.begin(job_fence(3, {}), 2);
-  CHECK(answers_of(book.fence_done(released("pmix:grove.3:*", 1))).empty());
-  CHECK(answers_of(book.fence_done(released("pmix:grove.4:*", 2))).empty());
-  auto answers = answers_of(book.fence_done(released("pmix:grove.3:*", 2)));
+  CHECK(effects_of<pmix_fence::Answer>(book.fence_done(released("pmix:grove.3:*", 1))).empty());
+  CHECK(effects_of<pmix_fence::Answer>(book.fence_done(released("pmix:grove.4:*", 2))).empty());
+  auto answers = effects_of<pmix_fence::Answer>(book.fence_done(released("pmix:grove.3:*", 2)));
   REQUIRE(answers.size() == 1);
   CHECK(answers[0].id == second.id);
 }
@@ -104,7 +91,7 @@ TEST_CASE("PMIX_TIMEOUT arms a timer and answers once", "[pmix_fences]") {
   CHECK(timer.delay_ms == 5000);
   auto out = book.timed_out(begun.id);
   CHECK(count_of<pmix_fence::Notice>(out) == 1);
-  auto answers = answers_of(out);
+  auto answers = effects_of<pmix_fence::Answer>(out);
   REQUIRE(answers.size() == 1);
   CHECK(answers[0].outcome == Outcome::timed_out);
   // The release that comes after finds nothing to answer; nor does the timer again.
@@ -121,7 +108,7 @@ TEST_CASE("a rank that left before its round fails the fence; one that took part
   // Rank 2 left after round 1 was released on its daemon: round 1 still
   // completes, round 2 cannot.
   auto out = book.ranks_gone(3, {{2, {{all, 1}}}});
-  auto answers = answers_of(out);
+  auto answers = effects_of<pmix_fence::Answer>(out);
   REQUIRE(answers.size() == 1);
   CHECK(answers[0].id == second.id);
   CHECK(answers[0].outcome == Outcome::rank_gone);
@@ -131,9 +118,9 @@ TEST_CASE("a rank that left before its round fails the fence; one that took part
   // A new fence of that round is refused at once, without contributing.
   auto third = book.begin(job_fence(3, {}), 2);
   CHECK(count_of<pmix_fence::Contribute>(third.outbox) == 0);
-  REQUIRE(answers_of(third.outbox).size() == 1);
-  CHECK(answers_of(third.outbox)[0].outcome == Outcome::rank_gone);
-  CHECK(answers_of(book.fence_done(released(all, 1)))[0].id == first.id);
+  REQUIRE(effects_of<pmix_fence::Answer>(third.outbox).size() == 1);
+  CHECK(effects_of<pmix_fence::Answer>(third.outbox)[0].outcome == Outcome::rank_gone);
+  CHECK(effects_of<pmix_fence::Answer>(book.fence_done(released(all, 1)))[0].id == first.id);
 }
 
 TEST_CASE("a job's end answers every fence it takes part in", "[pmix_fences]") {
@@ -147,7 +134,7 @@ TEST_CASE("a job's end answers every fence it takes part in", "[pmix_fences]") {
   CHECK(book.ranks_gone(3, {{1, {{"pmix:grove.3:*", 1}}}}).empty());
   CHECK(book.waits_for_gone(3, {}, "pmix:grove.3:*", 2));
   auto out = book.job_ended(3, "grove.3");
-  auto answers = answers_of(out);
+  auto answers = effects_of<pmix_fence::Answer>(out);
   REQUIRE(answers.size() == 2);
   CHECK(answers[0].id == own.id);
   CHECK(answers[1].id == shared.id);
@@ -156,7 +143,8 @@ TEST_CASE("a job's end answers every fence it takes part in", "[pmix_fences]") {
   CHECK(count_of<pmix_fence::Notice>(out) == 1);
   CHECK(book.pending() == 1);                                    // job 4's own
   CHECK_FALSE(book.waits_for_gone(3, {}, "pmix:grove.3:*", 2));  // forgotten with the job
-  CHECK(answers_of(book.fence_done(released("pmix:grove.4:*", 1)))[0].id == other.id);
+  CHECK(effects_of<pmix_fence::Answer>(book.fence_done(released("pmix:grove.4:*", 1)))[0].id ==
+        other.id);
 }
 
 TEST_CASE("an engine failure answers each waiting fence with its cause", "[pmix_fences]") {
@@ -166,7 +154,7 @@ TEST_CASE("an engine failure answers each waiting fence with its cause", "[pmix_
   lost.key = {"pmix:grove.3:*", 1};
   lost.status = FenceStatus::participant_lost;
   lost.lost = 2;
-  auto answers = answers_of(book.fence_done(lost));
+  auto answers = effects_of<pmix_fence::Answer>(book.fence_done(lost));
   REQUIRE(answers.size() == 1);
   CHECK(answers[0].id == a.id);
   CHECK(answers[0].outcome == Outcome::unreachable);
@@ -176,12 +164,13 @@ TEST_CASE("an engine failure answers each waiting fence with its cause", "[pmix_
   too_large.key = {"pmix:grove.3:*", 2};
   too_large.status = FenceStatus::too_large;
   auto out = book.fence_done(too_large);
-  CHECK(answers_of(out)[0].outcome == Outcome::too_large);
+  CHECK(effects_of<pmix_fence::Answer>(out)[0].outcome == Outcome::too_large);
   CHECK(std::get<pmix_fence::Notice>(out[0]).text.find("4096 bytes") != std::string::npos);
 
   book.begin(job_fence(3, {}), 3);
   FenceDone garbled;
   garbled.key = {"pmix:grove.3:*", 3};
   garbled.release = std::make_shared<const Bytes>(bytes_of("not a release"));
-  CHECK(answers_of(book.fence_done(garbled))[0].outcome == Outcome::undecodable);
+  CHECK(effects_of<pmix_fence::Answer>(book.fence_done(garbled))[0].outcome ==
+        Outcome::undecodable);
 }

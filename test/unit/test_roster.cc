@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/control_plane/roster.h"
+#include "support/outbox.h"
 
 using namespace grove;
+using grove::test::effects_of;
 
 namespace {
 
@@ -25,15 +27,6 @@ DaemonReport report_of(Vpid vpid) {
   report.cores = 4;
   report.pid = 500 + vpid;
   return report;
-}
-
-template <typename T>
-std::vector<T> effects_of(const roster::Outbox& out) {
-  std::vector<T> found;
-  for (const roster::Effect& effect : out) {
-    if (const T* typed = std::get_if<T>(&effect)) found.push_back(*typed);
-  }
-  return found;
 }
 
 // Every daemon reports and the table lands: the DVM runs.

@@ -2,28 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/control_plane/stop_sequence.h"
+#include "support/outbox.h"
 
 using namespace grove;
-
-namespace {
-
-template <typename T>
-std::size_t count_of(const stop::Outbox& out) {
-  std::size_t count = 0;
-  for (const stop::Effect& effect : out)
-    count += std::holds_alternative<T>(effect) ? 1 : 0;
-  return count;
-}
-
-std::vector<stop::ArmTimer> timers_of(const stop::Outbox& out) {
-  std::vector<stop::ArmTimer> timers;
-  for (const stop::Effect& effect : out) {
-    if (auto* timer = std::get_if<stop::ArmTimer>(&effect)) timers.push_back(*timer);
-  }
-  return timers;
-}
-
-}  // namespace
+using grove::test::count_of;
+using grove::test::effects_of;
 
 TEST_CASE("a stop tells every daemon, closes, reaps and completes", "[stop]") {
   StopSequence stop(5000);
@@ -40,22 +23,22 @@ TEST_CASE("a stop tells every daemon, closes, reaps and completes", "[stop]") {
 
   // The broadcast landed: close on the next loop pass, not inside its callback.
   out = stop.acknowledged();
-  REQUIRE(timers_of(out).size() == 1);
-  CHECK(timers_of(out)[0].timer == StopTimer::close);
-  CHECK(timers_of(out)[0].delay_ms == 0);
+  REQUIRE(effects_of<stop::ArmTimer>(out).size() == 1);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].timer == StopTimer::close);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].delay_ms == 0);
   CHECK(count_of<stop::CloseConnections>(out) == 0);
   CHECK(stop.acknowledged().empty());
 
   out = stop.timer_fired(StopTimer::close);
   CHECK(count_of<stop::CloseConnections>(out) == 1);
   CHECK(count_of<stop::Reap>(out) == 1);
-  REQUIRE(timers_of(out).size() == 1);
-  CHECK(timers_of(out)[0].timer == StopTimer::kill);
+  REQUIRE(effects_of<stop::ArmTimer>(out).size() == 1);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].timer == StopTimer::kill);
 
   // Still running: reap again soon; then everything ended.
   out = stop.reaped(/*still_running=*/true);
-  REQUIRE(timers_of(out).size() == 1);
-  CHECK(timers_of(out)[0].timer == StopTimer::poll);
+  REQUIRE(effects_of<stop::ArmTimer>(out).size() == 1);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].timer == StopTimer::poll);
   CHECK(count_of<stop::Reap>(stop.timer_fired(StopTimer::poll)) == 1);
   out = stop.reaped(false);
   REQUIRE(out.size() == 1);
@@ -85,8 +68,8 @@ TEST_CASE("what does not exit in time is killed", "[stop]") {
   stop.reaped(true);
   auto out = stop.timer_fired(StopTimer::kill);
   CHECK(count_of<stop::KillStragglers>(out) == 1);
-  REQUIRE(timers_of(out).size() == 1);
-  CHECK(timers_of(out)[0].timer == StopTimer::poll);
+  REQUIRE(effects_of<stop::ArmTimer>(out).size() == 1);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].timer == StopTimer::poll);
   CHECK(stop.reaped(false).size() == 1);
 }
 
@@ -95,8 +78,8 @@ TEST_CASE("a stop before the DVM is ready skips the broadcast", "[stop]") {
   auto out = stop.begin("interrupted", /*dvm_ready=*/false);
   CHECK(count_of<stop::BroadcastShutdown>(out) == 0);
   CHECK(count_of<stop::EndWork>(out) == 1);
-  REQUIRE(timers_of(out).size() == 1);
-  CHECK(timers_of(out)[0].timer == StopTimer::close);
+  REQUIRE(effects_of<stop::ArmTimer>(out).size() == 1);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].timer == StopTimer::close);
   CHECK(stop.stage() == StopSequence::Stage::reaping);
 }
 
@@ -106,8 +89,8 @@ TEST_CASE("an exit during the stop moves it on", "[stop]") {
   stop.begin("grove stop", true);
   // While notifying, as if the broadcast landed.
   auto out = stop.process_exited();
-  REQUIRE(timers_of(out).size() == 1);
-  CHECK(timers_of(out)[0].timer == StopTimer::close);
+  REQUIRE(effects_of<stop::ArmTimer>(out).size() == 1);
+  CHECK(effects_of<stop::ArmTimer>(out)[0].timer == StopTimer::close);
   // While the close is pending, an exit closes at once (not inside a
   // transport callback: SIGCHLD comes from the loop).
   out = stop.process_exited();
