@@ -30,76 +30,6 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   bridge->base_ = base;
   bridge->topology_ = topology;
   PmixBridge* self = bridge.get();
-  PmixHooks hooks;
-  hooks.on_fence = [self](PmixFenceCall call) { self->on_fence(std::move(call)); };
-  hooks.on_connect = [self](PmixConnectCall call) { self->on_connect(std::move(call)); };
-  hooks.on_group = [self](PmixGroupCall call) { self->on_group(std::move(call)); };
-  hooks.on_query = [self](PmixQueryCall call) { self->on_query(std::move(call)); };
-  hooks.on_log = [self](const PmixLogCall& call) { return self->on_log(call); };
-  // Events beyond this daemon go out through the controller to every daemon.
-  hooks.on_notify = [self](PmixEvent event) {
-    if (event.code == kPmixGroupInviteDeclined) self->log_declined_invitation(event);
-    // A node-local event has had its only delivery, libpmix's own.
-    if (event.range == PmixEvent::kRangeLocal || event.range == PmixEvent::kRangeProcLocal) return;
-    event.origin = self->runtime_.self();
-    self->runtime_.send_control(kControllerVpid, pmix_tags::notify, encode(event));
-  };
-  hooks.on_abort = [self](std::string nspace, std::uint32_t rank, int status, std::string message) {
-    self->on_abort(nspace, rank, status, message);
-  };
-  hooks.on_direct_modex = [self](PmixDirectModexCall call) {
-    self->on_direct_modex(std::move(call));
-  };
-  hooks.on_connected = [self](std::string nspace, std::uint32_t rank) {
-    auto job = self->by_nspace_.find(nspace);
-    if (job != self->by_nspace_.end()) self->unfinalized_.insert({job->second, rank});
-  };
-  hooks.on_answered_again = [self](std::string call) {
-    self->log_.error("PMIx answered %s after its deadline: this daemon starts ranks again",
-                     call.c_str());
-  };
-  hooks.on_unsupported = [self](std::string call, std::string nspace, std::uint32_t rank) {
-    self->log_.error("%s from rank %u of %s: not supported by grove (answered NOT-SUPPORTED)",
-                     call.c_str(), rank, nspace.c_str());
-  };
-  hooks.on_refused = [self](std::string nspace, std::uint32_t rank, std::string why) {
-    self->log_.error_limited("pmix: a refused connection",
-                             "refused a PMIx connection claiming to be rank %u of %s: %s", rank,
-                             nspace.c_str(), why.c_str());
-  };
-  hooks.on_handshake_cut = [self](HandshakeCut cut) {
-    std::string who = cut.connection.client_uid
-                          ? "uid " + std::to_string(*cut.connection.client_uid)
-                          : std::string("an unknown user");
-    self->log_.error_limited(
-        "pmix: a cut connection",
-        "cut a PMIx connection from %s (%s) that held the server in its handshake "
-        "for %llu ms: %s",
-        cut.connection.peer.c_str(), who.c_str(),
-        static_cast<unsigned long long>(cut.stalled_ns / 1'000'000),
-        std::string(cut_reason_text(cut.reason)).c_str());
-  };
-  hooks.on_finalized = [self](std::string nspace, std::uint32_t rank) {
-    auto job = self->by_nspace_.find(nspace);
-    if (job != self->by_nspace_.end()) self->unfinalized_.erase({job->second, rank});
-  };
-  // The DVM's publish/lookup store is the controller's (publish_service.h).
-  // The DVM's publish store is the controller's; so is mapping and
-  // launching new jobs. Each request travels there under a handle of ours.
-  hooks.on_publish = [self](PublishMessage message, PmixAnswer<> answer) {
-    self->forward(pmix_tags::publish, std::move(message), std::move(answer),
-                  self->publish_answers_);
-  };
-  hooks.on_lookup = [self](LookupMessage message, PmixAnswer<std::vector<FoundValueWire>> answer) {
-    self->forward(pmix_tags::lookup, std::move(message), std::move(answer), self->lookup_answers_);
-  };
-  hooks.on_unpublish = [self](UnpublishMessage message, PmixAnswer<> answer) {
-    self->forward(pmix_tags::unpublish, std::move(message), std::move(answer),
-                  self->publish_answers_);
-  };
-  hooks.on_spawn = [self](SpawnMessage message, PmixAnswer<std::string> answer) {
-    self->forward(pmix_tags::spawn, std::move(message), std::move(answer), self->spawn_answers_);
-  };
   PmixServerOptions options;
   options.tmpdir = tmpdir;
   options.daemon_vpid = runtime.self();
@@ -107,7 +37,8 @@ Result<std::unique_ptr<PmixBridge>> PmixBridge::create(
   options.handshake_timeout_ms = handshake_timeout_ms;
   options.call_timeout_ms = call_timeout_ms;
   options.topology = topology;
-  auto server = PmixServer::create(base, options, std::move(hooks));
+  auto server = PmixServer::create(
+      base, options, [self](PmixRequest request) { self->on_request(std::move(request)); });
   if (!server) return Error{"PMIx server: " + server.error().message};
   bridge->server_ = std::move(*server);
   // Every PMIx fence, connect and group is named in a job's scope.

@@ -75,6 +75,10 @@ class PmixBridge {
 
  private:
   PmixBridge(DaemonRuntime& runtime, const Log& log, DirectoriesFn directories);
+  // pmix_bridge_requests.cc: every request and notice of the PMIx server.
+  void on_request(PmixRequest request);
+  void on_notify(PmixEvent event);
+  void log_handshake_cut(const HandshakeCut& cut) const;
   void on_fence(PmixFenceCall call);
   // pmix_bridge_connect.cc: PMIx_Connect, PMIx_Disconnect and process
   // groups.
@@ -95,7 +99,7 @@ class PmixBridge {
   void log_declined_invitation(const PmixEvent& event) const;
   // pmix_bridge_services.cc: PMIx_Query_info and PMIx_Log.
   void on_query(PmixQueryCall call);
-  int on_log(const PmixLogCall& call);
+  void on_log(PmixLogCall call);
   // Registers `spec` with PMIx if it is not yet (with no local ranks when it
   // has none here); `done` runs at once if it is, else once PMIx answers.
   void ensure_registered(const JobSpec& spec, std::function<void(Status)> done);

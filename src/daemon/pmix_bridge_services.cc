@@ -48,7 +48,7 @@ void PmixBridge::on_query(PmixQueryCall call) {
   call.answer(status, std::move(answers));
 }
 
-int PmixBridge::on_log(const PmixLogCall& call) {
+void PmixBridge::on_log(PmixLogCall call) {
   auto job = by_nspace_.find(call.nspace);
   std::size_t served = 0;
   auto write = [&](const std::vector<std::string>& lines, OutputStream stream) {
@@ -68,8 +68,11 @@ int PmixBridge::on_log(const PmixLogCall& call) {
   }
   const std::size_t asked =
       call.stdout_lines.size() + call.stderr_lines.size() + call.unserved.size();
-  if (served == asked) return kPmixSuccess;
-  return served == 0 ? kPmixErrorNotSupported : kPmixErrorPartialSuccess;
+  if (served == asked) {
+    call.answer(kPmixSuccess);
+  } else {
+    call.answer(served == 0 ? kPmixErrorNotSupported : kPmixErrorPartialSuccess);
+  }
 }
 
 }  // namespace grove

@@ -21,7 +21,8 @@ enum class AnswerKind : std::uint8_t {
   query,
   publish,
   lookup,
-  spawn
+  spawn,
+  log
 };
 
 class AnswerRegistry {

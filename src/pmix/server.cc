@@ -71,8 +71,8 @@ std::string pmix_status_text(int status) {
 
 class PmixServer::Impl {
  public:
-  Impl(std::uint32_t daemon_vpid, PmixHooks hooks)
-      : daemon_vpid_(daemon_vpid), hooks_(std::move(hooks)) {}
+  Impl(std::uint32_t daemon_vpid, PmixRequestHandler handler)
+      : daemon_vpid_(daemon_vpid), handler_(std::move(handler)) {}
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   ~Impl();
@@ -128,21 +128,13 @@ class PmixServer::Impl {
     LocalModexDone done;
   };
 
+  // An upcall, made into the request or notice the daemon handles.
   void handle(Upcall& upcall);
-  void handle_fence(FenceUpcall& upcall);
-  // Connects and groups: handed to the daemon, or refused at once.
-  template <typename UpcallType, typename Hook>
-  void handle_collective(UpcallType& upcall, const Hook& hook);
-  void handle_direct_modex(DirectModexUpcall& upcall);
-  void handle_abort(AbortUpcall& upcall);
-  void handle_finalized(FinalizedUpcall& upcall);
-  void handle_connected(ConnectedUpcall& upcall);
+  void hand_up(PmixRequest request);
   void handle_local_modex(LocalModexReply& reply);
-  template <typename UpcallType, typename Hook>
-  void handle_publishing(UpcallType& upcall, const Hook& hook);
 
   std::uint32_t daemon_vpid_;
-  PmixHooks hooks_;
+  PmixRequestHandler handler_;
   std::unique_ptr<UpcallMailbox> mailbox_;
   std::unique_ptr<AsyncOps> ops_;
   std::unique_ptr<pmix_internal::Registrations> registrations_;
@@ -188,9 +180,7 @@ Status PmixServer::Impl::start(event_base* loop, const PmixServerOptions& option
         posted->post(OpFinished{id, status});
       },
       static_cast<TimeNs>(std::max<std::int64_t>(options.call_timeout_ms, 1)) * 1'000'000ULL,
-      [this](const std::string& what) {
-        if (hooks_.on_answered_again) hooks_.on_answered_again(what);
-      });
+      [this](const std::string& what) { hand_up(PmixAnsweredAgainNotice{what}); });
   registrations_ = std::make_unique<pmix_internal::Registrations>(*ops_, daemon_vpid_);
   if (options.verify_clients) gate_ = std::make_unique<ClientGate>();
   if (!pmix_internal::install_mailbox(mailbox_.get(), gate_.get())) {
@@ -296,180 +286,96 @@ void PmixServer::Impl::fetch_local_modex(const std::string& nspace, std::uint32_
 }
 
 void PmixServer::Impl::handle(Upcall& upcall) {
+  namespace pi = pmix_internal;
   struct Visitor {
     Impl& impl;
-    void operator()(FenceUpcall& call) { impl.handle_fence(call); }
-    void operator()(DirectModexUpcall& call) { impl.handle_direct_modex(call); }
-    void operator()(AbortUpcall& call) { impl.handle_abort(call); }
-    void operator()(FinalizedUpcall& call) { impl.handle_finalized(call); }
-    void operator()(ConnectedUpcall& call) { impl.handle_connected(call); }
-    void operator()(pmix_internal::PublishUpcall& call) {
-      impl.handle_publishing(call, impl.hooks_.on_publish);
+    pmix_internal::AnswerRegistry& answers;
+    void operator()(FenceUpcall& call) {
+      impl.hand_up(
+          PmixFenceCall{pi::modex_answer(answers, pi::AnswerKind::fence, call.cbfunc, call.cbdata),
+                        std::move(call.nspace), std::move(call.ranks), std::move(call.others),
+                        call.collect_data, call.timeout_seconds, std::move(call.data)});
     }
-    void operator()(pmix_internal::LookupUpcall& call) {
-      impl.handle_publishing(call, impl.hooks_.on_lookup);
+    void operator()(DirectModexUpcall& call) {
+      impl.hand_up(PmixDirectModexCall{
+          std::move(call.nspace), call.rank,
+          pi::modex_answer(answers, pi::AnswerKind::direct_modex, call.cbfunc, call.cbdata)});
     }
-    void operator()(pmix_internal::UnpublishUpcall& call) {
-      impl.handle_publishing(call, impl.hooks_.on_unpublish);
+    void operator()(AbortUpcall& call) {
+      impl.hand_up(PmixAbortNotice{call.nspace, call.rank, call.status, std::move(call.message)});
+      if (call.cbfunc != nullptr) call.cbfunc(PMIX_SUCCESS, call.cbdata);
     }
-    void operator()(pmix_internal::SpawnUpcall& call) {
-      auto answer =
-          pmix_internal::spawn_answer(impl.answers_, call.cbfunc, call.cbdata, call.message.nspace);
-      if (impl.hooks_.on_spawn) {
-        impl.hooks_.on_spawn(std::move(call.message), std::move(answer));
-        return;
+    void operator()(FinalizedUpcall& call) {
+      impl.hand_up(PmixFinalizedNotice{call.nspace, call.rank});
+      if (call.cbfunc != nullptr) call.cbfunc(PMIX_SUCCESS, call.cbdata);
+    }
+    void operator()(ConnectedUpcall& call) {
+      if (call.refused.empty()) {
+        impl.hand_up(PmixConnectedNotice{std::move(call.nspace), call.rank});
+      } else {
+        impl.hand_up(PmixRefusedNotice{std::move(call.nspace), call.rank, std::move(call.refused)});
       }
-      if (impl.hooks_.on_unsupported)
-        impl.hooks_.on_unsupported("PMIx_Spawn", call.message.nspace, call.message.rank);
-      answer(PMIX_ERR_NOT_SUPPORTED, {});
     }
-    void operator()(pmix_internal::ConnectUpcall& call) {
-      impl.handle_collective(call, impl.hooks_.on_connect);
+    void operator()(pi::PublishUpcall& call) {
+      auto answer = pi::publish_answer(answers, call.cbfunc, call.cbdata, call.message.nspace);
+      impl.hand_up(PmixPublishCall{std::move(call.message), std::move(answer)});
     }
-    void operator()(pmix_internal::GroupUpcall& call) {
-      impl.handle_collective(call, impl.hooks_.on_group);
+    void operator()(pi::LookupUpcall& call) {
+      auto answer = pi::lookup_answer(answers, call.cbfunc, call.cbdata, call.message.nspace);
+      impl.hand_up(PmixLookupCall{std::move(call.message), std::move(answer)});
     }
-    void operator()(pmix_internal::QueryUpcall& call) {
-      if (impl.hooks_.on_query) {
-        call.call.answer =
-            pmix_internal::query_answer(impl.answers_, call.cbfunc, call.cbdata, call.call.nspace);
-        impl.hooks_.on_query(std::move(call.call));
-        return;
-      }
-      if (impl.hooks_.on_unsupported)
-        impl.hooks_.on_unsupported("PMIx_Query_info", call.call.nspace, call.call.rank);
-      if (call.cbfunc != nullptr)
-        call.cbfunc(PMIX_ERR_NOT_SUPPORTED, nullptr, 0, call.cbdata, nullptr, nullptr);
+    void operator()(pi::UnpublishUpcall& call) {
+      auto answer = pi::publish_answer(answers, call.cbfunc, call.cbdata, call.message.nspace);
+      impl.hand_up(PmixUnpublishCall{std::move(call.message), std::move(answer)});
     }
-    void operator()(pmix_internal::LogUpcall& call) {
-      const int status =
-          impl.hooks_.on_log ? impl.hooks_.on_log(call.call) : kPmixErrorNotSupported;
-      if (call.cbfunc != nullptr) call.cbfunc(status, call.cbdata);
+    void operator()(pi::SpawnUpcall& call) {
+      auto answer = pi::spawn_answer(answers, call.cbfunc, call.cbdata, call.message.nspace);
+      impl.hand_up(PmixSpawnCall{std::move(call.message), std::move(answer)});
     }
-    void operator()(pmix_internal::NotifyUpcall& call) {
+    void operator()(pi::ConnectUpcall& call) {
+      call.call.answer =
+          pi::connect_answer(answers, call.cbfunc, call.cbdata, nspaces_of(call.call.procs));
+      impl.hand_up(std::move(call.call));
+    }
+    void operator()(pi::GroupUpcall& call) {
+      call.call.answer =
+          pi::group_answer(answers, call.cbfunc, call.cbdata, nspaces_of(call.call.procs));
+      impl.hand_up(std::move(call.call));
+    }
+    void operator()(pi::QueryUpcall& call) {
+      call.call.answer = pi::query_answer(answers, call.cbfunc, call.cbdata, call.call.nspace);
+      impl.hand_up(std::move(call.call));
+    }
+    void operator()(pi::LogUpcall& call) {
+      call.call.answer = pi::log_answer(answers, call.cbfunc, call.cbdata, call.call.nspace);
+      impl.hand_up(std::move(call.call));
+    }
+    void operator()(pi::NotifyUpcall& call) {
       // What the DVM raised itself comes back here on the daemon that
       // delivers it only if libpmix took the server for its source.
-      if (impl.hooks_.on_notify && call.event.source_nspace != kPmixDvmSource)
-        impl.hooks_.on_notify(std::move(call.event));
+      if (call.event.source_nspace != kPmixDvmSource) impl.hand_up(std::move(call.event));
     }
-    void operator()(pmix_internal::UnsupportedUpcall& call) {
-      if (impl.hooks_.on_unsupported)
-        impl.hooks_.on_unsupported(std::move(call.call), std::move(call.nspace), call.rank);
+    void operator()(pi::UnsupportedUpcall& call) {
+      impl.hand_up(PmixUnsupportedNotice{std::move(call.call), std::move(call.nspace), call.rank});
     }
     void operator()(OpFinished& call) { impl.ops_->finished(call.id, call.status); }
-    void operator()(HandshakeCutUpcall& call) {
-      if (impl.hooks_.on_handshake_cut) impl.hooks_.on_handshake_cut(std::move(call.cut));
-    }
+    void operator()(HandshakeCutUpcall& call) { impl.hand_up(std::move(call.cut)); }
     void operator()(LocalModexReply& reply) { impl.handle_local_modex(reply); }
+
+    static std::vector<std::string> nspaces_of(
+        const std::map<std::string, std::vector<std::uint32_t>>& procs) {
+      std::vector<std::string> nspaces;
+      for (const auto& [nspace, ranks] : procs)
+        nspaces.push_back(nspace);
+      return nspaces;
+    }
   };
-  std::visit(Visitor{*this}, upcall);
+  std::visit(Visitor{*this, answers_}, upcall);
 }
 
-void PmixServer::Impl::handle_fence(FenceUpcall& upcall) {
-  auto answer = pmix_internal::modex_answer(answers_, pmix_internal::AnswerKind::fence,
-                                            upcall.cbfunc, upcall.cbdata);
-  if (!hooks_.on_fence) {
-    answer(kPmixErrorNotSupported, {});
-    return;
-  }
-  hooks_.on_fence(PmixFenceCall{std::move(answer), std::move(upcall.nspace),
-                                std::move(upcall.ranks), std::move(upcall.others),
-                                upcall.collect_data, upcall.timeout_seconds,
-                                std::move(upcall.data)});
-}
-
-template <typename UpcallType, typename Hook>
-void PmixServer::Impl::handle_publishing(UpcallType& upcall, const Hook& hook) {
-  constexpr bool is_lookup = std::is_same_v<UpcallType, pmix_internal::LookupUpcall>;
-  constexpr bool is_publish = std::is_same_v<UpcallType, pmix_internal::PublishUpcall>;
-  auto answer = [&] {
-    if constexpr (is_lookup) {
-      return pmix_internal::lookup_answer(answers_, upcall.cbfunc, upcall.cbdata,
-                                          upcall.message.nspace);
-    } else {
-      return pmix_internal::publish_answer(answers_, upcall.cbfunc, upcall.cbdata,
-                                           upcall.message.nspace);
-    }
-  }();
-  if (hook) {
-    hook(std::move(upcall.message), std::move(answer));
-    return;
-  }
-  // No store behind this server: an answer at once, never a wait, and the
-  // daemon is told as for any request it does not serve.
-  if (hooks_.on_unsupported) {
-    hooks_.on_unsupported(is_lookup    ? "PMIx_Lookup"
-                          : is_publish ? "PMIx_Publish"
-                                       : "PMIx_Unpublish",
-                          upcall.message.nspace, upcall.message.rank);
-  }
-  answer.answer_on_drop(PMIX_ERR_NOT_SUPPORTED);
-}
-
-template <typename UpcallType, typename Hook>
-void PmixServer::Impl::handle_collective(UpcallType& upcall, const Hook& hook) {
-  constexpr bool is_group = std::is_same_v<UpcallType, pmix_internal::GroupUpcall>;
-  if (hook) {
-    std::vector<std::string> nspaces;
-    for (const auto& [nspace, ranks] : upcall.call.procs)
-      nspaces.push_back(nspace);
-    if constexpr (is_group) {
-      upcall.call.answer =
-          pmix_internal::group_answer(answers_, upcall.cbfunc, upcall.cbdata, std::move(nspaces));
-    } else {
-      upcall.call.answer =
-          pmix_internal::connect_answer(answers_, upcall.cbfunc, upcall.cbdata, std::move(nspaces));
-    }
-    hook(std::move(upcall.call));
-    return;
-  }
-  if (hooks_.on_unsupported && !upcall.call.procs.empty()) {
-    const auto& [nspace, ranks] = *upcall.call.procs.begin();
-    const char* what = nullptr;
-    if constexpr (is_group) {
-      what = upcall.call.destruct ? "PMIx_Group_destruct" : "PMIx_Group_construct";
-    } else {
-      what = upcall.call.disconnect ? "PMIx_Disconnect" : "PMIx_Connect";
-    }
-    hooks_.on_unsupported(what, nspace, ranks.empty() ? 0 : ranks.front());
-  }
-  if (upcall.cbfunc == nullptr) return;
-  if constexpr (is_group) {
-    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, nullptr, 0, upcall.cbdata, nullptr, nullptr);
-  } else {
-    upcall.cbfunc(PMIX_ERR_NOT_SUPPORTED, upcall.cbdata);
-  }
-}
-
-void PmixServer::Impl::handle_direct_modex(DirectModexUpcall& upcall) {
-  auto answer = pmix_internal::modex_answer(answers_, pmix_internal::AnswerKind::direct_modex,
-                                            upcall.cbfunc, upcall.cbdata);
-  if (!hooks_.on_direct_modex) {
-    answer(kPmixErrorNotSupported, {});
-    return;
-  }
-  hooks_.on_direct_modex(
-      PmixDirectModexCall{std::move(upcall.nspace), upcall.rank, std::move(answer)});
-}
-
-void PmixServer::Impl::handle_abort(AbortUpcall& upcall) {
-  if (hooks_.on_abort) {
-    hooks_.on_abort(upcall.nspace, upcall.rank, upcall.status, std::move(upcall.message));
-  }
-  if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_SUCCESS, upcall.cbdata);
-}
-
-void PmixServer::Impl::handle_finalized(FinalizedUpcall& upcall) {
-  if (hooks_.on_finalized) hooks_.on_finalized(upcall.nspace, upcall.rank);
-  if (upcall.cbfunc != nullptr) upcall.cbfunc(PMIX_SUCCESS, upcall.cbdata);
-}
-
-void PmixServer::Impl::handle_connected(ConnectedUpcall& upcall) {
-  if (!upcall.refused.empty()) {
-    if (hooks_.on_refused) hooks_.on_refused(upcall.nspace, upcall.rank, upcall.refused);
-    return;
-  }
-  if (hooks_.on_connected) hooks_.on_connected(upcall.nspace, upcall.rank);
+void PmixServer::Impl::hand_up(PmixRequest request) {
+  // No handler: each request's answer is dropped, which answers NOT-SUPPORTED.
+  if (handler_) handler_(std::move(request));
 }
 
 void PmixServer::Impl::handle_local_modex(LocalModexReply& reply) {
@@ -481,8 +387,8 @@ void PmixServer::Impl::handle_local_modex(LocalModexReply& reply) {
 }
 
 Result<std::unique_ptr<PmixServer>> PmixServer::create(event_base* loop, PmixServerOptions options,
-                                                       PmixHooks hooks) {
-  auto impl = std::make_unique<Impl>(options.daemon_vpid, std::move(hooks));
+                                                       PmixRequestHandler handler) {
+  auto impl = std::make_unique<Impl>(options.daemon_vpid, std::move(handler));
   if (Status started = impl->start(loop, options); !started) return started.error();
   return std::unique_ptr<PmixServer>(new PmixServer(std::move(impl)));
 }

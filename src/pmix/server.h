@@ -4,11 +4,10 @@
 // Threading. libpmix runs its own progress thread and makes its upcalls
 // (fence_nb, direct_modex, abort, client_finalized, ...) there. Those upcalls
 // only copy their arguments and post them to a mailbox on the daemon's
-// event_base (a locked queue plus an eventfd); the PmixHooks below therefore
-// always run on the loop thread, inside event_base_loop. Every PmixServer
-// method must be called on the loop thread too. Answers going back into
-// PMIx (pmix/answer.h) are made from the loop thread; PMIx moves them onto
-// its own thread.
+// event_base (a locked queue plus an eventfd); the handler of its requests
+// (pmix/requests.h) therefore always runs on the loop thread, inside event_base_loop. Every
+// PmixServer method must be called on the loop thread too. Answers going back into PMIx
+// (pmix/answer.h) are made from the loop thread; PMIx moves them onto its own thread.
 //
 // One per process, once. libpmix's server is a process-wide singleton, so
 // create() fails while another PmixServer exists, and also after one has been
@@ -24,7 +23,7 @@
 // Lifetime. Destroying the server finalizes PMIx: connected clients lose
 // their server, fences and direct-modex requests still pending are dropped
 // (answering them does nothing) and queued upcalls are discarded. Do not
-// destroy the server from inside one of its hooks or `done` callbacks.
+// destroy the server from inside its request handler or a `done` callback.
 //
 // Status values. Every `int status` here is a pmix_status_t: 0 (kPmixSuccess)
 // or a negative PMIx error code such as the constants below, which the
@@ -45,11 +44,8 @@
 #include <variant>
 #include <vector>
 
-#include "pmix/answer.h"
 #include "pmix/event_messages.h"
-#include "pmix/handshake_watch.h"
-#include "pmix/publish_messages.h"
-#include "pmix/spawn_messages.h"
+#include "pmix/requests.h"
 #include "util/result.h"
 
 struct event_base;
@@ -126,157 +122,6 @@ struct PmixJob {
   std::uint32_t parent_rank = 0;        // empty nspace: not spawned
 };
 
-// A fence_nb upcall, copied: every local participant has entered the fence
-// and `data` is this server's contribution. Not every fence arrives here:
-// libpmix 4.2 completes a fence whose participants are all local to this
-// server by itself, without an upcall.
-struct PmixFenceCall {
-  // The aggregate: every participating server's blob, concatenated in any
-  // order, with kPmixSuccess; or an error.
-  PmixAnswer<std::vector<std::byte>> answer;
-  std::string nspace;
-  std::vector<std::uint32_t> ranks;  // sorted; empty means every rank of nspace
-  // Participants of other nspaces, the same way: a fence across jobs that
-  // connected (Open MPI 4.1's MPI_Comm_disconnect is one).
-  std::map<std::string, std::vector<std::uint32_t>> others;
-  bool collect_data = false;    // the clients asked for PMIX_COLLECT_DATA
-  int timeout_seconds = 0;      // PMIX_TIMEOUT the clients gave (0: none)
-  std::vector<std::byte> data;  // this server's blob (may be empty)
-};
-
-// A connect_nb or disconnect_nb upcall: every local participant has called
-// PMIx_Connect (or PMIx_Disconnect) over this set of processes.
-struct PmixConnectCall {
-  PmixAnswer<> answer;
-  bool disconnect = false;
-  // The participants by nspace: ranks sorted, empty meaning every rank.
-  std::map<std::string, std::vector<std::uint32_t>> procs;
-  std::uint32_t timeout_seconds = 0;  // PMIX_TIMEOUT the clients gave (0: none)
-};
-
-// A group upcall: every local member has called PMIx_Group_construct (or
-// PMIx_Group_destruct) for group `id` over this set of processes.
-struct PmixGroupCall {
-  // With the context id handed to the members as PMIX_GROUP_CONTEXT_ID.
-  PmixAnswer<std::optional<std::uint64_t>> answer;
-  bool destruct = false;
-  std::string id;  // the members' name for the group
-  // The members by nspace: ranks sorted, empty meaning every rank.
-  std::map<std::string, std::vector<std::uint32_t>> procs;
-  bool assign_context_id = false;     // PMIX_GROUP_ASSIGN_CONTEXT_ID was asked
-  std::uint32_t timeout_seconds = 0;  // PMIX_TIMEOUT the clients gave (0: none)
-};
-
-// One answer to a query: the key asked and its value.
-struct PmixQueryAnswer {
-  std::string key;
-  std::variant<std::string, std::uint32_t, std::size_t> value;  // size_t: PMIX_SIZE
-};
-
-// A PMIx_Query_info from a local client (PMIx_Query_info).
-struct PmixQueryCall {
-  PmixAnswer<std::vector<PmixQueryAnswer>> answer;
-  std::string nspace;  // the asker
-  std::uint32_t rank = 0;
-  struct Query {
-    std::vector<std::string> keys;
-    std::string nspace;  // its PMIX_NSPACE qualifier; empty: none
-  };
-  std::vector<Query> queries;
-};
-
-// The query keys grove answers (libpmix's names; checked in server.cc).
-inline constexpr std::string_view kPmixQueryNamespaces = "pmix.qry.ns";
-inline constexpr std::string_view kPmixJobSize = "pmix.job.size";
-inline constexpr std::string_view kPmixNumNodes = "pmix.num.nodes";
-inline constexpr std::string_view kPmixQueryNumPsets = "pmix.qry.psetnum";
-inline constexpr std::string_view kPmixQueryPsetNames = "pmix.qry.psets";
-
-// A direct_modex upcall: a local client wants data of a rank this server
-// lacks. Answered with that rank's blob (fetch_local_modex on the daemon
-// hosting it), or an error.
-struct PmixDirectModexCall {
-  std::string nspace;
-  std::uint32_t rank = 0;
-  PmixAnswer<std::vector<std::byte>> answer;
-};
-
-// A PMIx_Log from a local client: lines for the job's output, and the
-// channels asked for that grove does not serve (syslog, email, ...).
-struct PmixLogCall {
-  std::string nspace;
-  std::uint32_t rank = 0;
-  std::vector<std::string> stdout_lines;
-  std::vector<std::string> stderr_lines;
-  std::vector<std::string> unserved;  // their keys
-};
-
-// The daemon's side. All run on the loop thread. A hook left empty gets a
-// default: fences and direct-modex requests fail with kPmixErrorNotSupported,
-// aborts and finalizations are acknowledged and otherwise ignored.
-struct PmixHooks {
-  // Gather `data` from every server hosting a participant, then answer
-  // the call with the concatenation of all their blobs.
-  std::function<void(PmixFenceCall call)> on_fence;
-  // A local client called PMIx_Abort. The client is released after the hook
-  // returns; the daemon is expected to end the job.
-  std::function<void(std::string nspace, std::uint32_t rank, int status, std::string message)>
-      on_abort;
-  // A local client called PMIx_Finalize (it is released after the hook).
-  std::function<void(std::string nspace, std::uint32_t rank)> on_finalized;
-  // A local client connected (its PMIx_Init is about to return).
-  std::function<void(std::string nspace, std::uint32_t rank)> on_connected;
-  // A request grove does not serve was answered PMIX_ERR_NOT_SUPPORTED: which
-  // (e.g. "PMIx_Spawn"), and from whom (for connect, the first participant).
-  std::function<void(std::string call, std::string nspace, std::uint32_t rank)> on_unsupported;
-  // libpmix answered, late, the last call it had left unanswered past its
-  // deadline (unanswered_call() is empty again): which call it was.
-  std::function<void(std::string call)> on_answered_again;
-  // A connection claiming to be (nspace, rank) was refused: why.
-  std::function<void(std::string nspace, std::uint32_t rank, std::string why)> on_refused;
-  // A connection that held libpmix in its handshake was shut down
-  // (handshake_watchdog.h): whose, and why.
-  std::function<void(HandshakeCut cut)> on_handshake_cut;
-  // A local client wants a remote rank's data: fetch it with
-  // fetch_local_modex on the daemon hosting that rank, then answer the call
-  // with it.
-  std::function<void(PmixDirectModexCall)> on_direct_modex;
-  // PMIx_Publish, PMIx_Lookup and PMIx_Unpublish from a local client
-  // (the message's handle is the daemon's to set): a publish or unpublish is
-  // answered with the store's verdict (pmix_publish_status), a lookup with
-  // the values found. Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(PublishMessage, PmixAnswer<>)> on_publish;
-  std::function<void(LookupMessage, PmixAnswer<std::vector<FoundValueWire>>)> on_lookup;
-  std::function<void(UnpublishMessage, PmixAnswer<>)> on_unpublish;
-  // PMIx_Spawn from a local client, answered with the new job's nspace once
-  // it is launched, or an error once it is known not to start. Left empty:
-  // answered PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(SpawnMessage, PmixAnswer<std::string>)> on_spawn;
-  // PMIx_Connect / PMIx_Disconnect: a collective over the daemons hosting
-  // the participants, then the call's answer. Before a
-  // connect completes, every participating nspace must be registered here
-  // (register_job, with no local ranks for a job that has none here):
-  // libpmix hands the local participants the others' job data. Left empty: answered
-  // PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(PmixConnectCall)> on_connect;
-  // PMIx_Group_construct / PMIx_Group_destruct: a collective over the
-  // daemons hosting the members, then the call's answer (with an id),
-  // with the same context id on every daemon when one was asked. Members'
-  // nspaces are registered first, as for a connect. Left empty: answered
-  // PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(PmixGroupCall)> on_group;
-  // PMIx_Query_info: answered with the call's answer.
-  // Left empty: answered PMIX_ERR_NOT_SUPPORTED at once.
-  std::function<void(PmixQueryCall)> on_query;
-  // PMIx_Log: the status to answer (kPmixSuccess when every channel was
-  // served). Left empty: answered PMIX_ERR_NOT_SUPPORTED.
-  std::function<int(const PmixLogCall&)> on_log;
-  // A local client notified an event beyond this server (PMIx_Notify_event
-  // with a range wider than its node); libpmix has delivered it here
-  // already. Left empty: it stays local.
-  std::function<void(PmixEvent)> on_notify;
-};
-
 struct PmixServerOptions {
   std::string tmpdir;             // this daemon's own directory; created (0700) if missing
   std::uint32_t daemon_vpid = 0;  // the server's rank ...
@@ -302,8 +147,9 @@ class PmixServer {
   // PMIx_server_init with PMIX_SERVER_TMPDIR and PMIX_SYSTEM_TMPDIR set to
   // options.tmpdir, and PMIX_SERVER_NSPACE / PMIX_SERVER_RANK set to the
   // daemon's identity.
+  // Every request and notice goes to `handler`, on the loop thread.
   static Result<std::unique_ptr<PmixServer>> create(event_base* loop, PmixServerOptions options,
-                                                    PmixHooks hooks);
+                                                    PmixRequestHandler handler);
   ~PmixServer();  // PMIx_server_finalize
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;

@@ -82,6 +82,16 @@ PmixAnswer<> publish_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, v
       {asker}, PMIX_PROC_TERMINATED);
 }
 
+PmixAnswer<> log_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
+                        const std::string& asker) {
+  return registry.make<>(
+      AnswerKind::log,
+      [cbfunc, cbdata](int status) {
+        if (cbfunc != nullptr) cbfunc(status, cbdata);
+      },
+      {asker}, PMIX_PROC_TERMINATED);
+}
+
 PmixAnswer<std::vector<FoundValueWire>> lookup_answer(AnswerRegistry& registry,
                                                       pmix_lookup_cbfunc_t cbfunc, void* cbdata,
                                                       const std::string& asker) {

@@ -40,6 +40,10 @@ PmixAnswer<std::vector<FoundValueWire>> lookup_answer(AnswerRegistry& registry,
 // spawning job's end answers PMIX_ERR_JOB_FAILED_TO_LAUNCH).
 PmixAnswer<std::string> spawn_answer(AnswerRegistry& registry, pmix_spawn_cbfunc_t cbfunc,
                                      void* cbdata, const std::string& asker);
+// A log request's status; the asking job's end answers it
+// PMIX_PROC_TERMINATED.
+PmixAnswer<> log_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
+                        const std::string& asker);
 // A query, one pmix_info_t per answer; the asking job's end answers it
 // PMIX_PROC_TERMINATED.
 PmixAnswer<std::vector<PmixQueryAnswer>> query_answer(AnswerRegistry& registry,

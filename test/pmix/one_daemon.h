@@ -98,7 +98,7 @@ class OneDaemon {
   std::size_t direct_modex_requests = 0;
 
  private:
-  PmixHooks make_hooks();
+  void on_request(PmixRequest request);
 
   TempDir dir_{"grove-pmix-test"};
   EventBasePtr base_;

@@ -108,7 +108,7 @@ class Node {
   int run();
 
  private:
-  PmixHooks make_hooks();
+  void on_request(PmixRequest request);
   void send(const Message& message);
   void on_message(Message message);
   void try_complete_fence(std::uint64_t sequence);
@@ -140,24 +140,22 @@ class Node {
   bool peer_lost_ = false;
 };
 
-PmixHooks Node::make_hooks() {
-  PmixHooks hooks;
-  hooks.on_fence = [this](PmixFenceCall call) {
+void Node::on_request(PmixRequest request) {
+  if (auto* call = std::get_if<PmixFenceCall>(&request)) {
     ++fence_upcalls_;
-    fence_bytes_first_ = fence_upcalls_ == 1 ? call.data.size() : fence_bytes_first_;
-    fence_bytes_last_ = call.data.size();
+    fence_bytes_first_ = fence_upcalls_ == 1 ? call->data.size() : fence_bytes_first_;
+    fence_bytes_last_ = call->data.size();
     std::uint64_t sequence = next_fence_++;
-    send(Message{MessageKind::fence, sequence, 0, 0, call.data});
-    fences_[sequence].own = std::move(call);
+    send(Message{MessageKind::fence, sequence, 0, 0, call->data});
+    fences_[sequence].own = std::move(*call);
     try_complete_fence(sequence);
-  };
-  hooks.on_direct_modex = [this](PmixDirectModexCall call) {
+  } else if (auto* modex = std::get_if<PmixDirectModexCall>(&request)) {
     ++dmodex_asked_;
     const std::uint64_t id = next_dmodex_++;
-    send(Message{MessageKind::dmodex_request, id, call.rank, 0, {}});
-    dmodex_answers_.emplace(id, std::move(call.answer));
-  };
-  return hooks;
+    send(Message{MessageKind::dmodex_request, id, modex->rank, 0, {}});
+    dmodex_answers_.emplace(id, std::move(modex->answer));
+  }
+  // Anything else is dropped: a request's client is answered NOT-SUPPORTED.
 }
 
 void Node::try_complete_fence(std::uint64_t sequence) {
@@ -261,8 +259,8 @@ int Node::run() {
   server_options.tmpdir = options_.tmpdir;
   server_options.daemon_vpid = options_.vpid;
   server_options.verify_clients = false;  // as in one_daemon.cc
-  Result<std::unique_ptr<PmixServer>> server =
-      PmixServer::create(base_.get(), server_options, make_hooks());
+  Result<std::unique_ptr<PmixServer>> server = PmixServer::create(
+      base_.get(), server_options, [this](PmixRequest request) { on_request(std::move(request)); });
   if (!server) {
     std::fprintf(stderr, "node %u: %s\n", options_.vpid, server.error().message.c_str());
     return 1;

@@ -240,7 +240,7 @@ TEST_CASE("one daemon: a second server in the same process is refused", "[pmix]"
   PmixServerOptions options;
   options.tmpdir = dir.path();
   options.daemon_vpid = 1;
-  Result<std::unique_ptr<PmixServer>> second = PmixServer::create(base, options, PmixHooks{});
+  Result<std::unique_ptr<PmixServer>> second = PmixServer::create(base, options, nullptr);
   REQUIRE_FALSE(second);
   CHECK(second.error().message.find("one per process") != std::string::npos);
 }

@@ -1,3 +1,6 @@
-// The one Catch2 main every test program links (compiled once, not per program).
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// The main of every test program that needs nothing else of it.
+#include "catch_session.h"
+
+int main(int argc, char** argv) {
+  return grove::test::run_catch_session(argc, argv);
+}
