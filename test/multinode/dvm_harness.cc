@@ -12,10 +12,6 @@
 
 namespace grove::test {
 
-std::string grove_binary() {
-  return binary_from_env("GROVE_BIN");
-}
-
 std::string copy_for_everyone(const std::string& from, const std::string& dir) {
   const std::string to = dir + "/" + std::filesystem::path(from).filename().string();
   std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
@@ -47,62 +43,6 @@ DaemonizedController::~DaemonizedController() {
   kill(-pid_, SIGTERM);  // it stops its daemons
   if (!wait_until([this] { return !still_ours(); }, std::chrono::seconds(5)) && still_ours())
     kill(-pid_, SIGKILL);
-}
-
-Dvm::Dvm(int daemons, const std::vector<std::string>& extra_args,
-         const std::vector<std::string>& extra_env, const TempDir* shared_tmpdir) {
-  if (shared_tmpdir == nullptr) {
-    owned_tmpdir_ = std::make_unique<TempDir>();
-    tmpdir_ = owned_tmpdir_.get();
-  } else {
-    tmpdir_ = shared_tmpdir;
-  }
-  std::vector<std::string> argv = {grove_binary(), "start", "--local", std::to_string(daemons)};
-  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  std::vector<std::string> env = extra_env;
-  env.push_back(tmpdir_->env());
-  controller_ = std::make_unique<BackgroundProcess>(argv, env);
-  ready_ = controller_->wait_for("DVM ready", std::chrono::seconds(60));
-}
-
-Dvm::~Dvm() {
-  if (ready_ && !stopped_) stop();
-  controller_->terminate();
-}
-
-RunResult Dvm::grove(std::vector<std::string> args, std::chrono::milliseconds timeout) {
-  // --dvm goes right after the subcommand: for `grove run` anything after
-  // the program belongs to the program.
-  if (controller_->pid() > 0 && !args.empty()) {
-    args.insert(args.begin() + 1, {"--dvm", std::to_string(controller_->pid())});
-  }
-  args.insert(args.begin(), grove_binary());
-  RunOptions options;
-  options.extra_env = {tmpdir_->env()};
-  options.timeout = timeout;
-  return run_program(args, options);
-}
-
-nlohmann::json Dvm::status() {
-  auto result = grove({"status", "--json"});
-  if (result.exit_code != 0) {
-    throw std::runtime_error("grove status failed: " + result.err);
-  }
-  return nlohmann::json::parse(result.out);
-}
-
-nlohmann::json Dvm::bench(const std::string& kind, const std::string& size, int count) {
-  auto result = grove({"bench", kind, "--size", size, "--count", std::to_string(count), "--json"},
-                      std::chrono::seconds(120));
-  if (result.exit_code != 0) throw std::runtime_error("grove bench failed: " + result.err);
-  return nlohmann::json::parse(result.out);
-}
-
-RunResult Dvm::stop() {
-  stopped_ = true;
-  auto result = grove({"stop"}, std::chrono::seconds(60));
-  controller_->wait_exit(std::chrono::seconds(30));
-  return result;
 }
 
 std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,

@@ -42,6 +42,19 @@ std::unique_ptr<BackgroundProcess> Swarm::start(int host, const std::vector<std:
   return std::make_unique<BackgroundProcess>(wrap(host, argv), extra_env);
 }
 
+DvmPlace Swarm::place(int host) {
+  DvmPlace place;
+  place.tmpdir = dir();
+  place.start = [this, host](const std::vector<std::string>& argv,
+                             const std::vector<std::string>& env) {
+    return start(host, argv, env);
+  };
+  place.run = [this, host](const std::vector<std::string>& argv, const RunOptions& options) {
+    return run(host, argv, options);
+  };
+  return place;
+}
+
 bool Swarm::kill_host(int host) {
   return run_program({"/usr/bin/python3", script_, "kill-host", dir(), this->host(host)})
              .exit_code == 0;

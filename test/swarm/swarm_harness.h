@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/background_process.h"
+#include "support/dvm.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -41,6 +42,9 @@ class Swarm {
   // Starts argv inside a host in the background.
   std::unique_ptr<BackgroundProcess> start(int host, const std::vector<std::string>& argv,
                                            const std::vector<std::string>& extra_env = {});
+  // Where a DVM's controller and its commands run inside a host, with the
+  // swarm's directory for TMPDIR (support/dvm.h).
+  DvmPlace place(int host);
   // Faults: every process of a host killed; its sshd stopped; a directory hidden on it.
   bool kill_host(int host);
   bool stop_sshd(int host);

@@ -5,8 +5,8 @@
 
 #include <regex>
 
+#include "support/dvm.h"
 #include "swarm/swarm_checks.h"
-#include "swarm/swarm_dvm.h"
 
 using namespace grove::test;
 using namespace std::chrono_literals;
@@ -41,7 +41,7 @@ TEST_CASE("inside salloc, grove start uses Slurm: one srun step, a PMIx job, a c
   REQUIRE(swarm.ok());
   // No --host, no --launcher: the allocation decides. node0 runs salloc's
   // command and is in the allocation, so the controller holds its ranks.
-  SwarmDvm dvm(swarm, in_allocation(swarm, {"-N", "4", "--ntasks-per-node=2"}, {}));
+  Dvm dvm(swarm.place(0), in_allocation(swarm, {"-N", "4", "--ntasks-per-node=2"}, {}));
   REQUIRE(dvm.ready());
   const std::string log = dvm.controller().err();
   INFO(log);
@@ -85,8 +85,8 @@ TEST_CASE("part of an allocation, the controller outside it: an Open MPI job on 
   REQUIRE(swarm.ok());
   // salloc's command runs on node0, which is not in the allocation: the
   // controller holds no ranks; --host picks two of the three nodes.
-  SwarmDvm dvm(swarm,
-               in_allocation(swarm, {"-N", "3", "-w", "node[1-3]"}, {"--host", "node3,node2"}));
+  Dvm dvm(swarm.place(0),
+          in_allocation(swarm, {"-N", "3", "-w", "node[1-3]"}, {"--host", "node3,node2"}));
   REQUIRE(dvm.ready());
   const std::string log = dvm.controller().err();
   INFO(log);
@@ -122,7 +122,7 @@ TEST_CASE("Slurm start failures and a lost step stop the DVM, naming what happen
   SECTION("a node without groved") {
     const std::string groved = binary_from_env("GROVE_GROVED");
     REQUIRE(swarm.hide(2, groved.substr(0, groved.rfind('/'))));
-    SwarmDvm dvm(swarm, in_allocation(swarm, {"-N", "4"}, {}));
+    Dvm dvm(swarm.place(0), in_allocation(swarm, {"-N", "4"}, {}));
     CHECK(dvm.controller().wait_exit(60s) != 0);
     const std::string err = dvm.controller().err();
     INFO(err);
@@ -134,7 +134,7 @@ TEST_CASE("Slurm start failures and a lost step stop the DVM, naming what happen
     CHECK(std::regex_search(err, std::regex(R"(node2[^\n]*(task 1|execve|No such file))")));
   }
   SECTION("the step ends under a running DVM") {
-    SwarmDvm dvm(swarm, in_allocation(swarm, {"-N", "4"}, {}));
+    Dvm dvm(swarm.place(0), in_allocation(swarm, {"-N", "4"}, {}));
     REQUIRE(dvm.ready());
     // srun told to end (as when the allocation is revoked): Slurm ends the
     // step's daemons, and the DVM stops instead of lingering on node0.

@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "support/cpu_affinity.h"
+#include "support/dvm.h"
 #include "support/wait.h"
 #include "swarm/swarm_checks.h"
-#include "swarm/swarm_dvm.h"
 #include "swarm/swarm_harness.h"
 
 using namespace grove::test;
@@ -54,7 +54,7 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
   Swarm swarm(9);
   REQUIRE(swarm.ok());
   INFO(swarm.error());
-  SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(0, 8, 2), {"--mca", "rml_base_radix", "2"}));
+  Dvm dvm(swarm.place(0), over_ssh(swarm, hostfile(0, 8, 2), {"--mca", "rml_base_radix", "2"}));
   REQUIRE(dvm.ready());
   const std::string log = dvm.controller().err();
   INFO(log);
@@ -118,8 +118,8 @@ TEST_CASE("ssh at radix 64 and flat: an Open MPI job with two ranks per host", "
     INFO("plm_ssh_no_tree_spawn " << flat);
     // The controller's host is not in the list: it holds no ranks. One slot
     // per host, two ranks per host all the same: ppr ignores slots.
-    SwarmDvm dvm(swarm,
-                 over_ssh(swarm, hostfile(1, 8, 1), {"--mca", "plm_ssh_no_tree_spawn", flat}));
+    Dvm dvm(swarm.place(0),
+            over_ssh(swarm, hostfile(1, 8, 1), {"--mca", "plm_ssh_no_tree_spawn", flat}));
     REQUIRE(dvm.ready());
     const std::string log = dvm.controller().err();
     INFO(log);
@@ -152,7 +152,7 @@ TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]
   SECTION("a host without groved") {
     const std::string groved = binary_from_env("GROVE_GROVED");
     REQUIRE(swarm.hide(4, groved.substr(0, groved.rfind('/'))));
-    SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(1, 5, 1), {"--mca", "rml_base_radix", "2"}));
+    Dvm dvm(swarm.place(0), over_ssh(swarm, hostfile(1, 5, 1), {"--mca", "rml_base_radix", "2"}));
     CHECK(dvm.controller().wait_exit(60s) == 1);
     const std::string err = dvm.controller().err();
     INFO(err);
@@ -162,7 +162,7 @@ TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]
   }
   SECTION("a host whose sshd is down") {
     REQUIRE(swarm.stop_sshd(3));
-    SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(1, 5, 1), {}));
+    Dvm dvm(swarm.place(0), over_ssh(swarm, hostfile(1, 5, 1), {}));
     CHECK(dvm.controller().wait_exit(60s) == 1);
     const std::string err = dvm.controller().err();
     INFO(err);
@@ -171,7 +171,7 @@ TEST_CASE("ssh start failures name the host and leave nothing running", "[swarm]
     CHECK_THAT(err, Catch::Contains("Connection refused"));
   }
   SECTION("a bad hostfile line") {
-    SwarmDvm dvm(swarm, over_ssh(swarm, "node1\nnode2 slots=two\n", {}));
+    Dvm dvm(swarm.place(0), over_ssh(swarm, "node1\nnode2 slots=two\n", {}));
     CHECK(dvm.controller().wait_exit(30s) == 1);
     CHECK_THAT(dvm.controller().err(), Catch::Contains(":2: 'slots=two': expected a count"));
   }
@@ -182,7 +182,7 @@ TEST_CASE("every process of one host killed mid-job: the job fails naming it, th
           "[swarm]") {
   Swarm swarm(7);
   REQUIRE(swarm.ok());
-  SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(0, 6, 2), {"--mca", "rml_base_radix", "2"}));
+  Dvm dvm(swarm.place(0), over_ssh(swarm, hostfile(0, 6, 2), {"--mca", "rml_base_radix", "2"}));
   REQUIRE(dvm.ready());
   // Every rank says where it runs, then waits; the kill lands once all 14
   // have said so. node1 is vpid 1, the parent of 3 and 4 in the routing tree
@@ -244,12 +244,12 @@ TEST_CASE("the install under --prefix is used where this groved's path does not 
   REQUIRE(swarm.hide(1, build_dir));
   REQUIRE(swarm.hide(2, build_dir));
   {
-    SwarmDvm without(swarm, over_ssh(swarm, hostfile(1, 2, 1), {}));
+    Dvm without(swarm.place(0), over_ssh(swarm, hostfile(1, 2, 1), {}));
     CHECK(without.controller().wait_exit(60s) == 1);
     CHECK_THAT(without.controller().err(), Catch::Contains("exited with status 127"));
   }
   CHECK(wait_gone(swarm, "groved").empty());
-  SwarmDvm dvm(swarm, over_ssh(swarm, hostfile(1, 2, 1), {"--prefix", prefix}));
+  Dvm dvm(swarm.place(0), over_ssh(swarm, hostfile(1, 2, 1), {"--prefix", prefix}));
   REQUIRE(dvm.ready());
   auto status = dvm.status();
   REQUIRE(status["daemons"].size() == 3);
