@@ -57,7 +57,7 @@ int Controller::run() {
     return 1;
   }
   loop_->run();
-  return exit_code_;
+  return stopping_.exit_code;
 }
 
 void Controller::on_daemon_message(Vpid from, std::uint16_t tag, const Bytes& payload) {
@@ -139,7 +139,7 @@ void Controller::on_report(Vpid from, const DaemonReport& report) {
 
 void Controller::on_broadcast_done(const BroadcastDone& done) {
   if (launch_.supervisor.phase() == LaunchSupervisor::Phase::starting &&
-      done.tag == daemon_tags::endpoint_table && done.op_id == endpoint_table_op_) {
+      done.tag == daemon_tags::endpoint_table && done.op_id == launch_.endpoint_table_op) {
     become_ready();
     return;
   }
@@ -192,7 +192,8 @@ void Controller::apply(roster::Outbox out) {
           if constexpr (std::is_same_v<T, roster::SendControl>) {
             runtime_->send_control(e.to, e.tag, std::move(e.payload));
           } else if constexpr (std::is_same_v<T, roster::BroadcastEndpointTable>) {
-            endpoint_table_op_ = runtime_->broadcast(daemon_tags::endpoint_table, encode(e.table));
+            launch_.endpoint_table_op =
+                runtime_->broadcast(daemon_tags::endpoint_table, encode(e.table));
           } else if constexpr (std::is_same_v<T, roster::KillProcess>) {
             kill(e.pid, SIGKILL);
           } else if constexpr (std::is_same_v<T, roster::DeclareDeparture>) {

@@ -145,12 +145,14 @@ class Controller {
   std::unique_ptr<JobManager> job_manager_;
   std::unique_ptr<PublishService> publish_;  // the DVM's PMIx publish/lookup store
   std::unique_ptr<RemoteLauncher> remote_;   // ssh clients or the srun step
-  DvmInfo dvm_;
-  std::optional<DaemonRoster> roster_;  // from start() on
-  std::vector<std::byte> secret_;
-  std::string endpoint_;
-  int exit_code_ = 0;
-  std::uint64_t endpoint_table_op_ = 0;
+  std::optional<DaemonRoster> roster_;       // from start() on
+  // This DVM as its daemons and commands find and join it.
+  struct Identity {
+    DvmInfo dvm;  // its session directory and socket
+    std::vector<std::byte> secret;
+    std::string endpoint;  // the controller's, as daemons reach it
+  };
+  Identity identity_;
   Timer heartbeat_timer_;  // each Timer and SignalWatch owns its callback (os/timer.h)
 
   // The start, decided by its supervisor.
@@ -158,6 +160,7 @@ class Controller {
     explicit Launching(LaunchSupervisor decides) : supervisor(std::move(decides)) {}
     LaunchSupervisor supervisor;
     Timer report_deadline, failure_timer, step_end_timer;
+    std::uint64_t endpoint_table_op = 0;  // its broadcast, once every daemon is up
   };
   Launching launch_;
   // The stop, decided by its sequence; who asked for it.
@@ -167,6 +170,7 @@ class Controller {
     std::array<Timer, 4> timers;  // by StopTimer
     std::vector<ReplyFn> replies;
     std::uint64_t shutdown_op = 0;
+    int exit_code = 0;  // the controller's
   };
   Stopping stopping_;
   // grove status and grove bench, decided by the CLI service; the replies

@@ -43,7 +43,7 @@ Status Controller::launch_daemons() {
 Status Controller::launch_local_daemons() {
   const std::vector<std::string> param_arguments = params_.child_arguments();
   const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
-  std::string topology_xml = dvm_.directory + "/topology.xml";
+  std::string topology_xml = identity_.dvm.directory + "/topology.xml";
   if (auto exported = topology_->export_xml(topology_xml); !exported) {
     log_.verbose("daemon", 1, "daemons discover the host themselves: %s",
                  exported.error().message.c_str());
@@ -54,18 +54,23 @@ Status Controller::launch_local_daemons() {
   // and daemons do not migrate (docs/dvm.md, "Daemons sharing a host").
   const bool bind = options_.daemons > 1 && params_.get_bool("daemon_bind_local");
   for (Vpid vpid = 1; vpid < options_.daemons; ++vpid) {
-    auto directory = create_daemon_directory(dvm_.directory, vpid);
+    auto directory = create_daemon_directory(identity_.dvm.directory, vpid);
     if (!directory) return directory.error();
-    LaunchRequest request{
-        groved,    vpid,         options_.daemons,
-        endpoint_, *directory,   param_arguments,
-        secret_,   topology_xml, bind ? std::optional<unsigned>(vpid) : std::nullopt};
+    LaunchRequest request{groved,
+                          vpid,
+                          options_.daemons,
+                          identity_.endpoint,
+                          *directory,
+                          param_arguments,
+                          identity_.secret,
+                          topology_xml,
+                          bind ? std::optional<unsigned>(vpid) : std::nullopt};
     auto pid = launch_local_daemon(request);
     if (!pid) return pid.error();
     roster_->launched(vpid, *pid);
   }
   log_.verbose("daemon", 1, "launched %u daemons from %s; controller at %s", options_.daemons - 1,
-               groved.c_str(), endpoint_.c_str());
+               groved.c_str(), identity_.endpoint.c_str());
   if (bind) {
     // Last, so that the daemons above were started from an unbound process
     // (each also gets the whole set back in its child, see local_launcher.cc).
@@ -94,7 +99,7 @@ RemoteSettings Controller::remote_settings() const {
   remote.groved_path = !options_.prefix.empty()       ? options_.prefix + "/bin/groved"
                        : options_.groved_path.empty() ? find_groved()
                                                       : options_.groved_path;
-  remote.controller_endpoint = endpoint_;
+  remote.controller_endpoint = identity_.endpoint;
   return remote;
 }
 
@@ -117,7 +122,7 @@ Status Controller::launch_over_ssh() {
   if (config.agent.empty()) return Error{"plm_ssh_agent is empty"};
   config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
   config.param_arguments = remote_param_arguments();
-  config.bootstrap = Bootstrap{secret_, plan, remote_settings()};
+  config.bootstrap = Bootstrap{identity_.secret, plan, remote_settings()};
   SshLauncher::Hooks hooks;
   hooks.on_failed = [this](Vpid vpid, const std::string& reason) {
     on_launch_failed(vpid, reason);
@@ -139,7 +144,7 @@ Status Controller::launch_over_srun() {
   if (config.srun.empty()) return Error{"plm_slurm_srun is empty"};
   config.extra_args = split_words(params_.get_string("plm_slurm_args"));
   config.param_arguments = remote_param_arguments();
-  config.bootstrap = Bootstrap{secret_, *options_.plan, remote_settings()};
+  config.bootstrap = Bootstrap{identity_.secret, *options_.plan, remote_settings()};
   // One step starts everyone: nobody starts children of its own.
   config.bootstrap.plan->tree_spawn = false;
   SrunLauncher::Hooks hooks;
@@ -205,14 +210,15 @@ void Controller::become_ready() {
     heartbeat_timer_ = Timer(loop_->base(), [this] { check_heartbeats(); });
     heartbeat_timer_.arm_every(heartbeat_ms);
   }
-  std::ofstream(dvm_.directory + "/dvm.json") << nlohmann::json{{"pid", getpid()},
-                                                                {"daemons", options_.daemons},
-                                                                {"socket", dvm_.socket_path},
-                                                                {"endpoint", endpoint_}}
-                                                     .dump()
-                                              << "\n";
+  std::ofstream(identity_.dvm.directory + "/dvm.json")
+      << nlohmann::json{{"pid", getpid()},
+                        {"daemons", options_.daemons},
+                        {"socket", identity_.dvm.socket_path},
+                        {"endpoint", identity_.endpoint}}
+             .dump()
+      << "\n";
   if (!options_.report_uri.empty()) {
-    std::ofstream(options_.report_uri) << "unix:" << dvm_.socket_path << "\n";
+    std::ofstream(options_.report_uri) << "unix:" << identity_.dvm.socket_path << "\n";
   }
   log_.verbose("daemon", 1, "DVM ready with %u daemons", options_.daemons);
   if (options_.on_ready) {
@@ -241,12 +247,12 @@ void Controller::fail_startup(const std::string& message) {
   remote_.reset();
   control_.reset();
   runtime_.reset();
-  if (!dvm_.directory.empty()) {
-    if (auto removed = remove_dvm_directory(dvm_); !removed) {
+  if (!identity_.dvm.directory.empty()) {
+    if (auto removed = remove_dvm_directory(identity_.dvm); !removed) {
       log_.error("%s", removed.error().message.c_str());
     }
   }
-  exit_code_ = 1;
+  stopping_.exit_code = 1;
   if (loop_) loop_->exit();
 }
 

@@ -99,7 +99,7 @@ nlohmann::json Controller::status_json() const {
   nlohmann::json out;
   out["ok"] = true;
   out["pid"] = getpid();
-  out["session"] = dvm_.directory;
+  out["session"] = identity_.dvm.directory;
   // A background DVM writes its log (and its local daemons') to a file as
   // its stderr; a foreground one to the terminal, which grove log cannot read.
   out["log"] = nullptr;

@@ -18,12 +18,12 @@ Status Controller::start() {
   if (!*loop_) return Error{"cannot create the event loop"};
   auto dvm = create_dvm_directory(static_cast<int>(getpid()), options_.one_job);
   if (!dvm) return dvm.error();
-  dvm_ = *dvm;
-  secret_ = generate_dvm_secret();
+  identity_.dvm = *dvm;
+  identity_.secret = generate_dvm_secret();
   if (auto status = start_runtime(); !status) return status;
   make_roster();
   auto control =
-      ControlServer::create(loop_->base(), dvm_.socket_path,
+      ControlServer::create(loop_->base(), identity_.dvm.socket_path,
                             [this](const nlohmann::json& request, ReplyFn reply,
                                    PartialFn partial) { handle_request(request, reply, partial); });
   if (!control) return control.error();
@@ -68,12 +68,12 @@ Status Controller::start_runtime() {
   }
   auto runtime = DaemonRuntime::create(
       loop_->base(), params_, log_,
-      RuntimeOptions{kControllerVpid, options_.daemons, secret_, bind_host}, hooks);
+      RuntimeOptions{kControllerVpid, options_.daemons, identity_.secret, bind_host}, hooks);
   if (!runtime) return runtime.error();
   runtime_ = std::move(*runtime);
   auto endpoint = runtime_->listen();
   if (!endpoint) return endpoint.error();
-  endpoint_ = Endpoint{advertised, endpoint->port}.to_string();
+  identity_.endpoint = Endpoint{advertised, endpoint->port}.to_string();
   return ok_status();
 }
 
@@ -82,7 +82,7 @@ void Controller::make_roster() {
   self.pid = static_cast<int>(getpid());
   self.host_pid = self.pid;
   self.hostname = local_hostname();
-  self.endpoint = endpoint_;
+  self.endpoint = identity_.endpoint;
   self.last_seen_ns = runtime_->now();
   const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
   roster_.emplace(
@@ -103,7 +103,7 @@ void Controller::watch_signals() {
 Status Controller::start_rank_host() {
   // The controller hosts ranks like any daemon; its JobHost reports straight
   // to the JobManager.
-  auto daemon_dir = create_daemon_directory(dvm_.directory, kControllerVpid);
+  auto daemon_dir = create_daemon_directory(identity_.dvm.directory, kControllerVpid);
   if (!daemon_dir) return daemon_dir.error();
   RankReports reports;
   reports.output = [this](const JobOutput& output) {

@@ -82,7 +82,7 @@ bool Controller::reap_after_close() {
 void Controller::complete_stop() {
   for (Timer& timer : stopping_.timers)
     timer = Timer();
-  auto removed = remove_dvm_directory(dvm_);
+  auto removed = remove_dvm_directory(identity_.dvm);
   // The controller and every daemon still in the DVM; lost ones apart.
   const std::size_t lost = roster_->count(DaemonStateKind::failed);
   const std::size_t stopped = roster_->records().size() - lost;

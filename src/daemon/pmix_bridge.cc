@@ -239,8 +239,8 @@ void PmixBridge::on_direct_modex(PmixDirectModexCall call) {
         [answer](int status, std::vector<std::byte> blob) { (*answer)(status, std::move(blob)); });
     return;
   }
-  const std::uint64_t id = next_modex_id_++;
-  modex_requests_.emplace(id, std::move(call.answer));
+  const std::uint64_t id = awaiting_.next_handle++;
+  awaiting_.modex.emplace(id, std::move(call.answer));
   runtime_.send_control(host, pmix_tags::modex_request,
                         encode(ModexRequest{id, call.nspace, call.rank}));
 }
@@ -268,7 +268,7 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   if (tag == pmix_tags::publish_reply) {
     if (from != kControllerVpid) return true;
     if (auto reply = wire_decode<PublishReply>(payload)) {
-      if (auto answer = take_forwarded(publish_answers_, reply->handle))
+      if (auto answer = take_forwarded(awaiting_.publish, reply->handle))
         (*answer)(pmix_publish_status(reply->status));
     }
     return true;
@@ -276,7 +276,7 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   if (tag == pmix_tags::lookup_reply) {
     if (from != kControllerVpid) return true;
     if (auto reply = wire_decode<LookupReply>(payload)) {
-      if (auto answer = take_forwarded(lookup_answers_, reply->handle)) {
+      if (auto answer = take_forwarded(awaiting_.lookup, reply->handle)) {
         (*answer)(reply->timed_out ? kPmixErrorTimeout : pmix_publish_status(reply->status),
                   std::move(reply->found));
       }
@@ -286,7 +286,7 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   if (tag == pmix_tags::spawn_reply) {
     if (from != kControllerVpid) return true;
     if (auto reply = wire_decode<SpawnReply>(payload)) {
-      if (auto answer = take_forwarded(spawn_answers_, reply->handle))
+      if (auto answer = take_forwarded(awaiting_.spawn, reply->handle))
         (*answer)(reply->ok ? kPmixSuccess : kPmixErrorJobFailedToLaunch, reply->nspace);
     }
     return true;
@@ -294,10 +294,10 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
   if (tag == pmix_tags::modex_reply) {
     auto reply = wire_decode<ModexReply>(payload);
     if (!reply) return true;
-    auto request = modex_requests_.find(reply->handle);
-    if (request == modex_requests_.end()) return true;  // answered already
+    auto request = awaiting_.modex.find(reply->handle);
+    if (request == awaiting_.modex.end()) return true;  // answered already
     PmixAnswer<Bytes> answer = std::move(request->second);
-    modex_requests_.erase(request);
+    awaiting_.modex.erase(request);
     answer(reply->status, std::move(reply->blob));
     return true;
   }
@@ -342,9 +342,9 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   drive(collectives_.job_ended(nspace));
   // Requests of the job still at the controller: their answers go now (a
   // late reply then finds nothing).
-  forget_forwarded(publish_answers_, nspace, kPmixProcTerminated);
-  forget_forwarded(lookup_answers_, nspace, kPmixProcTerminated);
-  forget_forwarded(spawn_answers_, nspace, kPmixErrorJobFailedToLaunch);
+  forget_forwarded(awaiting_.publish, nspace, kPmixProcTerminated);
+  forget_forwarded(awaiting_.lookup, nspace, kPmixProcTerminated);
+  forget_forwarded(awaiting_.spawn, nspace, kPmixErrorJobFailedToLaunch);
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
   if (registering_.count(job) != 0) ended_while_registering_.insert(job);

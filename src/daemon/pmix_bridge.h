@@ -118,7 +118,7 @@ class PmixBridge {
   using ForwardedMap = std::map<std::uint64_t, Forwarded<Answer>>;
   template <typename Message, typename Answer>
   void forward(std::uint16_t tag, Message message, Answer answer, ForwardedMap<Answer>& pending) {
-    message.handle = next_forwarded_++;
+    message.handle = awaiting_.next_handle++;
     pending.emplace(message.handle, Forwarded<Answer>{message.nspace, std::move(answer)});
     runtime_.send_control(kControllerVpid, tag, encode(message));
   }
@@ -184,14 +184,17 @@ class PmixBridge {
   TagClaim fence_claim_;
 
   event_base* base_ = nullptr;
-  // Direct-modex requests sent to the daemon hosting the rank, by the id its
-  // reply echoes.
-  std::map<std::uint64_t, PmixAnswer<Bytes>> modex_requests_;
-  std::uint64_t next_modex_id_ = 1;
-  ForwardedMap<PmixAnswer<>> publish_answers_;  // publish and unpublish
-  ForwardedMap<PmixAnswer<std::vector<FoundValueWire>>> lookup_answers_;
-  ForwardedMap<PmixAnswer<std::string>> spawn_answers_;
-  std::uint64_t next_forwarded_ = 1;
+  // Answers that wait for a reply, by the handle the reply echoes: requests
+  // forwarded to the controller, and direct-modex requests sent to the
+  // daemon hosting the rank.
+  struct Awaiting {
+    ForwardedMap<PmixAnswer<>> publish;  // publish and unpublish
+    ForwardedMap<PmixAnswer<std::vector<FoundValueWire>>> lookup;
+    ForwardedMap<PmixAnswer<std::string>> spawn;
+    std::map<std::uint64_t, PmixAnswer<Bytes>> modex;
+    std::uint64_t next_handle = 1;  // of every kind
+  };
+  Awaiting awaiting_;
 };
 
 }  // namespace grove

@@ -18,19 +18,19 @@ void PmixBridge::on_request(PmixRequest request) {
     // handle of ours.
     void operator()(PmixPublishCall& call) {
       bridge.forward(pmix_tags::publish, std::move(call.message), std::move(call.answer),
-                     bridge.publish_answers_);
+                     bridge.awaiting_.publish);
     }
     void operator()(PmixLookupCall& call) {
       bridge.forward(pmix_tags::lookup, std::move(call.message), std::move(call.answer),
-                     bridge.lookup_answers_);
+                     bridge.awaiting_.lookup);
     }
     void operator()(PmixUnpublishCall& call) {
       bridge.forward(pmix_tags::unpublish, std::move(call.message), std::move(call.answer),
-                     bridge.publish_answers_);
+                     bridge.awaiting_.publish);
     }
     void operator()(PmixSpawnCall& call) {
       bridge.forward(pmix_tags::spawn, std::move(call.message), std::move(call.answer),
-                     bridge.spawn_answers_);
+                     bridge.awaiting_.spawn);
     }
     void operator()(PmixEvent& event) { bridge.on_notify(std::move(event)); }
     void operator()(PmixAbortNotice& notice) {

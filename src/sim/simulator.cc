@@ -118,15 +118,28 @@ class Simulation {
   };
   Wires net_;
   EventQueue<EventBody> queue_;
-  std::map<std::pair<Vpid, TimerId>, std::uint64_t> timers_;
-  std::uint64_t next_token_ = 1;
+  // Each daemon's armed timers, by the token their queued expiry carries
+  // (the expiry of a timer re-armed or cancelled since finds another).
+  struct Timers {
+    std::map<std::pair<Vpid, TimerId>, std::uint64_t> armed;
+    std::uint64_t next_token = 1;
+  };
+  Timers timers_;
   InvariantChecker checker_;
   Outbox outbox_;  // handle()'s, reused
   std::deque<std::string> trace_;
-  std::vector<FaultSpec> faults_;
-  std::vector<bool> fault_done_;
-  std::vector<TimeNs> round_start_;
-  std::vector<TimeNs> round_end_;
+  struct Faults {
+    std::vector<FaultSpec> planned;
+    std::vector<bool> done;  // by index into planned
+  };
+  Faults faults_;
+  // Each round's first contribution and last completion (UINT64_MAX and 0
+  // until seen).
+  struct Rounds {
+    std::vector<TimeNs> start;
+    std::vector<TimeNs> end;
+  };
+  Rounds rounds_;
   TimeNs now_ = 0;
   SimResult result_;
 };
@@ -188,7 +201,7 @@ class Simulation::EffectsOf final : public EffectDriver {
       ++sim_.result_.rounds_failed;
       return;
     }
-    sim_.round_end_[round] = std::max(sim_.round_end_[round], now_);
+    sim_.rounds_.end[round] = std::max(sim_.rounds_.end[round], now_);
     if (round < sim_.options_.rounds) {
       sim_.schedule(now_ + sim_.rng_.contribute.uniform(0, kContributeSpreadNs),
                     ContributeEvent{daemon_, round + 1});
@@ -205,12 +218,14 @@ class Simulation::EffectsOf final : public EffectDriver {
   }
 
   void set_timer(SetTimer& timer) override {
-    std::uint64_t token = sim_.next_token_++;
-    sim_.timers_[{daemon_, timer.id}] = token;
+    std::uint64_t token = sim_.timers_.next_token++;
+    sim_.timers_.armed[{daemon_, timer.id}] = token;
     sim_.schedule(std::max(timer.deadline_ns, now_), TimerEvent{daemon_, timer.id, token});
   }
 
-  void cancel_timer(CancelTimer& cancel) override { sim_.timers_.erase({daemon_, cancel.id}); }
+  void cancel_timer(CancelTimer& cancel) override {
+    sim_.timers_.armed.erase({daemon_, cancel.id});
+  }
 
   void show_help(ShowHelpTopic& help) override {
     sim_.trace([&] { return "d" + std::to_string(daemon_) + " help " + help.topic; });
@@ -297,8 +312,8 @@ Simulation::Simulation(const SimOptions& options)
     if (participant_[i]) participants_.push_back(i);
   }
   participant_set_ = VpidSet::from_list(participants_);
-  round_start_.assign(options.rounds + 1, UINT64_MAX);
-  round_end_.assign(options.rounds + 1, 0);
+  rounds_.start.assign(options.rounds + 1, UINT64_MAX);
+  rounds_.end.assign(options.rounds + 1, 0);
   result_.seed = options.seed;
 }
 
@@ -314,16 +329,16 @@ void Simulation::fail(const std::string& what) {
 }
 
 void Simulation::plan_faults() {
-  faults_ = options_.faults.empty() ? draw_faults(options_, rng_.faults) : options_.faults;
-  if (options_.release_delay_target == -2 && !faults_.empty()) {
+  faults_.planned = options_.faults.empty() ? draw_faults(options_, rng_.faults) : options_.faults;
+  if (options_.release_delay_target == -2 && !faults_.planned.empty()) {
     for (auto& engine : engines_)
-      engine.set_release_delay_target(faults_.front().victim);
+      engine.set_release_delay_target(faults_.planned.front().victim);
   }
-  fault_done_.assign(faults_.size(), false);
-  for (std::size_t i = 0; i < faults_.size(); ++i) {
-    if (faults_[i].kind == FaultKind::at_time) {
-      fault_done_[i] = true;
-      schedule(faults_[i].at_ns, KillEvent{faults_[i].victim});
+  faults_.done.assign(faults_.planned.size(), false);
+  for (std::size_t i = 0; i < faults_.planned.size(); ++i) {
+    if (faults_.planned[i].kind == FaultKind::at_time) {
+      faults_.done[i] = true;
+      schedule(faults_.planned[i].at_ns, KillEvent{faults_.planned[i].victim});
     }
   }
 }
@@ -363,8 +378,8 @@ SimResult Simulation::run() {
   if (result_.ok && !result_.interrupted) check_liveness();
   if (!result_.ok) result_.trace.assign(trace_.begin(), trace_.end());
   for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
-    if (round_end_[round] >= round_start_[round] && round_start_[round] != UINT64_MAX) {
-      result_.fence_ns.push_back(round_end_[round] - round_start_[round]);
+    if (rounds_.end[round] >= rounds_.start[round] && rounds_.start[round] != UINT64_MAX) {
+      result_.fence_ns.push_back(rounds_.end[round] - rounds_.start[round]);
     }
   }
   for (const auto& engine : engines_) {
@@ -399,9 +414,10 @@ void Simulation::handle(const EventBody& event) {
     engines_[frame->to].on_frame(now_, frame->from, frame->frame, out);
     drain(frame->to, now_, out);
   } else if (const auto* timer = std::get_if<TimerEvent>(&event)) {
-    auto found = timers_.find({timer->daemon, timer->id});
-    if (!alive_[timer->daemon] || found == timers_.end() || found->second != timer->token) return;
-    timers_.erase(found);
+    auto found = timers_.armed.find({timer->daemon, timer->id});
+    if (!alive_[timer->daemon] || found == timers_.armed.end() || found->second != timer->token)
+      return;
+    timers_.armed.erase(found);
     trace([&] {
       return "d" + std::to_string(timer->daemon) + " timer op " + std::to_string(timer->id.op_id);
     });
@@ -423,7 +439,7 @@ void Simulation::handle(const EventBody& event) {
     // A round that already ended without us (aborted for a lost participant)
     // is not joined late: like a job after a fence error, this daemon stops.
     if (engines_[daemon].fence_generation(signature_) + 1 != round) return;
-    round_start_[round] = std::min(round_start_[round], now_);
+    rounds_.start[round] = std::min(rounds_.start[round], now_);
     trace([&] {
       return "d" + std::to_string(daemon) + " contributes to round " + std::to_string(round);
     });
@@ -437,9 +453,9 @@ void Simulation::handle(const EventBody& event) {
 }
 
 bool Simulation::fault_fires(Vpid daemon, const Outbox& out) const {
-  for (std::size_t i = 0; i < faults_.size(); ++i) {
-    const FaultSpec& fault = faults_[i];
-    if (fault_done_[i] || fault.victim != daemon) continue;
+  for (std::size_t i = 0; i < faults_.planned.size(); ++i) {
+    const FaultSpec& fault = faults_.planned[i];
+    if (faults_.done[i] || fault.victim != daemon) continue;
     for (const Effect& effect : out.effects()) {
       if (fault.kind == FaultKind::on_release) {
         const auto* deliver = std::get_if<DeliverBroadcast>(&effect);
@@ -462,8 +478,8 @@ void Simulation::drain(Vpid daemon, TimeNs now, Outbox& out) {
   std::size_t sends_allowed = SIZE_MAX;
   bool dies = false;
   if (fault_fires(daemon, out)) {
-    for (std::size_t i = 0; i < faults_.size(); ++i) {
-      if (faults_[i].victim == daemon) fault_done_[i] = true;
+    for (std::size_t i = 0; i < faults_.planned.size(); ++i) {
+      if (faults_.planned[i].victim == daemon) faults_.done[i] = true;
     }
     std::size_t sends = 0;
     for (const Effect& effect : out.effects())
@@ -549,7 +565,7 @@ void Simulation::check_liveness() {
     if (result_.rounds_failed != 0) fail("a round failed although no participant was lost");
   }
   for (std::uint32_t round = 1; round <= options_.rounds; ++round) {
-    if (round_end_[round] != 0) ++result_.rounds_completed;
+    if (rounds_.end[round] != 0) ++result_.rounds_completed;
   }
   if (!pmix_) return;
   if (auto status = pmix_->finish(alive_); !status) fail(status.error().message);
