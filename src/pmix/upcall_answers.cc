@@ -31,6 +31,18 @@ void release_bytes(void* cbdata) {
   delete static_cast<std::vector<std::byte>*>(cbdata);
 }
 
+// A status-only answer (pmix_op_cbfunc_t) that the asking job's end answers
+// PMIX_PROC_TERMINATED.
+PmixAnswer<> asker_op_answer(AnswerRegistry& registry, AnswerKind kind, pmix_op_cbfunc_t cbfunc,
+                             void* cbdata, const std::string& asker) {
+  return registry.make<>(
+      kind,
+      [cbfunc, cbdata](int status) {
+        if (cbfunc != nullptr) cbfunc(status, cbdata);
+      },
+      {asker}, PMIX_PROC_TERMINATED);
+}
+
 }  // namespace
 
 PmixAnswer<std::vector<std::byte>> modex_answer(AnswerRegistry& registry, AnswerKind kind,
@@ -74,22 +86,12 @@ PmixAnswer<std::optional<std::uint64_t>> group_answer(AnswerRegistry& registry,
 
 PmixAnswer<> publish_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
                             const std::string& asker) {
-  return registry.make<>(
-      AnswerKind::publish,
-      [cbfunc, cbdata](int status) {
-        if (cbfunc != nullptr) cbfunc(status, cbdata);
-      },
-      {asker}, PMIX_PROC_TERMINATED);
+  return asker_op_answer(registry, AnswerKind::publish, cbfunc, cbdata, asker);
 }
 
 PmixAnswer<> log_answer(AnswerRegistry& registry, pmix_op_cbfunc_t cbfunc, void* cbdata,
                         const std::string& asker) {
-  return registry.make<>(
-      AnswerKind::log,
-      [cbfunc, cbdata](int status) {
-        if (cbfunc != nullptr) cbfunc(status, cbdata);
-      },
-      {asker}, PMIX_PROC_TERMINATED);
+  return asker_op_answer(registry, AnswerKind::log, cbfunc, cbdata, asker);
 }
 
 PmixAnswer<std::vector<FoundValueWire>> lookup_answer(AnswerRegistry& registry,

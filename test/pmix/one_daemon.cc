@@ -46,8 +46,7 @@ void OneDaemon::on_request(PmixRequest request) {
     // One server hosts every participant: its blob is the whole aggregate.
     fence->answer(kPmixSuccess, std::move(fence->data));
   } else if (auto* abort = std::get_if<PmixAbortNotice>(&request)) {
-    aborts.push_back(
-        AbortSeen{std::move(abort->nspace), abort->rank, abort->status, std::move(abort->message)});
+    aborts.push_back(std::move(*abort));
   } else if (auto* finalize = std::get_if<PmixFinalizedNotice>(&request)) {
     finalized.emplace_back(std::move(finalize->nspace), finalize->rank);
   } else if (auto* modex = std::get_if<PmixDirectModexCall>(&request)) {

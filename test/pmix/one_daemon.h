@@ -46,13 +46,6 @@ struct ClientSummary {
 };
 std::optional<ClientSummary> parse_summary(const std::string& text);
 
-struct AbortSeen {
-  std::string nspace;
-  std::uint32_t rank = 0;
-  int status = 0;
-  std::string message;
-};
-
 struct FenceSeen {
   std::string nspace;
   std::vector<std::uint32_t> ranks;
@@ -92,7 +85,7 @@ class OneDaemon {
   void clear_records();
 
   std::vector<FenceSeen> fences;
-  std::vector<AbortSeen> aborts;
+  std::vector<PmixAbortNotice> aborts;
   std::vector<std::string> unsupported;  // calls answered NOT-SUPPORTED, in order
   std::vector<std::pair<std::string, std::uint32_t>> finalized;  // nspace, rank
   std::size_t direct_modex_requests = 0;

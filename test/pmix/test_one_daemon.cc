@@ -181,7 +181,7 @@ TEST_CASE("one daemon: an abort reaches on_abort with its status and message", "
   }
   REQUIRE(daemon.aborts.size() == 2);
   std::set<std::uint32_t> ranks;
-  for (const AbortSeen& abort : daemon.aborts) {
+  for (const PmixAbortNotice& abort : daemon.aborts) {
     CHECK(abort.nspace == job.nspace);
     CHECK(abort.status == 7);
     CHECK(abort.message.find("aborts with status 7") != std::string::npos);
