@@ -30,7 +30,7 @@ Controller::~Controller() {
   // lock, and a freed base's lock may read as held forever. Claims on tags
   // first: nothing is routed to what is ending.
   claims_.clear();
-  job_manager_.reset();
+  jobs_.reset();
   publish_.reset();
   rank_host_.reset();
   topology_.reset();  // after the PMIx server, which uses it
@@ -89,31 +89,6 @@ void Controller::on_daemon_message(Vpid from, std::uint16_t tag, const Bytes& pa
     case daemon_tags::help: {
       auto help = wire_decode<ShowHelpTopic>(payload);
       if (help) on_help(*help);
-      return;
-    }
-  }
-}
-
-void Controller::on_job_message(Vpid from, std::uint16_t tag, const Bytes& payload) {
-  switch (tag) {
-    case job_tags::output: {
-      if (auto output = wire_decode<JobOutput>(payload)) job_manager_->on_output(*output, from);
-      return;
-    }
-    case job_tags::exited: {
-      if (auto exit = wire_decode<RankExit>(payload)) job_manager_->on_exit(*exit);
-      return;
-    }
-    case job_tags::ranks_started: {
-      if (auto started = wire_decode<RanksStarted>(payload)) job_manager_->on_started(*started);
-      return;
-    }
-    case job_tags::stdin_ack: {
-      if (auto ack = wire_decode<StdinAck>(payload)) job_manager_->on_stdin_ack(from, *ack);
-      return;
-    }
-    case job_tags::aborted: {
-      if (auto abort = wire_decode<JobAbort>(payload)) job_manager_->on_abort(*abort);
       return;
     }
   }
@@ -180,7 +155,7 @@ void Controller::on_startup_loss(const std::string& message) {
 
 void Controller::on_daemon_announced_lost(Vpid vpid, const std::string& description) {
   runtime_->broadcast(pmix_tags::event, encode(daemon_lost_event(vpid, description)));
-  job_manager_->on_daemon_lost(vpid);
+  apply(jobs_->table.on_daemon_lost(vpid, roster_->describe(vpid), std::time(nullptr)));
   apply(cli_.service.daemon_lost(roster_->living()));
 }
 

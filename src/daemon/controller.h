@@ -20,6 +20,7 @@
 #include "control/session_dir.h"
 #include "daemon/control_plane/cli_service.h"
 #include "daemon/control_plane/control_messages.h"
+#include "daemon/control_plane/job_table.h"
 #include "daemon/control_plane/launch_supervisor.h"
 #include "daemon/control_plane/roster.h"
 #include "daemon/control_plane/stop_sequence.h"
@@ -27,12 +28,12 @@
 #include "daemon/host_info.h"
 #include "daemon/publish_service.h"
 #include "daemon/rank_host.h"
-#include "jobs/job_manager.h"
 #include "os/event_loop.h"
 #include "os/timer.h"
 #include "plm/bootstrap.h"
 #include "plm/remote_launcher.h"
 #include "plm/spawn_plan.h"
+#include "pmix/spawn_messages.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 #include "util/show_help.h"
@@ -69,7 +70,7 @@ class Controller {
   void make_roster();
   void watch_signals();
   Status start_rank_host();
-  void start_job_manager();
+  void start_job_table();
   // controller_launch.cc: starting the other daemons.
   Status launch_daemons();
   Status launch_local_daemons();
@@ -89,7 +90,6 @@ class Controller {
   // manager's reports, publish/lookup, spawn and PMIx events.
   void claim_tags();
   void on_daemon_message(Vpid from, std::uint16_t tag, const Bytes& payload);
-  void on_job_message(Vpid from, std::uint16_t tag, const Bytes& payload);
   void on_report(Vpid from, const DaemonReport& report);
   void on_broadcast_done(const BroadcastDone& done);
   void on_help(const ShowHelpTopic& help);
@@ -108,8 +108,18 @@ class Controller {
   // The start failed: end what was started, say why (FailStart).
   void fail_startup(const std::string& message);
 
+  void on_job_message(Vpid from, std::uint16_t tag, const Bytes& payload);
   // controller_spawn.cc: PMIx_Spawn from a rank, forwarded by its daemon.
   void on_spawn(Vpid from, const Bytes& payload);
+  // controller_jobs.cc: carrying out the job table's decisions.
+  JobPlaces job_places() const;
+  void submit_run(const RunRequest& run, ReplyFn reply, PartialFn partial);
+  void spawn_job(const JobRequest& request, const SpawnMessage& message, Vpid from);
+  void apply(job_table::Outbox out);
+  void answer_spawn(const job_table::AnswerSpawn& answer);
+  void arm_job_timer(const job_table::ArmTimer& arm);
+  // An AckOutput or SendStdin: to a daemon, or to the controller's own rank host.
+  void send_to_rank_host(const job_table::Effect& effect);
 
   // controller_requests.cc: the CLI's requests.
   void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
@@ -142,7 +152,6 @@ class Controller {
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
   std::unique_ptr<RankHost> rank_host_;
-  std::unique_ptr<JobManager> job_manager_;
   std::unique_ptr<PublishService> publish_;  // the DVM's PMIx publish/lookup store
   std::unique_ptr<RemoteLauncher> remote_;   // ssh clients or the srun step
   std::optional<DaemonRoster> roster_;       // from start() on
@@ -182,6 +191,24 @@ class Controller {
     std::uint64_t next_requester = 1;
   };
   CliRequests cli_;
+  // The jobs, decided by the job table; who waits for their answers.
+  using JobTimerKey = std::pair<std::uint32_t, job_table::TimerKind>;
+  struct SpawnAsker {
+    Vpid from = 0;  // the spawning rank's daemon
+    std::uint64_t handle = 0;
+    std::uint32_t rank = 0;
+    std::string nspace;
+    std::string program;
+  };
+  struct Jobs {
+    explicit Jobs(JobTable decides) : table(std::move(decides)) {}
+    JobTable table;
+    std::map<JobTimerKey, Timer> timers;
+    std::map<Requester, PartialFn> partials;  // a grove run's; its reply is in cli_.replies
+    std::map<Requester, SpawnAsker> spawns;
+    Requester next_spawn = 1;
+  };
+  std::optional<Jobs> jobs_;
   struct Signals {
     SignalWatch interrupt, terminate, child;
   };

@@ -64,11 +64,9 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
         } else if constexpr (std::is_same_v<T, KillRequest>) {
           request_kill(typed, reply);
         } else if constexpr (std::is_same_v<T, StdinRequest>) {
-          job_manager_->forward_stdin(typed.job, typed.data, typed.eof, [reply](bool open) {
-            reply({{"ok", true}, {"open", open}});
-          });
+          apply(jobs_->table.forward_stdin(typed.job, typed.data, typed.eof, hold_reply(reply)));
         } else if constexpr (std::is_same_v<T, JobsRequest>) {
-          reply({{"ok", true}, {"jobs", job_manager_->jobs_json()}});
+          reply({{"ok", true}, {"jobs", jobs_->table.jobs_json()}});
         } else {
           static_assert(sizeof(T) == 0, "every control request needs a handler");
         }
@@ -77,16 +75,17 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
 }
 
 void Controller::request_kill(const KillRequest& request, ReplyFn reply) {
-  bool found = false;
+  std::optional<job_table::Outbox> found;
   if (request.signal != 0) {
-    found = job_manager_->signal(request.job, request.signal);
+    found = jobs_->table.signal(request.job, request.signal);
   } else if (request.interrupted) {
-    found = job_manager_->kill(request.job, 130, "interrupted (Ctrl-C on grove run)");
+    found = jobs_->table.kill(request.job, 130, "interrupted (Ctrl-C on grove run)");
   } else {
     // As a rank ended by SIGTERM would report it.
-    found = job_manager_->kill(request.job, 128 + SIGTERM, "killed by grove kill");
+    found = jobs_->table.kill(request.job, 128 + SIGTERM, "killed by grove kill");
   }
   if (found) {
+    apply(std::move(*found));
     reply({{"ok", true}});
   } else {
     reply(error_reply("no running job " + std::to_string(request.job) +
@@ -137,7 +136,7 @@ nlohmann::json Controller::status_json() const {
          {"failure", daemon.failure}});
   }
   out["daemons"] = daemons;
-  out["jobs"] = job_manager_->jobs_json();
+  out["jobs"] = jobs_->table.jobs_json();
   return out;
 }
 
@@ -234,12 +233,7 @@ void Controller::request_run(const RunRequest& run, ReplyFn reply, PartialFn par
       return;
     }
   }
-  job_manager_->submit(
-      run, [reply, partial](const nlohmann::json& event, bool final) -> std::optional<std::size_t> {
-        if (!final) return partial(event);
-        reply(event);
-        return std::nullopt;
-      });
+  submit_run(run, std::move(reply), std::move(partial));
 }
 
 void Controller::start_bench_round(const cli::Effect& round) {

@@ -1,5 +1,5 @@
 // PMIx_Spawn at the controller: a rank's daemon forwards the request, the
-// JobManager maps and launches the new job, and the daemon hears its nspace
+// job table maps and launches the new job, and the daemon hears its nspace
 // (or why it did not start), which libpmix hands to the spawning rank.
 #include "daemon/controller.h"
 #include "pmix/spawn_messages.h"
@@ -43,33 +43,19 @@ void Controller::on_spawn(Vpid from, const Bytes& payload) {
                message.error().message.c_str());
     return;
   }
-  SpawnReply reply{message->handle, false, "", ""};
-  auto describe = [&message] {
-    return message->apps.empty() || message->apps.front().argv.empty()
-               ? std::string("nothing")
-               : message->apps.front().argv.front();
-  };
   Result<JobRequest> request = spawn_request(*message);
-  if (!request) {
-    reply.error = request.error().message;
-  } else {
+  if (request) {
     // The answer goes when the job runs (every rank started), carrying the
-    // nspace it was given, or why it ended first.
-    SpawnReply launched_reply{message->handle, true, job_manager_->next_nspace(), ""};
-    auto answer = [this, from, launched_reply](const Status& launched) mutable {
-      if (!launched) {
-        launched_reply.ok = false;
-        launched_reply.nspace.clear();
-        launched_reply.error = launched.error().message;
-      }
-      if (runtime_) runtime_->send_control(from, pmix_tags::spawn_reply, encode(launched_reply));
-    };
-    auto nspace = job_manager_->spawn(*request, message->nspace, message->rank, answer);
-    if (nspace) return;
-    reply.error = nspace.error().message;
+    // nspace it was given, or why it ended first (controller_jobs.cc).
+    spawn_job(*request, *message, from);
+    return;
   }
+  const std::string program = message->apps.empty() || message->apps.front().argv.empty()
+                                  ? std::string("nothing")
+                                  : message->apps.front().argv.front();
   log_.error("rank %u of %s asked to spawn %s: %s", message->rank, message->nspace.c_str(),
-             describe().c_str(), reply.error.c_str());
+             program.c_str(), request.error().message.c_str());
+  SpawnReply reply{message->handle, false, "", request.error().message};
   if (runtime_) runtime_->send_control(from, pmix_tags::spawn_reply, encode(reply));
 }
 

@@ -36,7 +36,7 @@ Status Controller::start() {
   // once start() returns.
   if (auto status = launch_daemons(); !status) return status;
   if (auto status = start_rank_host(); !status) return status;
-  start_job_manager();
+  start_job_table();
   claim_tags();
   apply(launch_.supervisor.begin());
   if (options_.daemons == 1) become_ready();
@@ -102,85 +102,24 @@ void Controller::watch_signals() {
 
 Status Controller::start_rank_host() {
   // The controller hosts ranks like any daemon; its JobHost reports straight
-  // to the JobManager.
+  // to the job table.
   auto daemon_dir = create_daemon_directory(identity_.dvm.directory, kControllerVpid);
   if (!daemon_dir) return daemon_dir.error();
   RankReports reports;
   reports.output = [this](const JobOutput& output) {
-    job_manager_->on_output(output, kControllerVpid);
+    apply(jobs_->table.on_output(output, kControllerVpid));
   };
-  reports.exit = [this](const RankExit& exit) { job_manager_->on_exit(exit); };
-  reports.started = [this](const RanksStarted& started) { job_manager_->on_started(started); };
+  reports.exit = [this](const RankExit& exit) {
+    apply(jobs_->table.on_exit(exit, std::time(nullptr)));
+  };
+  reports.started = [this](const RanksStarted& started) {
+    apply(jobs_->table.on_started(started));
+  };
   auto ranks = RankHost::create(loop_->base(), *runtime_, log_, params_, kControllerVpid,
                                 *daemon_dir, topology_->handle(), std::move(reports));
   if (!ranks) return ranks.error();
   rank_host_ = std::move(*ranks);
   return ok_status();
-}
-
-void Controller::start_job_manager() {
-  JobManagerHooks manager_hooks;
-  manager_hooks.living_daemons = [this] {
-    std::vector<MapDaemon> living;
-    for (const auto& daemon : roster_->records()) {
-      if (daemon.state == DaemonStateKind::up && daemon.holds_ranks) {
-        MapDaemon entry{daemon.vpid, daemon.slots.value_or(daemon.cores), daemon.hostname,
-                        daemon.packages};
-        entry.cores = daemon.cores;
-        entry.max_ranks = max_ranks_for_open_files(daemon.open_files);
-        living.push_back(entry);
-      }
-    }
-    return living;
-  };
-  manager_hooks.hostname = [this](Vpid vpid) {
-    return vpid < roster_->records().size() ? roster_->record(vpid).hostname : std::string("?");
-  };
-  manager_hooks.broadcast = [this](std::uint16_t tag, const Bytes& payload) {
-    if (runtime_) runtime_->broadcast(tag, payload);
-  };
-  manager_hooks.ack_output = [this](Vpid daemon, const OutputAck& ack) {
-    if (daemon == kControllerVpid) {
-      if (rank_host_) rank_host_->on_output_ack(ack);
-    } else if (runtime_) {
-      runtime_->send_control(daemon, job_tags::output_ack, encode(ack));
-    }
-  };
-  manager_hooks.send_stdin = [this](Vpid daemon, const JobStdin& input) {
-    if (daemon == kControllerVpid) {
-      if (rank_host_) {
-        // The answer may come as the rank host ends, after the job manager.
-        rank_host_->on_stdin(input, [this](const StdinAck& ack) {
-          if (job_manager_) job_manager_->on_stdin_ack(kControllerVpid, ack);
-        });
-      }
-    } else if (runtime_) {
-      runtime_->send_control(daemon, job_tags::stdin_data, encode(input));
-    }
-  };
-  manager_hooks.output_window = params_.get_size("jobs_output_window");
-  publish_ = std::make_unique<PublishService>(
-      loop_->base(), log_, [this](std::uint32_t daemon, std::uint16_t tag, Bytes payload) {
-        if (runtime_) runtime_->send_control(daemon, tag, std::move(payload));
-      });
-  manager_hooks.rank_exited = [this](const std::string& nspace, std::uint32_t rank) {
-    publish_->rank_exited(nspace, rank);
-  };
-  // A job's events go to its ranks and its spawner only (daemon/dvm_events.h).
-  manager_hooks.rank_failed = [this](const std::string& nspace, std::uint32_t rank, RankFailure how,
-                                     int status, const std::string& message) {
-    PmixEvent failed =
-        rank_failed_event(nspace, rank, how, status, message, job_manager_->spawned_by(nspace));
-    if (runtime_) runtime_->broadcast(pmix_tags::event, encode(failed));
-  };
-  manager_hooks.job_ended = [this](const std::string& nspace, int status,
-                                   const std::string& message) {
-    publish_->job_ended(nspace);
-    PmixEvent ended = job_end_event(nspace, status, message, job_manager_->spawned_by(nspace));
-    if (runtime_) runtime_->broadcast(pmix_tags::event, encode(ended));
-  };
-  job_manager_ = std::make_unique<JobManager>(
-      loop_->base(), log_, "grove." + std::to_string(getpid()), std::move(manager_hooks));
 }
 
 void Controller::claim_tags() {

@@ -48,7 +48,7 @@ void Controller::end_work(const std::string& reason) {
   heartbeat_timer_ = Timer();
   launch_.report_deadline = Timer();
   apply(cli_.service.stopping());
-  job_manager_->end_all("the DVM is stopping");
+  apply(jobs_->table.end_all("the DVM is stopping"));
 }
 
 void Controller::arm_stop_timer(StopTimer timer, std::int64_t delay_ms) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "jobs/job_manager.h"
+#include "daemon/control_plane/job_table.h"
 #include "pmix/event_messages.h"
 
 namespace grove {

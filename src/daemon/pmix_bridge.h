@@ -15,7 +15,7 @@
 #include "daemon/control_plane/pmix_collectives.h"
 #include "daemon/control_plane/pmix_fences.h"
 #include "daemon/daemon_runtime.h"
-#include "jobs/job_directories.h"
+#include "jobs/host/job_directories.h"
 #include "jobs/job_messages.h"
 #include "os/timer.h"
 #include "pmix/server.h"

@@ -1,7 +1,7 @@
 // The part of a daemon that hosts ranks, the same in the controller and in
 // groved: the JobHost that forks them and the PmixBridge that serves them,
 // wired to each other once here. Only where the ranks' reports go differs:
-// the controller hands them to its JobManager, groved sends them to the
+// the controller hands them to its job table, groved sends them to the
 // controller.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 #include "daemon/daemon_runtime.h"
 #include "daemon/pmix_bridge.h"
-#include "jobs/job_host.h"
+#include "jobs/host/job_host.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 

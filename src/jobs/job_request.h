@@ -33,7 +33,7 @@ struct JobRequest {
   std::int64_t stdin_rank = JobSpec::kStdinNone;
   std::string bind_to = "none";  // JobSpec::bind_to
   // No --bind-to given: mpirun's default, chosen once the job is mapped
-  // (JobManager::submit; docs/jobs.md, "Binding").
+  // (JobTable::submit; docs/jobs.md, "Binding").
   bool bind_default = false;
   // --bind-to core:overload-allowed: more ranks than a host's cores (or
   // hwthreads) may share them; without it such a job is refused.

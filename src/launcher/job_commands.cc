@@ -7,7 +7,7 @@
 #include <ctime>
 #include <iostream>
 
-#include "jobs/job_manager.h"
+#include "daemon/control_plane/job_table.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
 #include "util/signal_names.h"
@@ -170,7 +170,7 @@ void add_job_commands(CLI::App& app, CliContext& context) {
   add_dvm_option(*ps_command, ps->selector);
   ps_command->add_flag(
       "--all,-a", ps->all,
-      "Also list the last " + std::to_string(JobManager::kRecentJobs) + " jobs that ended");
+      "Also list the last " + std::to_string(JobTable::kRecentJobs) + " jobs that ended");
   ps_command->add_flag("--json", ps->json, "Print JSON: running and recently ended jobs");
   context.actions[ps_command] = [ps] { return list_jobs(ps->selector, ps->all, ps->json); };
 

@@ -86,7 +86,7 @@ class ClientGate {
 
   // On the daemon's loop: those of `roots` whose process tree holds a
   // connection to the PMIx server that waits for its answer
-  // (jobs/quiet_signal.h).
+  // (jobs/host/quiet_signal.h).
   std::set<pid_t> handshakes_pending(const std::vector<pid_t>& roots);
 
  private:

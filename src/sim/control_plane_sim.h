@@ -2,13 +2,16 @@
 // every daemon's ControllerWatch (the same state machines the real daemons
 // run) exchange heartbeats, answers, evictions and link reports over a
 // modelled network, while scripted faults stall, partition or crash
-// processes. What the run records is who decided what, and when: the
-// controller declaring a daemon lost, a daemon leaving the DVM.
+// processes. Jobs go through the controller's job table (the same machine
+// again) to modelled rank hosts. What the run records is who decided what,
+// and when: the controller declaring a daemon lost, a daemon leaving the
+// DVM, a job ending (with its status and why).
 // Deterministic: one seed (split per subsystem) fixes every timing.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,21 @@ struct ControlPlaneFaults {
   std::vector<Crash> crashes;
 };
 
+// A grove run, submitted to the controller's job table at `submit_at_ns`.
+// Each daemon's rank host is modelled: its ranks of the job start
+// `rank_start_ns` after the launch reaches it, run `run_ns` and exit 0 (the
+// failing rank, if any: `failing_status`); a kill ends them at once
+// (SIGTERM); they live in their daemon's process (a crash takes them, a
+// stall holds their exits back).
+struct SimJob {
+  TimeNs submit_at_ns = 0;
+  std::uint32_t np = 1;
+  TimeNs run_ns = 1'000'000'000;
+  std::uint32_t timeout_s = 0;  // --timeout
+  std::optional<std::uint32_t> failing_rank;
+  int failing_status = 1;
+};
+
 struct ControlPlaneSimOptions {
   std::uint32_t daemons = 8;                      // the controller included
   TimeNs heartbeat_interval_ns = 500'000'000;     // daemon_heartbeat_ms
@@ -55,6 +73,9 @@ struct ControlPlaneSimOptions {
   TimeNs duration_ns = 60'000'000'000;
   std::uint64_t seed = 1;
   ControlPlaneFaults faults;
+  std::vector<SimJob> jobs;
+  std::uint32_t slots_per_daemon = 2;  // the controller's host included
+  TimeNs rank_start_ns = 2'000'000;
 };
 
 struct ControlPlaneDecision {
@@ -66,11 +87,21 @@ struct ControlPlaneDecision {
   bool operator==(const ControlPlaneDecision&) const = default;
 };
 
+// A job's end as its grove run heard it.
+struct SimJobEnd {
+  TimeNs at_ns = 0;
+  std::uint32_t job = 0;
+  int status = 0;
+  std::string message;
+};
+
 struct ControlPlaneSimResult {
   std::vector<ControlPlaneDecision> decisions;  // in time order
+  std::vector<SimJobEnd> jobs_ended;            // in time order
   std::vector<DaemonStateKind> states;          // the roster's view at the end
   std::vector<bool> running;                    // each process, at the end
   std::uint64_t events = 0;
+  std::uint64_t ranks_started = 0;  // as the daemons reported them
 };
 
 ControlPlaneSimResult run_control_plane_sim(const ControlPlaneSimOptions& options);

@@ -372,7 +372,7 @@ TEST_CASE("a job's ranks are signalled only once their PMIx handshakes are answe
   // Rank 1 connects to its daemon's PMIx server and stays silent: a
   // handshake that is never answered. Rank 0 aborts, once rank 1 is
   // connected (it waits for the file rank 1 creates then). The daemon lets
-  // rank 1 run on and waits for the answer (jobs/quiet_signal.h) until its
+  // rank 1 run on and waits for the answer (jobs/host/quiet_signal.h) until its
   // 5 s bound, then ends it; the daemon's server then serves the next job.
   // The handshake watchdog would cut rank 1's connection after a second
   // (test_pmix_handshakes.cc): it is off here, so the bound is what ends it.

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "jobs/job_directories.h"
+#include "jobs/host/job_directories.h"
 #include "os/litter.h"
 #include "support/temp_dir.h"
 #include "util/log.h"

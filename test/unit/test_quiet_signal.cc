@@ -15,7 +15,7 @@
 #include <set>
 #include <string>
 
-#include "jobs/quiet_signal.h"
+#include "jobs/host/quiet_signal.h"
 #include "support/process_probe.h"
 
 namespace grove {

@@ -1,4 +1,4 @@
-#include "jobs/job_directories.h"
+#include "jobs/host/job_directories.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

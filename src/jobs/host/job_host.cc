@@ -1,4 +1,4 @@
-#include "jobs/job_host.h"
+#include "jobs/host/job_host.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,9 +10,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "jobs/job_host_rank.h"
+#include "jobs/host/job_host_rank.h"
+#include "jobs/host/rank_spawn.h"
 #include "jobs/rank_identity.h"
-#include "jobs/rank_spawn.h"
 #include "os/process_scan.h"
 
 extern char** environ;
@@ -270,7 +270,7 @@ void JobHost::maybe_report(Rank& rank) {
 }
 
 void JobHost::reap() {
-  // Reporting can run arbitrary code (the controller's JobManager) that may
+  // Reporting can run arbitrary code (the controller's job table) that may
   // come back here, so collect first and report after.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> exited;
   for (auto& [key, rank] : ranks_) {

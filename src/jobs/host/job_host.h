@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "grpcomm/effects.h"
-#include "jobs/job_directories.h"
+#include "jobs/host/job_directories.h"
+#include "jobs/host/quiet_signal.h"
+#include "jobs/host/rank_stdin.h"
 #include "jobs/job_messages.h"
-#include "jobs/quiet_signal.h"
-#include "jobs/rank_stdin.h"
 #include "os/event_ptr.h"
 #include "os/timer.h"
 #include "util/log.h"

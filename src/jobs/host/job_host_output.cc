@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <chrono>
 
-#include "jobs/job_host.h"
-#include "jobs/job_host_rank.h"
+#include "jobs/host/job_host.h"
+#include "jobs/host/job_host_rank.h"
 
 namespace grove {
 

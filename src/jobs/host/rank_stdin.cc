@@ -1,4 +1,4 @@
-#include "jobs/rank_stdin.h"
+#include "jobs/host/rank_stdin.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "jobs/rank_spawn.h"
+#include "jobs/host/rank_spawn.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

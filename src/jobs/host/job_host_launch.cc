@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <csignal>
 
-#include "jobs/job_host.h"
-#include "jobs/job_host_rank.h"
+#include "jobs/host/job_host.h"
+#include "jobs/host/job_host_rank.h"
 
 namespace grove {
 

@@ -1,6 +1,6 @@
 // grove run's input for a job's ranks here (--stdin): into each reading
 // rank's pipe, answered once all of them have it.
-#include "jobs/job_host.h"
+#include "jobs/host/job_host.h"
 
 namespace grove {
 

@@ -1,4 +1,4 @@
-#include "jobs/quiet_signal.h"
+#include "jobs/host/quiet_signal.h"
 
 #include <signal.h>
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "jobs/job_host.h"
-#include "jobs/rank_stdin.h"
+#include "jobs/host/job_host.h"
+#include "jobs/host/rank_stdin.h"
 #include "os/io_watch.h"
 #include "os/timer.h"
 
