@@ -4,31 +4,25 @@
 
 namespace grove {
 
-Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRuntime& runtime,
-                                                   const Log& log, const ParamRegistry& params,
-                                                   Vpid self, const std::string& daemon_dir,
-                                                   hwloc_topology* topology, RankReports reports) {
-  std::unique_ptr<RankHost> host(new RankHost());
-  RankHost* raw = host.get();
-  host->runtime_ = &runtime;
-  JobHostHooks hooks;
-  hooks.on_output = std::move(reports.output);
-  hooks.on_started = std::move(reports.started);
-  hooks.on_exit = [raw, report = std::move(reports.exit)](RankExit exit) {
-    raw->pmix_->classify_exit(exit);
-    report(exit);
-  };
-  hooks.prepare_ranks = [raw](const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
-                              std::function<void(JobHostHooks::RankFailures)> done) {
-    raw->pmix_->prepare_ranks(spec, ranks, std::move(done));
-  };
-  hooks.rank_env = [raw](const JobSpec& spec, std::uint32_t rank) {
-    return raw->pmix_->rank_env(spec, rank);
-  };
-  hooks.rank_cpus = [topology](const JobSpec& spec,
-                               std::uint32_t rank) -> Result<std::optional<RankCpus>> {
+namespace {
+
+// What the JobHost asks to start a rank, answered by the PMIx bridge (the
+// registrations, the environment, pending handshakes) and hwloc (binding).
+class BridgeRankSetup : public RankSetup {
+ public:
+  BridgeRankSetup(std::unique_ptr<PmixBridge>& pmix, hwloc_topology* topology)
+      : pmix_(pmix), topology_(topology) {}
+
+  void prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
+                     std::function<void(RankFailures)> done) override {
+    pmix_->prepare_ranks(spec, ranks, std::move(done));
+  }
+  Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank) override {
+    return pmix_->rank_env(spec, rank);
+  }
+  Result<std::optional<RankCpus>> rank_cpus(const JobSpec& spec, std::uint32_t rank) override {
     auto binding =
-        rank_binding(topology, spec.bind_to, spec.ranks.at(rank).host_rank, spec.cores_per_rank());
+        rank_binding(topology_, spec.bind_to, spec.ranks.at(rank).host_rank, spec.cores_per_rank());
     // mpirun's default binding is a preference: where it cannot be had,
     // the rank runs unbound (an asked-for binding fails the rank instead).
     if (!binding && spec.bind_by_default) return std::optional<RankCpus>();
@@ -39,22 +33,55 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
         RankCpus{bound.cpus,
                  bound.what + " (cpus " + bound.cpu_list + ")" +
                      (bound.shared ? ", shared: more ranks on this host than such objects" : "")});
+  }
+  std::set<pid_t> handshakes_pending(const std::vector<pid_t>& ranks) override {
+    return pmix_ ? pmix_->handshakes_pending(ranks) : std::set<pid_t>{};
+  }
+
+ private:
+  std::unique_ptr<PmixBridge>& pmix_;  // the RankHost's, set once the bridge exists
+  hwloc_topology* topology_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRuntime& runtime,
+                                                   const Log& log, const ParamRegistry& params,
+                                                   Vpid self, const std::string& daemon_dir,
+                                                   hwloc_topology* topology, RankReports reports) {
+  std::unique_ptr<RankHost> host(new RankHost());
+  RankHost* raw = host.get();
+  host->runtime_ = &runtime;
+  host->setup_ = std::make_unique<BridgeRankSetup>(host->pmix_, topology);
+  // The JobHost's reports: the PMIx side's first, then the role's.
+  auto report = [raw, reports = std::move(reports)](job_host::Report& report) {
+    PmixBridge& pmix = *raw->pmix_;
+    std::visit(
+        [&](auto& r) {
+          using T = std::decay_t<decltype(r)>;
+          if constexpr (std::is_same_v<T, job_host::JobNoted>) {
+            pmix.note_job(*r.spec);
+          } else if constexpr (std::is_same_v<T, job_host::JobForgotten>) {
+            pmix.forget_job(r.job, r.nspace);
+          } else if constexpr (std::is_same_v<T, job_host::RankForked>) {
+            pmix.rank_started(*r.spec, r.rank, r.pid);
+          } else if constexpr (std::is_same_v<T, job_host::RankReaped>) {
+            pmix.rank_reaped(r.job, r.rank);
+          } else if constexpr (std::is_same_v<T, JobOutput>) {
+            reports.output(r);
+          } else if constexpr (std::is_same_v<T, RankExit>) {
+            pmix.classify_exit(r);  // left without finalizing, the rounds it took part in
+            reports.exit(r);
+          } else {
+            static_assert(std::is_same_v<T, RanksStarted>, "a JobHost report nobody takes");
+            reports.started(r);
+          }
+        },
+        report);
   };
-  hooks.rank_started = [raw](const JobSpec& spec, std::uint32_t rank, pid_t pid) {
-    raw->pmix_->rank_started(spec, rank, pid);
-  };
-  hooks.rank_reaped = [raw](std::uint32_t job, std::uint32_t rank) {
-    raw->pmix_->rank_reaped(job, rank);
-  };
-  hooks.on_launch = [raw](const JobSpec& spec) { raw->pmix_->note_job(spec); };
-  hooks.on_forget = [raw](std::uint32_t job, const std::string& nspace) {
-    raw->pmix_->forget_job(job, nspace);
-  };
-  hooks.handshakes_pending = [raw](const std::vector<pid_t>& ranks) {
-    return raw->pmix_ ? raw->pmix_->handshakes_pending(ranks) : std::set<pid_t>{};
-  };
-  host->job_host_ = std::make_unique<JobHost>(base, self, log, daemon_dir, std::move(hooks),
-                                              params.get_size("jobs_output_window"));
+  host->job_host_ =
+      std::make_unique<JobHost>(base, self, log, daemon_dir, *host->setup_, std::move(report),
+                                params.get_size("jobs_output_window"));
   // A job's directory outlives end_ranks only as a name: nothing forks then.
   auto pmix = PmixBridge::create(
       base, runtime, log, daemon_dir + "/pmix",

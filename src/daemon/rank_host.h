@@ -55,6 +55,7 @@ class RankHost {
   RankHost() = default;
 
   DaemonRuntime* runtime_ = nullptr;
+  std::unique_ptr<RankSetup> setup_;   // answers the JobHost from the PMIx bridge
   std::unique_ptr<JobHost> job_host_;  // null once end_ranks has run
   std::unique_ptr<PmixBridge> pmix_;
   TagClaim control_tags_, broadcast_tags_;

@@ -37,17 +37,20 @@ std::string signal_name(int signal) {
 }  // namespace
 
 JobHost::JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir,
-                 JobHostHooks hooks, std::uint64_t output_window)
+                 RankSetup& setup, job_host::ReportFn report, std::uint64_t output_window)
     : base_(base),
       self_(self),
       log_(log),
       directories_(std::make_unique<JobDirectories>(log, std::move(session_dir))),
-      hooks_(std::move(hooks)),
+      setup_(setup),
+      report_(std::move(report)),
       output_window_(output_window),
       // A handshake is answered within milliseconds; 5 s covers a loaded host
       // and still ends a job whose rank stopped halfway through its request.
-      signaller_(std::make_unique<QuietSignaller>(base, hooks_.handshakes_pending,
-                                                  TimeNs{5'000'000'000})) {}
+      signaller_(std::make_unique<QuietSignaller>(
+          base,
+          [this](const std::vector<pid_t>& ranks) { return setup_.handshakes_pending(ranks); },
+          TimeNs{5'000'000'000})) {}
 
 JobHost::~JobHost() {
   signaller_.reset();  // what waits is signalled now, while the ranks are still ours
@@ -144,23 +147,19 @@ std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
   // The shell's idea of the directory follows the directory it runs in
   // (never the daemon's, nor the caller's when --wdir moved it).
   if (!app.cwd.empty()) add_env("PWD=" + app.cwd);
-  if (hooks_.rank_env) {
-    auto extra = hooks_.rank_env(spec, placement.rank);
-    if (!extra) return fail(extra.error().message);
-    for (const auto& entry : *extra)
-      add_env(entry);
-  }
+  auto extra = setup_.rank_env(spec, placement.rank);
+  if (!extra) return fail(extra.error().message);
+  for (const auto& entry : *extra)
+    add_env(entry);
   RankSpawn spawn;
-  if (hooks_.rank_cpus) {
-    auto binding = hooks_.rank_cpus(spec, placement.rank);
-    if (!binding) return fail(binding.error().message);
-    if (*binding) {
-      if (!(*binding)->cpus.empty()) spawn.cpus = (*binding)->cpus;
-      if (spec.report_bindings) {
-        emit_output(r, OutputStream::err,
-                    "grove: rank " + std::to_string(placement.rank) + " bound to " +
-                        (*binding)->description + "\n");
-      }
+  auto binding = setup_.rank_cpus(spec, placement.rank);
+  if (!binding) return fail(binding.error().message);
+  if (*binding) {
+    if (!(*binding)->cpus.empty()) spawn.cpus = (*binding)->cpus;
+    if (spec.report_bindings) {
+      emit_output(r, OutputStream::err,
+                  "grove: rank " + std::to_string(placement.rank) + " bound to " +
+                      (*binding)->description + "\n");
     }
   }
   // Owned ends: whatever fails half way, nothing leaks.
@@ -189,7 +188,7 @@ std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
   const pid_t pid = started->pid;
   // Known before it can exec its program: the PMIx server admits a rank's
   // connection by the process that makes it.
-  if (hooks_.rank_started) hooks_.rank_started(spec, placement.rank, pid);
+  report(job_host::RankForked{&spec, placement.rank, pid});
   forked->pid = pid;
   forked->bind_error = started->bind_error;
   // The child's ends go now: EOF on out, err and exec means the child's.
@@ -266,7 +265,7 @@ void JobHost::maybe_report(Rank& rank) {
   } else {
     exit.status = WEXITSTATUS(rank.wait_status);
   }
-  hooks_.on_exit(exit);
+  report(std::move(exit));
 }
 
 void JobHost::reap() {
@@ -284,7 +283,7 @@ void JobHost::reap() {
   }
   for (const auto& key : exited) {
     // Its pid is free for anyone from now on.
-    if (hooks_.rank_reaped) hooks_.rank_reaped(key.first, key.second);
+    report(job_host::RankReaped{key.first, key.second});
     auto found = ranks_.find(key);
     if (found == ranks_.end()) continue;
     maybe_report(*found->second);
@@ -369,7 +368,7 @@ void JobHost::erase_job(std::uint32_t job) {
   std::string ended_nspace;
   if (nspace != nspaces_.end()) {
     ended_nspace = nspace->second;
-    if (hooks_.on_forget) hooks_.on_forget(job, nspace->second);
+    report(job_host::JobForgotten{job, nspace->second});
     nspaces_.erase(nspace);
   }
   // Whatever the ranks left behind in their process groups ends with the job,

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "grpcomm/effects.h"
@@ -28,37 +29,60 @@ struct RankCpus {
   std::string description;  // "core 1 (cpus 1)"
 };
 
-struct JobHostHooks {
+// What a JobHost asks of its daemon to start a rank: the PMIx server's part
+// and the binding (daemon/rank_host.cc answers for both roles).
+class RankSetup {
+ public:
+  using RankFailures = std::map<std::uint32_t, std::string>;
+  virtual ~RankSetup() = default;
   // Readies these ranks of the job to start (the PMIx server's
   // registrations); `done` runs later, on the loop, with those that cannot
-  // start and why. Unset: every rank is ready at once.
-  using RankFailures = std::map<std::uint32_t, std::string>;
-  std::function<void(const JobSpec&, const std::vector<std::uint32_t>& ranks,
-                     std::function<void(RankFailures)> done)>
-      prepare_ranks;
-  // Extra environment for one rank (the PMIx server's, Open MPI's); an Error
-  // fails that rank's start.
-  std::function<Result<std::vector<std::string>>(const JobSpec&, std::uint32_t rank)> rank_env;
-  // The rank's process exists (pid) and has not exec'd yet.
-  std::function<void(const JobSpec&, std::uint32_t rank, pid_t pid)> rank_started;
+  // start and why.
+  virtual void prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
+                             std::function<void(RankFailures)> done) = 0;
+  // Extra environment for one rank (the PMIx server's, Open MPI's); an
+  // Error fails that rank's start.
+  virtual Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank) = 0;
   // Where the rank is bound; nothing: it runs on every CPU its daemon was
   // given. An Error fails that rank's start.
-  std::function<Result<std::optional<RankCpus>>(const JobSpec&, std::uint32_t rank)> rank_cpus;
-  // That process has been waited for: its pid may be reused.
-  std::function<void(std::uint32_t job, std::uint32_t rank)> rank_reaped;
-  std::function<void(const JobOutput&)> on_output;
-  std::function<void(const RankExit&)> on_exit;
-  // Ranks of a job launched here whose exec succeeded (none: not called).
-  std::function<void(const RanksStarted&)> on_started;
-  // A job was launched on the DVM (every daemon hears of every job, hosting
-  // or not), before any of its ranks here starts; then it is over here.
-  std::function<void(const JobSpec&)> on_launch;
-  std::function<void(std::uint32_t job, const std::string& nspace)> on_forget;
+  virtual Result<std::optional<RankCpus>> rank_cpus(const JobSpec& spec, std::uint32_t rank) = 0;
   // Those of these ranks whose process tree holds a PMIx connection that
   // waits for the server's answer; a job's ranks are signalled only once
-  // none does (jobs/quiet_signal.h). Unset: signals go at once.
-  std::function<std::set<pid_t>(const std::vector<pid_t>& ranks)> handshakes_pending;
+  // none does (jobs/host/quiet_signal.h).
+  virtual std::set<pid_t> handshakes_pending(const std::vector<pid_t>& ranks) = 0;
 };
+
+// What a JobHost tells its daemon, in the order it happens: one stream of
+// reports, each handed to one handler (as PmixRequests are, pmix/requests.h).
+namespace job_host {
+// A job was launched on the DVM (every daemon hears of every job, hosting
+// or not), before any of its ranks here starts. `spec` lives for the call.
+struct JobNoted {
+  const JobSpec* spec = nullptr;
+};
+// The job is over here: its ranks are gone and it is forgotten.
+struct JobForgotten {
+  std::uint32_t job = 0;
+  std::string nspace;
+};
+// The rank's process exists (pid) and has not exec'd yet: the PMIx server
+// admits a rank's connection by the process that makes it.
+struct RankForked {
+  const JobSpec* spec = nullptr;
+  std::uint32_t rank = 0;
+  pid_t pid = -1;
+};
+// The rank's process has been waited for: its pid may be reused.
+struct RankReaped {
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;
+};
+// Output, exits, and the ranks of a slice whose exec succeeded: for the
+// controller (an exit is classified by the PMIx side on the way).
+using Report =
+    std::variant<JobNoted, JobForgotten, RankForked, RankReaped, JobOutput, RankExit, RanksStarted>;
+using ReportFn = std::function<void(Report& report)>;
+}  // namespace job_host
 
 class JobHost {
  public:
@@ -66,8 +90,9 @@ class JobHost {
   // controller has acknowledged them; past it the job's pipes are not read
   // (its ranks block on a full pipe) until acknowledgements bring it under
   // half. 0: no bound.
-  JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir, JobHostHooks hooks,
-          std::uint64_t output_window = 0);
+  // `setup` outlives the JobHost.
+  JobHost(event_base* base, Vpid self, const Log& log, std::string session_dir, RankSetup& setup,
+          job_host::ReportFn report, std::uint64_t output_window = 0);
   ~JobHost();
 
   // Handles the job broadcasts (launch, kill, cleanup); false for other tags.
@@ -106,7 +131,7 @@ class JobHost {
   struct Launch;
   void next_slice(std::uint32_t job);
   void run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
-                 JobHostHooks::RankFailures failed);
+                 RankSetup::RankFailures failed);
   void finish_launch(std::uint32_t job);
   // Reports a rank that was never forked: `why` it could not start, or
   // killed (by `signal`) with its job before its turn came.
@@ -140,7 +165,9 @@ class JobHost {
   Vpid self_;
   const Log& log_;
   std::unique_ptr<JobDirectories> directories_;
-  JobHostHooks hooks_;
+  RankSetup& setup_;
+  job_host::ReportFn report_;
+  void report(job_host::Report report) { report_(report); }
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::unique_ptr<Rank>> ranks_;
   std::map<std::uint32_t, std::unique_ptr<Launch>> launches_;
   std::map<std::uint32_t, Timer> kill_timers_;    // SIGKILL after the grace

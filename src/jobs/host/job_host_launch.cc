@@ -25,7 +25,7 @@ std::size_t JobHost::slice_size() {
 void JobHost::launch(const JobSpec& spec) {
   nspaces_[spec.job] = spec.nspace;
   newest_launched_ = std::max(newest_launched_, spec.job);
-  if (hooks_.on_launch) hooks_.on_launch(spec);
+  report(job_host::JobNoted{&spec});
   directories_->make(spec.job);
   auto launch = std::make_unique<Launch>();
   launch->host = this;
@@ -50,19 +50,19 @@ void JobHost::next_slice(std::uint32_t job) {
   std::vector<std::uint32_t> slice(launch.ranks.begin() + static_cast<std::ptrdiff_t>(launch.next),
                                    launch.ranks.begin() + static_cast<std::ptrdiff_t>(end));
   launch.next = end;
-  if (launch.killed || !hooks_.prepare_ranks) {
+  if (launch.killed) {
     run_slice(job, std::move(slice), {});
     return;
   }
-  hooks_.prepare_ranks(
+  setup_.prepare_ranks(
       launch.spec, slice,
-      [this, alive = std::weak_ptr<bool>(alive_), job, slice](JobHostHooks::RankFailures failed) {
+      [this, alive = std::weak_ptr<bool>(alive_), job, slice](RankSetup::RankFailures failed) {
         if (!alive.expired()) run_slice(job, slice, std::move(failed));
       });
 }
 
 void JobHost::run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
-                        JobHostHooks::RankFailures failed) {
+                        RankSetup::RankFailures failed) {
   auto found = launches_.find(job);
   if (found == launches_.end()) return;  // forgotten meanwhile
   Launch& launch = *found->second;
@@ -89,7 +89,7 @@ void JobHost::run_slice(std::uint32_t job, std::vector<std::uint32_t> ranks,
     if (rank->rank->start_error.empty()) started.ranks.push_back(rank->rank->rank);
   }
   // Sent before the loop runs again, so before any of these ranks' exits.
-  if (!started.ranks.empty() && hooks_.on_started) hooks_.on_started(started);
+  if (!started.ranks.empty()) report(std::move(started));
   // The rest on a later pass: what waits on the loop (heartbeats, frames,
   // these ranks' output) runs first. (Looked up again: the reports above ran
   // the daemon's code.)

@@ -46,8 +46,8 @@ void JobHost::emit_output(Rank& rank, OutputStream stream, std::string text) {
   flow.unacked += text.size();
   const std::uint32_t job = rank.job;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  hooks_.on_output(JobOutput{job, rank.rank, stream, std::move(text),
-                             std::chrono::duration_cast<std::chrono::microseconds>(now).count()});
+  report(JobOutput{job, rank.rank, stream, std::move(text),
+                   std::chrono::duration_cast<std::chrono::microseconds>(now).count()});
   // Backpressure: what the controller has not passed on stays in the ranks'
   // pipes (and then in the ranks), not in this daemon's or its memory.
   if (output_window_ != 0 && !flow.paused && !flow.unbounded && flow.unacked >= output_window_) {
