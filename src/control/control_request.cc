@@ -83,6 +83,30 @@ Result<ControlRequest> decode_kill(const nlohmann::json& request) {
       KillRequest{static_cast<std::uint32_t>(*job), static_cast<int>(*signal), *interrupted}};
 }
 
+Result<ControlRequest> decode_shrink(const nlohmann::json& request) {
+  ShrinkRequest shrink;
+  auto hosts = strings_field(request, "hosts", false);
+  if (!hosts) return hosts.error();
+  shrink.hosts = std::move(*hosts);
+  if (auto daemons = request.find("daemons"); daemons != request.end()) {
+    const std::string expected = "an array of daemon numbers (vpids)";
+    if (!daemons->is_array()) return bad_field("daemons", expected);
+    for (const auto& item : *daemons) {
+      if (!item.is_number_unsigned() || item.get<std::uint64_t>() > UINT32_MAX)
+        return bad_field("daemons", expected);
+      shrink.daemons.push_back(item.get<std::uint32_t>());
+    }
+  }
+  if (shrink.hosts.empty() && shrink.daemons.empty())
+    return Error{"malformed request: a shrink names no host and no daemon"};
+  if (shrink.hosts.size() + shrink.daemons.size() > kMaxHostChoices)
+    return bad_field("hosts", "at most " + std::to_string(kMaxHostChoices) + " names in all");
+  auto force = bool_field(request, "force", false);
+  if (!force) return force.error();
+  shrink.force = *force;
+  return ControlRequest{std::move(shrink)};
+}
+
 Result<ControlRequest> decode_stdin(const nlohmann::json& request) {
   auto job = unsigned_field(request, "job", 1, UINT32_MAX, std::nullopt);
   if (!job) return job.error();
@@ -226,6 +250,7 @@ Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
   if (*command == "stdin") return decode_stdin(request);
   if (*command == "bench") return decode_bench(request);
   if (*command == "run") return decode_run(request);
+  if (*command == "shrink") return decode_shrink(request);
   return Error{"unknown request '" + *command + "'"};
 }
 

@@ -47,8 +47,16 @@ struct BenchRequest {
 // A job to map and launch (what `grove run` asks).
 using RunRequest = JobRequest;
 
+// `grove shrink`: these daemons (by host, by vpid, or both) leave the DVM;
+// refused while they host ranks unless `force` ends those jobs first.
+struct ShrinkRequest {
+  std::vector<std::string> hosts;
+  std::vector<std::uint32_t> daemons;
+  bool force = false;
+};
+
 using ControlRequest = std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest,
-                                    StdinRequest, BenchRequest, RunRequest>;
+                                    StdinRequest, BenchRequest, RunRequest, ShrinkRequest>;
 
 // Limits a request may not exceed (a request is one line of at most
 // kMaxControlLine bytes; these bound what it can make the controller do).

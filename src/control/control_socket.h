@@ -18,6 +18,10 @@
 namespace grove {
 
 using ReplyFn = std::function<void(const nlohmann::json& reply)>;
+// A refused request's reply: {"ok": false, "error": message}.
+inline nlohmann::json error_reply(const std::string& message) {
+  return {{"ok", false}, {"error", message}};
+}
 // Sends one partial line (a job's output) and returns the bytes still queued
 // to the client, nothing once it is gone; a null message sends nothing and
 // only reports (the sender's flow control asks this).

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,10 @@ class Controller {
   void arm_job_timer(const job_table::ArmTimer& arm);
   // An AckOutput or SendStdin: to a daemon, or to the controller's own rank host.
   void send_to_rank_host(const job_table::Effect& effect);
+  // controller_shrink.cc: grove shrink, draining daemons until their jobs ended.
+  void request_shrink(const ShrinkRequest& request, ReplyFn reply);
+  void settle_drains();
+  void finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply);
 
   // controller_requests.cc: the CLI's requests.
   void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
@@ -207,6 +212,13 @@ class Controller {
     std::map<Requester, PartialFn> partials;  // a grove run's; its reply is in cli_.replies
     std::map<Requester, SpawnAsker> spawns;
     Requester next_spawn = 1;
+    // grove shrink: daemons that leave once these jobs (with ranks on them) ended.
+    struct Drain {
+      std::vector<Vpid> daemons;
+      std::set<std::uint32_t> jobs;
+      ReplyFn reply;
+    };
+    std::vector<Drain> drains;
   };
   std::optional<Jobs> jobs_;
   struct Signals {

@@ -163,6 +163,7 @@ void Controller::apply(job_table::Outbox out) {
             publish_->job_ended(e.nspace);
             runtime_->broadcast(pmix_tags::event,
                                 encode(job_end_event(e.nspace, e.status, e.message, e.spawned_by)));
+            settle_drains();
           } else if constexpr (std::is_same_v<T, job_table::AnswerSpawn>) {
             answer_spawn(e);
           } else if constexpr (std::is_same_v<T, job_table::AnswerStdin>) {

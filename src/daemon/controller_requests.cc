@@ -25,10 +25,6 @@ nlohmann::json accounting_json(const Accounting& accounting) {
   return out;
 }
 
-nlohmann::json error_reply(const std::string& message) {
-  return {{"ok", false}, {"error", message}};
-}
-
 }  // namespace
 
 void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, PartialFn partial) {
@@ -65,6 +61,8 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
           request_kill(typed, reply);
         } else if constexpr (std::is_same_v<T, StdinRequest>) {
           apply(jobs_->table.forward_stdin(typed.job, typed.data, typed.eof, hold_reply(reply)));
+        } else if constexpr (std::is_same_v<T, ShrinkRequest>) {
+          request_shrink(typed, reply);
         } else if constexpr (std::is_same_v<T, JobsRequest>) {
           reply({{"ok", true}, {"jobs", jobs_->table.jobs_json()}});
         } else {

@@ -48,6 +48,8 @@ void Controller::end_work(const std::string& reason) {
   heartbeat_timer_ = Timer();
   launch_.report_deadline = Timer();
   apply(cli_.service.stopping());
+  for (auto& drain : std::exchange(jobs_->drains, {}))
+    drain.reply(error_reply("the DVM is stopping"));
   apply(jobs_->table.end_all("the DVM is stopping"));
 }
 
@@ -83,9 +85,11 @@ void Controller::complete_stop() {
   for (Timer& timer : stopping_.timers)
     timer = Timer();
   auto removed = remove_dvm_directory(identity_.dvm);
-  // The controller and every daemon still in the DVM; lost ones apart.
+  // The controller and every daemon still in the DVM; lost ones apart, and
+  // removed ones (grove shrink) not counted at all.
   const std::size_t lost = roster_->count(DaemonStateKind::failed);
-  const std::size_t stopped = roster_->records().size() - lost;
+  const std::size_t stopped =
+      roster_->records().size() - lost - roster_->count(DaemonStateKind::removed);
   nlohmann::json out{{"ok", removed.ok()},
                      {"stopped", stopped},
                      {"lost", lost},

@@ -113,11 +113,11 @@ int DaemonNode::run() {
 }
 
 void DaemonNode::claim_tags() {
-  control_tags_ =
-      runtime_->own_control({daemon_tags::heartbeat, daemon_tags::welcome, daemon_tags::evicted},
-                            [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
-                              on_controller_message(from, tag, payload);
-                            });
+  control_tags_ = runtime_->own_control(
+      {daemon_tags::heartbeat, daemon_tags::welcome, daemon_tags::evicted, daemon_tags::removed},
+      [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
+        on_controller_message(from, tag, payload);
+      });
   broadcast_tags_ = runtime_->own_broadcasts(
       {daemon_tags::endpoint_table, daemon_tags::shutdown, daemon_tags::counters_request,
        daemon_tags::bench_barrier},
@@ -140,6 +140,17 @@ void DaemonNode::on_controller_message(Vpid from, std::uint16_t tag, const Bytes
     log_.error("the controller declared this daemon lost (%s); leaving the DVM",
                eviction ? eviction->reason.c_str() : "no reason given");
     exit_code_ = 1;
+    loop_->exit();
+    return;
+  }
+  if (tag == daemon_tags::removed && from == kControllerVpid) {
+    auto removal = wire_decode<Eviction>(payload);
+    // A clean leaving: the DVM has routed around us already; closed links
+    // are no news from now on, and our ranks (none, drained) go with us.
+    log_.verbose("daemon", 1, "removed from the DVM (%s); leaving",
+                 removal ? removal->reason.c_str() : "no reason given");
+    stopping_ = true;
+    exit_code_ = 0;
     loop_->exit();
   }
 }

@@ -16,7 +16,7 @@ namespace {
 
 struct DaemonView {
   std::string host;
-  std::string state;  // up, suspect, lost, stopped, launching
+  std::string state;  // up, suspect, lost, stopped, launching, draining, removed
   std::uint64_t rtt_us = 0;
 };
 
@@ -108,11 +108,15 @@ int print_status_tree(nlohmann::json status, bool json) {
   std::printf("\n");
   print_tree(release, status["low_radix_release"].get<bool>() ? "release" : "release (unused)",
              views);
-  if (!failed.empty()) {
-    std::printf("\nlost:");
-    for (Vpid vpid : failed)
-      std::printf(" %u (%s)", vpid, views.at(vpid).host.c_str());
-    std::printf("\n");
+  // Out of the trees: lost, or removed by grove shrink (a hole).
+  for (const char* kind : {"lost", "removed"}) {
+    std::string line;
+    for (Vpid vpid : failed) {
+      const DaemonView& view = views.at(vpid);
+      if ((view.state == "removed") != (std::string(kind) == "removed")) continue;
+      line += " " + std::to_string(vpid) + " (" + view.host + ")";
+    }
+    if (!line.empty()) std::printf("\n%s:%s\n", kind, line.c_str());
   }
   return 0;
 }

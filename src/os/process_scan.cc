@@ -38,19 +38,46 @@ std::string read_environ(pid_t pid) {
   return text;
 }
 
+// The value of `name` in the NUL-separated `environ` (empty if it has none).
+std::string value_of(std::string_view environ, std::string_view name) {
+  std::size_t at = 0;
+  while (at < environ.size()) {
+    std::size_t end = environ.find('\0', at);
+    if (end == std::string_view::npos) end = environ.size();
+    std::string_view item = environ.substr(at, end - at);
+    if (item.size() > name.size() && item.substr(0, name.size()) == name &&
+        item[name.size()] == '=')
+      return std::string(item.substr(name.size() + 1));
+    at = end + 1;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<pid_t> processes_with_environment(std::string_view entry) {
   std::vector<pid_t> found;
+  for (const ProcessEnvironment& process : processes_with_environment(entry, {}))
+    found.push_back(process.pid);
+  return found;
+}
+
+std::vector<ProcessEnvironment> processes_with_environment(std::string_view entry,
+                                                           std::string_view name) {
+  std::vector<ProcessEnvironment> found;
   const pid_t self = getpid();
   const uid_t uid = getuid();
-  for (const std::string& name : directory_entries("/proc")) {
+  for (const std::string& entry_name : directory_entries("/proc")) {
     pid_t pid = 0;
-    auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), pid);
-    if (error != std::errc() || end != name.data() + name.size() || pid == self) continue;
+    auto [end, error] =
+        std::from_chars(entry_name.data(), entry_name.data() + entry_name.size(), pid);
+    if (error != std::errc() || end != entry_name.data() + entry_name.size() || pid == self)
+      continue;
     struct stat owner {};
-    if (stat(("/proc/" + name).c_str(), &owner) != 0 || owner.st_uid != uid) continue;
-    if (holds_entry(read_environ(pid), entry)) found.push_back(pid);
+    if (stat(("/proc/" + entry_name).c_str(), &owner) != 0 || owner.st_uid != uid) continue;
+    const std::string environ = read_environ(pid);
+    if (holds_entry(environ, entry))
+      found.push_back({pid, name.empty() ? std::string() : value_of(environ, name)});
   }
   return found;
 }

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,5 +17,15 @@ namespace grove {
 // that has changed its environment since it started is still found by what
 // it started with; one that exec'd with another is not.
 std::vector<pid_t> processes_with_environment(std::string_view entry);
+
+// The same, with the value each holds for `name` (empty if it has none):
+// on a host several daemons share, a daemon ends only what came from its
+// own ranks (PMIX_RANK).
+struct ProcessEnvironment {
+  pid_t pid = 0;
+  std::string value;
+};
+std::vector<ProcessEnvironment> processes_with_environment(std::string_view entry,
+                                                           std::string_view name);
 
 }  // namespace grove

@@ -26,6 +26,7 @@ constexpr std::array kTags{
     TagInfo{daemon_tags::launch_failed, "launch-failed"},
     TagInfo{daemon_tags::link_lost, "link-lost"},
     TagInfo{daemon_tags::evicted, "evicted"},
+    TagInfo{daemon_tags::removed, "removed"},
     TagInfo{job_tags::kill, "job-kill"},
     TagInfo{job_tags::cleanup, "job-cleanup"},
     TagInfo{job_tags::output, "job-output"},

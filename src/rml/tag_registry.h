@@ -36,6 +36,8 @@ inline constexpr std::uint16_t welcome = tags::first_daemon_tag + 8;           /
 inline constexpr std::uint16_t launch_failed = tags::first_daemon_tag + 9;     // control
 inline constexpr std::uint16_t link_lost = tags::first_daemon_tag + 10;        // control
 inline constexpr std::uint16_t evicted = tags::first_daemon_tag + 11;          // control
+// controller -> a daemon grove shrink removes: leave cleanly (an Eviction's reason)
+inline constexpr std::uint16_t removed = tags::first_daemon_tag + 12;  // control
 }  // namespace daemon_tags
 
 // Jobs (jobs/job_messages.h).

@@ -553,8 +553,11 @@ int main(int argc, char** argv) {
       std::raise(SIGSEGV);
     double us = fence(id, options.collect && !options.barrier, round, options.fence_timeout);
     fence_us.push_back(us);
-    if (options.timing)
+    if (options.timing) {
+      // Line by line: a test may act once a round has passed.
       std::printf("timing rank %u round %d: fence %.1f us\n", id.self.rank, round, us);
+      std::fflush(stdout);
+    }
     if (!options.barrier) modex_bytes += check_values(id, round, key, options.max_bytes, digest);
   }
   if (options.timing) print_timing(id, fence_us);

@@ -95,3 +95,25 @@ TEST_CASE("requests of the wrong shape are refused, naming the field", "[control
   CHECK_THAT(error_of(R"([1,2])"), Catch::Contains("expected one JSON object"));
   CHECK_THAT(error_of("{not json"), Catch::Contains("expected one JSON object"));
 }
+
+TEST_CASE("a shrink names hosts, daemons or both, and nothing else", "[control]") {
+  auto shrink =
+      parse_control_request(R"({"cmd":"shrink","hosts":["node2"],"daemons":[3,4],"force":true})");
+  REQUIRE(shrink.ok());
+  const auto& typed = std::get<ShrinkRequest>(*shrink);
+  CHECK(typed.hosts == std::vector<std::string>{"node2"});
+  CHECK(typed.daemons == std::vector<std::uint32_t>{3, 4});
+  CHECK(typed.force);
+  auto by_number = parse_control_request(R"({"cmd":"shrink","daemons":[1]})");
+  REQUIRE(by_number.ok());
+  CHECK_FALSE(std::get<ShrinkRequest>(*by_number).force);
+  CHECK_THAT(error_of(R"({"cmd":"shrink"})"), Catch::Contains("names no host and no daemon"));
+  CHECK_THAT(error_of(R"({"cmd":"shrink","daemons":[-1]})"),
+             Catch::Contains("'daemons' must be an array of daemon numbers"));
+  CHECK_THAT(error_of(R"({"cmd":"shrink","daemons":[4294967296]})"),
+             Catch::Contains("'daemons' must be an array of daemon numbers"));
+  CHECK_THAT(error_of(R"({"cmd":"shrink","hosts":"node2"})"),
+             Catch::Contains("'hosts' must be an array of strings"));
+  CHECK_THAT(error_of(R"({"cmd":"shrink","hosts":["a"],"force":"yes"})"),
+             Catch::Contains("'force' must be true or false"));
+}

@@ -414,3 +414,16 @@ TEST_CASE("PMIx_Spawn is answered once every rank of the new job has started", "
   CHECK_THAT(f.all<AnswerSpawn>()[1].launched.error().message,
              Catch::Contains("the spawned job ended before all its ranks started"));
 }
+
+TEST_CASE("the jobs with ranks on given daemons are named for grove shrink", "[jobs]") {
+  Fixture f;
+  JobRequest on_one = Fixture::request_of(2);
+  on_one.hosts = {HostChoice{"n0", 0}};
+  f.take(f.table.submit(on_one, kRun, f.places, 0));  // job 1: daemon 0 only
+  f.submit(4);                                        // job 2: both
+  CHECK(f.table.jobs_on({1}) == std::map<std::uint32_t, std::string>{{2, "job 2 (grove.9.2)"}});
+  CHECK(f.table.jobs_on({0}).size() == 2);
+  CHECK(f.table.jobs_on({5}).empty());
+  CHECK(f.table.runs(1));
+  CHECK_FALSE(f.table.runs(3));
+}

@@ -204,3 +204,63 @@ TEST_CASE("without heartbeats, silence decides nothing", "[roster]") {
   CHECK(roster.check_heartbeats(3'600'000 * kMs).empty());
   CHECK(roster.record(1).state == DaemonStateKind::up);
 }
+
+TEST_CASE("grove shrink: targets by host or vpid, a drain, then a clean leaving", "[roster]") {
+  DaemonRoster roster = running_roster(4);
+  // node2 by its full or short name, daemon 3 by number; never the controller.
+  auto chosen = roster.shrink_targets({"node2.cluster"}, {3});
+  REQUIRE(chosen);
+  CHECK(*chosen == std::vector<Vpid>{2, 3});
+  auto unknown = roster.shrink_targets({"elsewhere"}, {});
+  REQUIRE_FALSE(unknown);
+  CHECK(
+      unknown.error().message ==
+      "--host elsewhere: no daemon of this DVM runs there (its hosts: head, node1, node2, node3)");
+  auto controller = roster.shrink_targets({"localhost"}, {});
+  REQUIRE_FALSE(controller);
+  CHECK(controller.error().message ==
+        "daemon 0 (head) is the controller: it cannot leave (grove stop ends the DVM)");
+  auto beyond = roster.shrink_targets({}, {7});
+  REQUIRE_FALSE(beyond);
+  CHECK(beyond.error().message == "--daemon 7: this DVM has daemons 0 to 3");
+
+  // Draining: still a member (its silence still counts), no longer `up`.
+  roster.drain(2);
+  CHECK(roster.record(2).state == DaemonStateKind::draining);
+  CHECK(roster.living() == 4);
+  auto twice = roster.shrink_targets({}, {2});
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().message == "daemon 2 (node2) is not in the DVM: draining");
+
+  // The departure goes first, then the daemon is told to leave.
+  auto out = roster.remove(2, "removed by grove shrink");
+  REQUIRE(out.size() == 3);
+  REQUIRE(std::holds_alternative<roster::DeclareDeparture>(out[0]));
+  CHECK(std::get<roster::DeclareDeparture>(out[0]).vpid == 2);
+  const auto& told = std::get<roster::SendControl>(out[1]);
+  CHECK(told.to == 2);
+  CHECK(told.tag == daemon_tags::removed);
+  CHECK(wire_decode<Eviction>(told.payload)->reason == "removed by grove shrink");
+  CHECK(roster.record(2).state == DaemonStateKind::removed);
+  CHECK(roster.living() == 3);
+
+  // Its leaving is no loss: its connection closes, its peers report the
+  // link, it falls silent; nothing is announced and nobody is evicted.
+  CHECK(roster.on_connection_closed(2).empty());
+  CHECK(roster.on_link_lost(1, 2).empty());
+  CHECK(roster.on_process_ended(2, "exited with status 0").empty());
+  CHECK(effects_of<roster::AnnounceLoss>(roster.check_heartbeats(10'000 * kMs)).size() == 2);
+  CHECK(roster.record(2).state == DaemonStateKind::removed);
+  // (The two others were silent for 10 s: lost, as before.)
+  CHECK(roster.remove(2, "again").empty());
+}
+
+TEST_CASE("a draining daemon that fails is lost like any other", "[roster]") {
+  DaemonRoster roster = running_roster(3);
+  roster.drain(1);
+  auto out = roster.on_connection_closed(1);
+  REQUIRE(effects_of<roster::AnnounceLoss>(out).size() == 1);
+  CHECK(roster.record(1).state == DaemonStateKind::failed);
+  CHECK(roster.remove(1, "removed by grove shrink").empty());  // too late: it is lost
+  CHECK(roster.living() == 2);
+}

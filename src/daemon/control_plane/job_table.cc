@@ -53,6 +53,18 @@ std::string JobTable::next_nspace() const {
   return config_.nspace_prefix + "." + std::to_string(next_job_);
 }
 
+std::map<std::uint32_t, std::string> JobTable::jobs_on(const std::set<Vpid>& daemons) const {
+  std::map<std::uint32_t, std::string> found;
+  for (const auto& [id, job] : jobs_) {
+    for (const RankPlacement& rank : job->spec.ranks) {
+      if (!daemons.contains(rank.daemon)) continue;
+      found[id] = "job " + std::to_string(id) + " (" + job->spec.nspace + ")";
+      break;
+    }
+  }
+  return found;
+}
+
 JobTable::Job* JobTable::find(std::uint32_t id) {
   auto found = jobs_.find(id);
   return found == jobs_.end() ? nullptr : found->second.get();

@@ -188,6 +188,10 @@ class JobTable {
 
   // The nspace the next job launched will have.
   std::string next_nspace() const;
+  // The running jobs with ranks on any of these daemons, as "job 3
+  // (grove.123.3)" by id (grove shrink).
+  std::map<std::uint32_t, std::string> jobs_on(const std::set<Vpid>& daemons) const;
+  bool runs(std::uint32_t job) const { return jobs_.contains(job); }
   std::size_t active() const { return jobs_.size(); }
   // The nspace and rank that spawned a running job (PMIx_Spawn); nothing
   // for a job grove run started, or one not running.

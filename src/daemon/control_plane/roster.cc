@@ -1,6 +1,7 @@
 #include "daemon/control_plane/roster.h"
 
 #include <algorithm>
+#include <set>
 
 namespace grove {
 
@@ -14,6 +15,10 @@ std::string_view daemon_state_name(DaemonStateKind state) {
       return "failed";
     case DaemonStateKind::stopped:
       return "stopped";
+    case DaemonStateKind::draining:
+      return "draining";
+    case DaemonStateKind::removed:
+      return "removed";
   }
   return "unknown";
 }
@@ -115,7 +120,9 @@ roster::Outbox DaemonRoster::check_heartbeats(TimeNs now) {
     out.emplace_back(roster::Notice{roster::Notice::Level::verbose, text});
   }
   for (DaemonRecord& daemon : daemons_) {
-    if (daemon.vpid == kControllerVpid || daemon.state != DaemonStateKind::up) continue;
+    const bool member =
+        daemon.state == DaemonStateKind::up || daemon.state == DaemonStateKind::draining;
+    if (daemon.vpid == kControllerVpid || !member) continue;
     daemon.last_seen_ns += stalled;
     if (!watch_->silent_too_long(daemon.last_seen_ns, now)) continue;
     roster::Outbox lost =
@@ -136,7 +143,9 @@ roster::Outbox DaemonRoster::on_link_lost(Vpid reporter, Vpid peer) {
   // one partition costs the DVM one daemon (the first accusation wins; the
   // accused one's own report then comes from a departed daemon).
   if (phase_ == Phase::stopping || reporter >= daemons_.size() || peer >= daemons_.size() ||
-      peer == kControllerVpid || daemons_[reporter].state != DaemonStateKind::up) {
+      peer == kControllerVpid ||
+      (daemons_[reporter].state != DaemonStateKind::up &&
+       daemons_[reporter].state != DaemonStateKind::draining)) {
     return {};
   }
   return lose(peer, "daemon " + std::to_string(reporter) + " lost its link to it",
@@ -158,7 +167,9 @@ roster::Outbox DaemonRoster::lose(Vpid vpid, const std::string& reason, bool may
   roster::Outbox out;
   if (vpid == kControllerVpid || vpid >= daemons_.size()) return out;
   DaemonRecord& record = daemons_[vpid];
-  if (record.state == DaemonStateKind::failed || record.state == DaemonStateKind::stopped) {
+  // Lost already, stopped, or removed (its exit is the leaving it was asked for).
+  if (record.state != DaemonStateKind::launching && record.state != DaemonStateKind::up &&
+      record.state != DaemonStateKind::draining) {
     return out;
   }
   if (phase_ == Phase::starting) {
@@ -195,7 +206,78 @@ void DaemonRoster::reaped(Vpid vpid) {
 }
 
 std::size_t DaemonRoster::living() const {
-  return count(DaemonStateKind::up);
+  return count(DaemonStateKind::up) + count(DaemonStateKind::draining);
+}
+
+Result<std::vector<Vpid>> DaemonRoster::shrink_targets(const std::vector<std::string>& hosts,
+                                                       const std::vector<Vpid>& vpids) const {
+  // An address has no short name ("10.0.0.5" is not host "10").
+  auto short_name = [](const std::string& name) {
+    const bool address = name.find_first_not_of("0123456789.") == std::string::npos;
+    return address ? name : name.substr(0, name.find('.'));
+  };
+  const std::string& controller_host = daemons_[kControllerVpid].hostname;
+  std::set<Vpid> chosen;
+  for (const std::string& host : hosts) {
+    const bool local = host == "localhost" || host == "127.0.0.1";
+    const std::string& wanted = local ? controller_host : host;
+    bool found = false;
+    for (const DaemonRecord& daemon : daemons_) {
+      if (daemon.hostname != wanted && short_name(daemon.hostname) != short_name(wanted)) continue;
+      found = true;
+      chosen.insert(daemon.vpid);
+    }
+    if (found) continue;
+    std::set<std::string> known;
+    for (const DaemonRecord& daemon : daemons_) {
+      if (daemon.state == DaemonStateKind::up) known.insert(daemon.hostname);
+    }
+    std::string list;
+    for (const std::string& name : known)
+      list += (list.empty() ? "" : ", ") + name;
+    return Error{"--host " + host + ": no daemon of this DVM runs there (its hosts: " + list + ")"};
+  }
+  for (Vpid vpid : vpids) {
+    if (vpid >= daemons_.size()) {
+      return Error{"--daemon " + std::to_string(vpid) + ": this DVM has daemons 0 to " +
+                   std::to_string(daemons_.size() - 1)};
+    }
+    chosen.insert(vpid);
+  }
+  for (Vpid vpid : chosen) {
+    const DaemonRecord& daemon = daemons_[vpid];
+    if (vpid == kControllerVpid) {
+      return Error{describe(vpid) +
+                   " is the controller: it cannot leave (grove stop ends the DVM)"};
+    }
+    if (daemon.state != DaemonStateKind::up) {
+      return Error{describe(vpid) +
+                   " is not in the DVM: " + std::string(daemon_state_name(daemon.state)) +
+                   (daemon.failure.empty() ? "" : " (" + daemon.failure + ")")};
+    }
+  }
+  return std::vector<Vpid>(chosen.begin(), chosen.end());
+}
+
+void DaemonRoster::drain(Vpid vpid) {
+  DaemonRecord& record = daemons_.at(vpid);
+  if (record.state == DaemonStateKind::up && vpid != kControllerVpid)
+    record.state = DaemonStateKind::draining;
+}
+
+roster::Outbox DaemonRoster::remove(Vpid vpid, const std::string& reason) {
+  if (vpid == kControllerVpid || vpid >= daemons_.size()) return {};
+  DaemonRecord& record = daemons_[vpid];
+  if (record.state != DaemonStateKind::up && record.state != DaemonStateKind::draining) return {};
+  record.state = DaemonStateKind::removed;
+  record.failure = reason;
+  roster::Outbox out;
+  // The departure first: every daemon routes around it before it goes.
+  out.emplace_back(roster::DeclareDeparture{vpid});
+  out.emplace_back(roster::SendControl{vpid, daemon_tags::removed, encode(Eviction{reason})});
+  out.emplace_back(
+      roster::Notice{roster::Notice::Level::verbose, describe(vpid) + " removed: " + reason});
+  return out;
 }
 
 std::size_t DaemonRoster::count(DaemonStateKind state) const {

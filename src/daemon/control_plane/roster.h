@@ -16,10 +16,13 @@
 #include "daemon/control_plane/liveness.h"
 #include "rml/membership.h"
 #include "util/clock.h"
+#include "util/result.h"
 
 namespace grove {
 
-enum class DaemonStateKind : std::uint8_t { launching, up, failed, stopped };
+// draining: leaving the DVM (grove shrink): no new ranks, its jobs end
+// first; removed: it left cleanly, its vpid a hole in the trees.
+enum class DaemonStateKind : std::uint8_t { launching, up, failed, stopped, draining, removed };
 std::string_view daemon_state_name(DaemonStateKind state);
 
 struct DaemonRecord {
@@ -131,9 +134,21 @@ class DaemonRoster {
   // The driver reaped it without a verdict (a failed start, the stop).
   void reaped(Vpid vpid);
 
+  // grove shrink: the daemons these hosts (full or short names) and vpids
+  // name, each up and not the controller; else why not, naming the host or
+  // daemon and what the DVM has.
+  Result<std::vector<Vpid>> shrink_targets(const std::vector<std::string>& hosts,
+                                           const std::vector<Vpid>& vpids) const;
+  // It takes no new ranks from now on (the job table places on `up` only).
+  void drain(Vpid vpid);
+  // It leaves cleanly: a departure every daemon takes in step (its vpid a
+  // hole in the trees), and it is told to go. Its exit and closed
+  // connections are then no loss.
+  roster::Outbox remove(Vpid vpid, const std::string& reason);
+
   const std::vector<DaemonRecord>& records() const { return daemons_; }
   const DaemonRecord& record(Vpid vpid) const { return daemons_.at(vpid); }
-  std::size_t living() const;  // up, the controller included
+  std::size_t living() const;  // up or draining, the controller included
   std::size_t count(DaemonStateKind state) const;
   // Other daemons whose local process has not been reaped: (vpid, pid).
   std::vector<std::pair<Vpid, int>> unreaped_children() const;

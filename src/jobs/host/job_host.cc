@@ -14,6 +14,7 @@
 #include "jobs/host/rank_spawn.h"
 #include "jobs/rank_identity.h"
 #include "os/process_scan.h"
+#include "util/text.h"
 
 extern char** environ;
 
@@ -60,8 +61,16 @@ JobHost::~JobHost() {
       waitpid(rank->pid, nullptr, 0);
     }
   }
-  for (const auto& [job, nspace] : nspaces_)
-    end_stragglers(job, nspace);
+  // A job still running on other daemons (this one leaves the DVM alone):
+  // only what came from its ranks here is ours to end. Other daemons on
+  // this host run ranks of the same jobs, with the same environment.
+  for (const auto& [job, nspace] : nspaces_) {
+    std::set<std::uint32_t> here;
+    for (const auto& [key, rank] : ranks_) {
+      if (key.first == job) here.insert(key.second);
+    }
+    if (!here.empty()) end_stragglers(job, nspace, &here);
+  }
 }
 
 std::size_t JobHost::running() const {
@@ -351,10 +360,17 @@ void JobHost::forget(std::uint32_t job) {
   });
 }
 
-void JobHost::end_stragglers(std::uint32_t job, const std::string& nspace) {
+void JobHost::end_stragglers(std::uint32_t job, const std::string& nspace,
+                             const std::set<std::uint32_t>* ranks) {
   std::size_t ended = 0;
-  for (pid_t pid : processes_with_environment("PMIX_NAMESPACE=" + nspace))
-    ended += kill(pid, SIGKILL) == 0 ? 1 : 0;
+  for (const ProcessEnvironment& process :
+       processes_with_environment("PMIX_NAMESPACE=" + nspace, "PMIX_RANK")) {
+    if (ranks != nullptr) {
+      auto rank = parse_int(process.value);
+      if (!rank || *rank < 0 || !ranks->contains(static_cast<std::uint32_t>(*rank))) continue;
+    }
+    ended += kill(process.pid, SIGKILL) == 0 ? 1 : 0;
+  }
   if (ended > 0) {
     log_.verbose("daemon", 1, "job %u: ended %zu processes its ranks left behind", job, ended);
   }
@@ -377,7 +393,7 @@ void JobHost::erase_job(std::uint32_t job) {
   for (auto& [key, rank] : ranks_) {
     if (key.first == job && rank->pid > 0) kill(-rank->pid, SIGKILL);
   }
-  if (!ended_nspace.empty()) end_stragglers(job, ended_nspace);
+  if (!ended_nspace.empty()) end_stragglers(job, ended_nspace, nullptr);
   for (auto it = ranks_.begin(); it != ranks_.end();) {
     if (it->first.first == job && it->second->reported) {
       it = ranks_.erase(it);

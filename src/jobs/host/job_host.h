@@ -152,8 +152,10 @@ class JobHost {
   void set_job_reading(std::uint32_t job, bool reading);
   void erase_job(std::uint32_t job);
   // Ends the job's processes that left its ranks' groups and trees but kept
-  // its environment (os/process_scan.h).
-  void end_stragglers(std::uint32_t job, const std::string& nspace);
+  // its environment (os/process_scan.h): every one once the job ended
+  // everywhere (`ranks` null), else only those of these ranks.
+  void end_stragglers(std::uint32_t job, const std::string& nspace,
+                      const std::set<std::uint32_t>* ranks);
   void close_pipes_later(std::pair<std::uint32_t, std::uint32_t> key);
   // The process groups of the job's ranks still running here.
   std::vector<pid_t> live_groups(std::uint32_t job) const;
