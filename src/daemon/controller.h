@@ -124,6 +124,7 @@ class Controller {
   // controller_shrink.cc: grove shrink, draining daemons until their jobs ended.
   void request_shrink(const ShrinkRequest& request, ReplyFn reply);
   void settle_drains();
+  void drain_overdue(std::uint64_t id);
   void finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply);
 
   // controller_requests.cc: the CLI's requests.
@@ -214,11 +215,14 @@ class Controller {
     Requester next_spawn = 1;
     // grove shrink: daemons that leave once these jobs (with ranks on them) ended.
     struct Drain {
+      std::uint64_t id = 0;
       std::vector<Vpid> daemons;
       std::set<std::uint32_t> jobs;
       ReplyFn reply;
+      Timer deadline;  // the jobs had their time to end: the daemons leave anyway
     };
     std::vector<Drain> drains;
+    std::uint64_t next_drain = 1;
   };
   std::optional<Jobs> jobs_;
   struct Signals {

@@ -112,7 +112,7 @@ void Controller::arm_job_timer(const job_table::ArmTimer& arm) {
 void Controller::send_to_rank_host(const job_table::Effect& effect) {
   if (const auto* ack = std::get_if<job_table::AckOutput>(&effect)) {
     if (ack->daemon != kControllerVpid) {
-      runtime_->send_control(ack->daemon, job_tags::output_ack, encode(ack->ack));
+      if (runtime_) runtime_->send_control(ack->daemon, job_tags::output_ack, encode(ack->ack));
     } else if (rank_host_) {
       rank_host_->on_output_ack(ack->ack);
     }
@@ -120,7 +120,7 @@ void Controller::send_to_rank_host(const job_table::Effect& effect) {
   }
   const auto& input = std::get<job_table::SendStdin>(effect);
   if (input.daemon != kControllerVpid) {
-    runtime_->send_control(input.daemon, job_tags::stdin_data, encode(input.input));
+    if (runtime_) runtime_->send_control(input.daemon, job_tags::stdin_data, encode(input.input));
   } else if (rank_host_) {
     // The answer may come as the rank host ends, after the job table.
     rank_host_->on_stdin(input.input, [this](const StdinAck& ack) {
@@ -135,7 +135,7 @@ void Controller::apply(job_table::Outbox out) {
         [&](auto& e) {
           using T = std::decay_t<decltype(e)>;
           if constexpr (std::is_same_v<T, job_table::Broadcast>) {
-            runtime_->broadcast(e.tag, std::move(e.payload));
+            if (runtime_) runtime_->broadcast(e.tag, std::move(e.payload));
           } else if constexpr (std::is_same_v<T, job_table::AckOutput> ||
                                std::is_same_v<T, job_table::SendStdin>) {
             send_to_rank_host(effect);
@@ -156,13 +156,17 @@ void Controller::apply(job_table::Outbox out) {
             publish_->rank_exited(e.nspace, e.rank);
           } else if constexpr (std::is_same_v<T, job_table::RankFailed>) {
             // A job's events go to its ranks and its spawner only (dvm_events.h).
-            runtime_->broadcast(pmix_tags::event,
-                                encode(rank_failed_event(e.nspace, e.rank, e.how, e.status,
-                                                         e.message, e.spawned_by)));
+            if (runtime_) {
+              runtime_->broadcast(pmix_tags::event,
+                                  encode(rank_failed_event(e.nspace, e.rank, e.how, e.status,
+                                                           e.message, e.spawned_by)));
+            }
           } else if constexpr (std::is_same_v<T, job_table::JobEnded>) {
             publish_->job_ended(e.nspace);
-            runtime_->broadcast(pmix_tags::event,
-                                encode(job_end_event(e.nspace, e.status, e.message, e.spawned_by)));
+            if (runtime_) {
+              runtime_->broadcast(pmix_tags::event, encode(job_end_event(e.nspace, e.status,
+                                                                         e.message, e.spawned_by)));
+            }
             settle_drains();
           } else if constexpr (std::is_same_v<T, job_table::AnswerSpawn>) {
             answer_spawn(e);

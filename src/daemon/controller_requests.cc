@@ -128,7 +128,8 @@ nlohmann::json Controller::status_json() const {
          {"topology", daemon.topology_imported ? "imported" : "discovered"},
          {"endpoint", daemon.endpoint},
          {"silent_ms",
-          daemon.state == DaemonStateKind::up && daemon.vpid != 0
+          (daemon.state == DaemonStateKind::up || daemon.state == DaemonStateKind::draining) &&
+                  daemon.vpid != 0
               ? (runtime_->now() - std::min(daemon.last_seen_ns, runtime_->now())) / 1'000'000
               : 0},
          {"failure", daemon.failure}});
@@ -245,7 +246,9 @@ void Controller::start_bench_round(const cli::Effect& round) {
   }
   std::vector<Vpid> living;
   for (const auto& daemon : roster_->records()) {
-    if (daemon.state == DaemonStateKind::up) living.push_back(daemon.vpid);
+    // Draining daemons are members still: every member takes part.
+    if (daemon.state == DaemonStateKind::up || daemon.state == DaemonStateKind::draining)
+      living.push_back(daemon.vpid);
   }
   BenchBarrier barrier{"bench-barrier", VpidSet::from_list(living)};
   runtime_->broadcast(daemon_tags::bench_barrier, encode(barrier));

@@ -4,12 +4,20 @@
 // a departure every daemon takes in step, its vpid a hole in the trees.
 #include <signal.h>
 
+#include <algorithm>
+#include <ctime>
+
 #include "daemon/controller.h"
 
 namespace grove {
 
 namespace {
 constexpr const char* kRemovedReason = "removed by grove shrink";
+// How long the jobs a forced shrink ends may take: they get SIGTERM, then
+// SIGKILL after 2 s; past this the daemons leave anyway and their ranks
+// are counted as ended with them (a rank that even SIGKILL does not end, a
+// daemon that hangs while its heartbeats still come).
+constexpr std::int64_t kDrainDeadlineMs = 10'000;
 }  // namespace
 
 void Controller::request_shrink(const ShrinkRequest& request, ReplyFn reply) {
@@ -35,7 +43,11 @@ void Controller::request_shrink(const ShrinkRequest& request, ReplyFn reply) {
     roster_->drain(vpid);
   log_.notice("jobs", "grove shrink: %s leaving the DVM%s%s", daemons.c_str(),
               jobs.empty() ? "" : "; ending ", named.c_str());
-  Jobs::Drain drain{*targets, {}, std::move(reply)};
+  Jobs::Drain drain{jobs_->next_drain++, *targets, {}, std::move(reply), {}};
+  if (!jobs.empty()) {
+    drain.deadline = Timer(loop_->base(), [this, id = drain.id] { drain_overdue(id); });
+    drain.deadline.arm(kDrainDeadlineMs);
+  }
   for (const auto& [id, job] : jobs) {
     drain.jobs.insert(id);
     // As grove kill reports it: the job was ended from outside.
@@ -64,6 +76,24 @@ void Controller::settle_drains() {
     finish_drain(drain.daemons, drain.reply);
 }
 
+void Controller::drain_overdue(std::uint64_t id) {
+  auto overdue = [this, id] { return std::ranges::find(jobs_->drains, id, &Jobs::Drain::id); };
+  auto drain = overdue();
+  if (drain == jobs_->drains.end()) return;
+  const std::vector<Vpid> daemons = drain->daemons;
+  log_.error(
+      "grove shrink: the jobs on %zu leaving daemon(s) did not end in %lld s; they leave "
+      "anyway",
+      daemons.size(), static_cast<long long>(kDrainDeadlineMs / 1000));
+  // Their ranks there end with them: the jobs no longer wait for those exits.
+  for (Vpid vpid : daemons)
+    apply(jobs_->table.on_daemon_lost(vpid, roster_->describe(vpid), std::time(nullptr)));
+  drain = overdue();  // what the exits settled may have finished it
+  if (drain == jobs_->drains.end()) return;
+  drain->jobs.clear();
+  settle_drains();
+}
+
 void Controller::finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply) {
   nlohmann::json removed = nlohmann::json::array();
   nlohmann::json lost = nlohmann::json::array();
@@ -78,6 +108,8 @@ void Controller::finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& r
       lost.push_back(entry);
     }
   }
+  // A status gathering waits for one answer fewer.
+  apply(cli_.service.daemon_lost(roster_->living()));
   reply({{"ok", true}, {"removed", removed}, {"lost", lost}, {"daemons", roster_->living()}});
 }
 

@@ -25,7 +25,8 @@ void Controller::apply(stop::Outbox out) {
           } else if constexpr (std::is_same_v<T, stop::ArmTimer>) {
             arm_stop_timer(e.timer, e.delay_ms);
           } else if constexpr (std::is_same_v<T, stop::CloseConnections>) {
-            runtime_.reset();  // every connection closes: each daemon leaves when it sees that
+            runtime_.reset();       // every connection closes: each daemon leaves when it sees that
+            jobs_->timers.clear();  // nothing of the jobs goes out any more
           } else if constexpr (std::is_same_v<T, stop::KillStragglers>) {
             kill_stragglers();
           } else if constexpr (std::is_same_v<T, stop::Reap>) {

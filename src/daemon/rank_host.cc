@@ -55,22 +55,22 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   host->setup_ = std::make_unique<BridgeRankSetup>(host->pmix_, topology);
   // The JobHost's reports: the PMIx side's first, then the role's.
   auto report = [raw, reports = std::move(reports)](job_host::Report& report) {
-    PmixBridge& pmix = *raw->pmix_;
+    // The bridge exists before any rank does and goes only after the JobHost.
     std::visit(
         [&](auto& r) {
           using T = std::decay_t<decltype(r)>;
           if constexpr (std::is_same_v<T, job_host::JobNoted>) {
-            pmix.note_job(*r.spec);
+            raw->pmix_->note_job(*r.spec);
           } else if constexpr (std::is_same_v<T, job_host::JobForgotten>) {
-            pmix.forget_job(r.job, r.nspace);
+            raw->pmix_->forget_job(r.job, r.nspace);
           } else if constexpr (std::is_same_v<T, job_host::RankForked>) {
-            pmix.rank_started(*r.spec, r.rank, r.pid);
+            raw->pmix_->rank_started(*r.spec, r.rank, r.pid);
           } else if constexpr (std::is_same_v<T, job_host::RankReaped>) {
-            pmix.rank_reaped(r.job, r.rank);
+            raw->pmix_->rank_reaped(r.job, r.rank);
           } else if constexpr (std::is_same_v<T, JobOutput>) {
             reports.output(r);
           } else if constexpr (std::is_same_v<T, RankExit>) {
-            pmix.classify_exit(r);  // left without finalizing, the rounds it took part in
+            raw->pmix_->classify_exit(r);  // left without finalizing, the rounds it took part in
             reports.exit(r);
           } else {
             static_assert(std::is_same_v<T, RanksStarted>, "a JobHost report nobody takes");

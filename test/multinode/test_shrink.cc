@@ -4,12 +4,15 @@
 // job fencing in a loop on other daemons is untouched while one leaves.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "dvm_harness.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -119,5 +122,38 @@ TEST_CASE("a job fencing in a loop is untouched while a daemon it does not use l
   CHECK(job.wait_exit(std::chrono::seconds(60)) == 0);
   CHECK(count_occurrences(job.out(), "120 rounds ok") == 2);
   CHECK(daemon_state(dvm, 3) == "removed");
+  CHECK(dvm.stop().exit_code == 0);
+}
+
+TEST_CASE("a forced shrink whose jobs cannot end in time goes on without them", "[dvm]") {
+  // No heartbeats: a stopped daemon is never judged lost, and the exits of
+  // its ranks never come while it is stopped.
+  Dvm dvm(4, {"--mca", "daemon_heartbeat_ms", "0"});
+  REQUIRE(dvm.ready());
+  auto job = run_in_background(
+      dvm, {"-n", "4", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 120"});
+  for (int rank = 0; rank < 4; ++rank)
+    REQUIRE(job.wait_for("ready " + std::to_string(rank), std::chrono::seconds(30)));
+  const pid_t daemon2 = dvm.status()["daemons"][2]["pid"].get<int>();
+  REQUIRE(kill(daemon2, SIGSTOP) == 0);
+  struct Resume {
+    pid_t pid;
+    ~Resume() { kill(pid, SIGCONT); }
+  } resume{daemon2};
+
+  // The job's other ranks end at once; rank 2's exit cannot come. After the
+  // drain's deadline (10 s) daemon 2 leaves anyway, its rank counted with it.
+  RunResult forced = dvm.grove({"shrink", "--daemon", "2", "--force"}, std::chrono::seconds(60));
+  INFO(forced.out << forced.err);
+  CHECK(forced.exit_code == 0);
+  CHECK_THAT(forced.out, Catch::Contains(" left the DVM") && Catch::Contains("3 daemons remain"));
+  CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
+  CHECK_THAT(dvm.controller().err(), Catch::Contains("did not end in 10 s; they leave anyway"));
+  CHECK(dvm.status()["daemons"][2]["state"] == "removed");
+
+  // Running again, it reads the removal waiting in its socket and leaves.
+  REQUIRE(kill(daemon2, SIGCONT) == 0);
+  CHECK(wait_until([&] { return kill(daemon2, 0) != 0; }, std::chrono::seconds(30),
+                   std::chrono::milliseconds(50)));
   CHECK(dvm.stop().exit_code == 0);
 }

@@ -264,3 +264,22 @@ TEST_CASE("a draining daemon that fails is lost like any other", "[roster]") {
   CHECK(roster.remove(1, "removed by grove shrink").empty());  // too late: it is lost
   CHECK(roster.living() == 2);
 }
+
+TEST_CASE("grove shrink --host takes the host's daemons still in the DVM", "[roster]") {
+  DaemonRoster roster = make_roster(4);
+  for (Vpid vpid = 1; vpid < 4; ++vpid) {
+    DaemonReport report = report_of(vpid);
+    if (vpid >= 2) report.hostname = "twin";
+    roster.on_report(vpid, report, 0);
+  }
+  roster.mark_running(0);
+  roster.on_connection_closed(2);  // one of twin's daemons is lost
+  auto chosen = roster.shrink_targets({"twin"}, {});
+  REQUIRE(chosen);
+  CHECK(*chosen == std::vector<Vpid>{3});
+  roster.on_connection_closed(3);
+  auto none = roster.shrink_targets({"twin"}, {});
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message ==
+        "daemon 2 (twin) is not in the DVM: failed (its connection to the controller closed)");
+}

@@ -157,7 +157,8 @@ roster::Outbox DaemonRoster::on_process_ended(Vpid vpid, const std::string& how)
   DaemonRecord& record = daemons_[vpid];
   if (record.pid > 0) record.pid = -record.pid;  // reaped: never signal this pid again
   if (phase_ == Phase::stopping) {
-    if (record.state == DaemonStateKind::up) record.state = DaemonStateKind::stopped;
+    if (record.state == DaemonStateKind::up || record.state == DaemonStateKind::draining)
+      record.state = DaemonStateKind::stopped;
     return {};
   }
   return lose(vpid, "its process " + how, /*may_still_run=*/false);
@@ -200,7 +201,8 @@ roster::Outbox DaemonRoster::lose(Vpid vpid, const std::string& reason, bool may
 void DaemonRoster::reaped(Vpid vpid) {
   DaemonRecord& record = daemons_.at(vpid);
   if (record.pid > 0) record.pid = -record.pid;
-  if (phase_ == Phase::stopping && record.state == DaemonStateKind::up) {
+  if (phase_ == Phase::stopping &&
+      (record.state == DaemonStateKind::up || record.state == DaemonStateKind::draining)) {
     record.state = DaemonStateKind::stopped;
   }
 }
@@ -221,13 +223,24 @@ Result<std::vector<Vpid>> DaemonRoster::shrink_targets(const std::vector<std::st
   for (const std::string& host : hosts) {
     const bool local = host == "localhost" || host == "127.0.0.1";
     const std::string& wanted = local ? controller_host : host;
+    // Of a host's daemons, those in the DVM (one lost there earlier does not
+    // keep the rest); if none is, the first says why.
+    std::optional<Vpid> gone;
     bool found = false;
     for (const DaemonRecord& daemon : daemons_) {
       if (daemon.hostname != wanted && short_name(daemon.hostname) != short_name(wanted)) continue;
+      if (daemon.state != DaemonStateKind::up && daemon.vpid != kControllerVpid) {
+        if (!gone) gone = daemon.vpid;
+        continue;
+      }
       found = true;
       chosen.insert(daemon.vpid);
     }
     if (found) continue;
+    if (gone) {
+      chosen.insert(*gone);  // refused below, with its state
+      continue;
+    }
     std::set<std::string> known;
     for (const DaemonRecord& daemon : daemons_) {
       if (daemon.state == DaemonStateKind::up) known.insert(daemon.hostname);
