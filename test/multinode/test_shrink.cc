@@ -106,10 +106,10 @@ TEST_CASE("a job fencing in a loop is untouched while a daemon it does not use l
   REQUIRE(dvm.ready());
   TempDir files;
   const std::string go = files.path() + "/go";
-  // Ranks on daemons 0 and 1 (one per daemon, in vpid order).
+  // Ranks on daemons 0 and 1 (one per daemon, in vpid order), 400 barriers.
   auto job = run_in_background(
       dvm, {"-n", "2", "--map-by", "node", binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds",
-            "120", "--timing", "--wait-for", go});
+            "400", "--barrier", "--timing", "--wait-for", go});
   for (int rank = 0; rank < 2; ++rank)
     REQUIRE(job.wait_for("rank " + std::to_string(rank) + ": connected", std::chrono::seconds(60)));
   // The fences start, and daemon 3 leaves once ten have passed.
@@ -120,7 +120,7 @@ TEST_CASE("a job fencing in a loop is untouched while a daemon it does not use l
   CHECK(shrunk.exit_code == 0);
   INFO(job.out() << job.err());
   CHECK(job.wait_exit(std::chrono::seconds(60)) == 0);
-  CHECK(count_occurrences(job.out(), "120 rounds ok") == 2);
+  CHECK(count_occurrences(job.out(), "400 rounds ok") == 2);
   CHECK(daemon_state(dvm, 3) == "removed");
   CHECK(dvm.stop().exit_code == 0);
 }
