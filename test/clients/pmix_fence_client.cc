@@ -2,7 +2,7 @@
 // It links only libpmix, so it runs under any PMIx server (grove, PRRTE, ...).
 //
 //   pmix_fence_client [ROUNDS] [--rounds K] [--barrier] [--no-collect]
-//                     [--max-bytes N] [--timing] [--abort STATUS]
+//                     [--max-bytes N] [--timing] [--progress] [--abort STATUS]
 //                     [--probe-unsupported] [--wait-for FILE]
 //                     [--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK]
 //
@@ -22,7 +22,9 @@
 // round then rank order: it is the same on every rank exactly when every rank
 // saw the same data. --timing adds one line per fence and a summary (the
 // sequential-fence method of seed 004: per-fence cost should stay flat across
-// rounds). --abort calls PMIx_Abort(STATUS) right after PMIx_Init;
+// rounds). --progress prints "rank R: round K done" after each fence, flushed
+// at once (timing lines are not: flushing each would weigh on the fences
+// they time). --abort calls PMIx_Abort(STATUS) right after PMIx_Init;
 // --abort-message-bytes N pads its message with 'x' to N bytes.
 // --leave-without-finalize RANK makes that rank exit 0 right after PMIx_Init.
 // --wait-for FILE prints "rank R: connected, waiting for FILE" right after
@@ -91,6 +93,7 @@ struct Options {
   bool collect = true;
   std::size_t max_bytes = 64 * 1024;
   bool timing = false;
+  bool progress = false;  // --progress: a flushed line after each fence
   bool abort = false;
   int abort_status = 0;
   std::size_t abort_message_bytes = 0;  // --abort-message-bytes N (0: the usual message)
@@ -146,6 +149,8 @@ Options parse_options(int argc, char** argv) {
       options.collect = false;
     } else if (arg == "--timing") {
       options.timing = true;
+    } else if (arg == "--progress") {
+      options.progress = true;
     } else if (arg == "--probe-unsupported") {
       options.probe_unsupported = true;
     } else if (arg == "--check-keys") {
@@ -196,7 +201,7 @@ Options parse_options(int argc, char** argv) {
     } else {
       fail(kExitUsage,
            "bad argument '%s'; usage: pmix_fence_client [ROUNDS] [--rounds K] [--barrier] "
-           "[--no-collect] [--max-bytes N] [--timing] [--abort STATUS] "
+           "[--no-collect] [--max-bytes N] [--timing] [--progress] [--abort STATUS] "
            "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE] "
            "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK] "
            "[--crash RANK:ROUND] [--stall-in-handshake RANK] [--check-keys]",
@@ -553,9 +558,11 @@ int main(int argc, char** argv) {
       std::raise(SIGSEGV);
     double us = fence(id, options.collect && !options.barrier, round, options.fence_timeout);
     fence_us.push_back(us);
-    if (options.timing) {
-      // Line by line: a test may act once a round has passed.
+    if (options.timing)
       std::printf("timing rank %u round %d: fence %.1f us\n", id.self.rank, round, us);
+    if (options.progress) {
+      // Line by line: a test may act once a round has passed.
+      std::printf("rank %u: round %d done\n", id.self.rank, round);
       std::fflush(stdout);
     }
     if (!options.barrier) modex_bytes += check_values(id, round, key, options.max_bytes, digest);

@@ -109,12 +109,12 @@ TEST_CASE("a job fencing in a loop is untouched while a daemon it does not use l
   // Ranks on daemons 0 and 1 (one per daemon, in vpid order), 400 barriers.
   auto job = run_in_background(
       dvm, {"-n", "2", "--map-by", "node", binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds",
-            "400", "--barrier", "--timing", "--wait-for", go});
+            "400", "--barrier", "--progress", "--wait-for", go});
   for (int rank = 0; rank < 2; ++rank)
     REQUIRE(job.wait_for("rank " + std::to_string(rank) + ": connected", std::chrono::seconds(60)));
   // The fences start, and daemon 3 leaves once ten have passed.
   std::ofstream(go).put('\n');
-  REQUIRE(job.wait_for("timing rank 0 round 10:", std::chrono::seconds(60)));
+  REQUIRE(job.wait_for("rank 0: round 10 done", std::chrono::seconds(60)));
   RunResult shrunk = dvm.grove({"shrink", "--daemon", "3"});
   INFO(shrunk.out << shrunk.err);
   CHECK(shrunk.exit_code == 0);
