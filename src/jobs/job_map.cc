@@ -106,18 +106,22 @@ std::uint32_t ranks_to_fill(const std::vector<MapDaemon>& daemons, MapSpec spec)
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(ranks, UINT32_MAX));
 }
 
-Result<std::vector<MapDaemon>> restrict_to_hosts(const std::vector<MapDaemon>& daemons,
-                                                 const std::vector<HostChoice>& hosts,
-                                                 const std::string& local_host) {
-  // An address has no short name ("10.0.0.5" is not host "10").
+bool names_host(const std::string& wanted, const std::string& hostname,
+                const std::string& local_host) {
   auto short_name = [](const std::string& name) {
     const bool address = name.find_first_not_of("0123456789.") == std::string::npos;
     return address ? name : name.substr(0, name.find('.'));
   };
+  const bool local = wanted == "localhost" || wanted == "127.0.0.1";
+  const std::string& named = local ? local_host : wanted;
+  return hostname == named || short_name(hostname) == short_name(named);
+}
+
+Result<std::vector<MapDaemon>> restrict_to_hosts(const std::vector<MapDaemon>& daemons,
+                                                 const std::vector<HostChoice>& hosts,
+                                                 const std::string& local_host) {
   auto names = [&](const HostChoice& host, const MapDaemon& daemon) {
-    const bool local = host.name == "localhost" || host.name == "127.0.0.1";
-    const std::string& wanted = local ? local_host : host.name;
-    return daemon.hostname == wanted || short_name(daemon.hostname) == short_name(wanted);
+    return names_host(host.name, daemon.hostname, local_host);
   };
   std::vector<MapDaemon> chosen;
   for (const MapDaemon& daemon : daemons) {

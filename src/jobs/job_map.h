@@ -103,6 +103,11 @@ struct HostChoice {
   std::string name;
   std::uint32_t slots = 0;
 };
+// Whether a host the user named (`wanted`) is the daemon's `hostname`: by
+// full or short name; localhost and 127.0.0.1 name `local_host` (the
+// controller's). An address has no short name ("10.0.0.5" is not "10").
+bool names_host(const std::string& wanted, const std::string& hostname,
+                const std::string& local_host);
 // The daemons on the chosen hosts, with the slots given there. A host
 // matches a daemon's by full or short name; localhost and 127.0.0.1 name
 // `local_host` (the controller's). A host no daemon runs on is an error

@@ -18,13 +18,6 @@ using namespace grove::test;
 
 namespace {
 
-BackgroundProcess run_in_background(Dvm& dvm, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {grove_binary(), "run", "--dvm",
-                                   std::to_string(dvm.controller().pid())};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return BackgroundProcess(argv, {"TMPDIR=" + dvm.tmpdir()});
-}
-
 std::string daemon_state(Dvm& dvm, unsigned vpid) {
   const nlohmann::json status = dvm.status();
   for (const auto& daemon : status["daemons"]) {
@@ -57,10 +50,10 @@ TEST_CASE("grove shrink: a daemon with ranks is refused unless --force; the DVM 
   CHECK_THAT(garbled.err, Catch::Contains("expected daemon numbers"));
 
   // A job with a rank on every daemon: the shrink is refused, naming it.
-  auto job = run_in_background(
-      dvm, {"-n", "4", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 120"});
+  auto job = dvm.start_grove(
+      {"run", "-n", "4", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 120"});
   for (int rank = 0; rank < 4; ++rank)
-    REQUIRE(job.wait_for("ready " + std::to_string(rank), std::chrono::seconds(30)));
+    REQUIRE(job->wait_for("ready " + std::to_string(rank), std::chrono::seconds(30)));
   const std::string nspace = dvm.status()["jobs"][0]["nspace"];
   RunResult refused = dvm.grove({"shrink", "--daemon", "2"});
   CHECK(refused.exit_code == 1);
@@ -74,8 +67,8 @@ TEST_CASE("grove shrink: a daemon with ranks is refused unless --force; the DVM 
   CHECK(forced.exit_code == 0);
   CHECK_THAT(forced.out,
              Catch::Contains(daemon2 + " left the DVM") && Catch::Contains("3 daemons remain"));
-  CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
-  CHECK_THAT(job.err(),
+  CHECK(job->wait_exit(std::chrono::seconds(30)) == 143);
+  CHECK_THAT(job->err(),
              Catch::Contains("killed: " + daemon2 + " left the DVM (grove shrink --force)"));
 
   // Its vpid is a hole: removed, in the failed set every daemon adopted.
@@ -107,20 +100,21 @@ TEST_CASE("a job fencing in a loop is untouched while a daemon it does not use l
   TempDir files;
   const std::string go = files.path() + "/go";
   // Ranks on daemons 0 and 1 (one per daemon, in vpid order), 400 barriers.
-  auto job = run_in_background(
-      dvm, {"-n", "2", "--map-by", "node", binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds",
-            "400", "--barrier", "--progress", "--wait-for", go});
+  auto job = dvm.start_grove({"run", "-n", "2", "--map-by", "node",
+                              binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds", "400",
+                              "--barrier", "--progress", "--wait-for", go});
   for (int rank = 0; rank < 2; ++rank)
-    REQUIRE(job.wait_for("rank " + std::to_string(rank) + ": connected", std::chrono::seconds(60)));
+    REQUIRE(
+        job->wait_for("rank " + std::to_string(rank) + ": connected", std::chrono::seconds(60)));
   // The fences start, and daemon 3 leaves once ten have passed.
   std::ofstream(go).put('\n');
-  REQUIRE(job.wait_for("rank 0: round 10 done", std::chrono::seconds(60)));
+  REQUIRE(job->wait_for("rank 0: round 10 done", std::chrono::seconds(60)));
   RunResult shrunk = dvm.grove({"shrink", "--daemon", "3"});
   INFO(shrunk.out << shrunk.err);
   CHECK(shrunk.exit_code == 0);
-  INFO(job.out() << job.err());
-  CHECK(job.wait_exit(std::chrono::seconds(60)) == 0);
-  CHECK(count_occurrences(job.out(), "400 rounds ok") == 2);
+  INFO(job->out() << job->err());
+  CHECK(job->wait_exit(std::chrono::seconds(60)) == 0);
+  CHECK(count_occurrences(job->out(), "400 rounds ok") == 2);
   CHECK(daemon_state(dvm, 3) == "removed");
   CHECK(dvm.stop().exit_code == 0);
 }
@@ -130,10 +124,10 @@ TEST_CASE("a forced shrink whose jobs cannot end in time goes on without them", 
   // its ranks never come while it is stopped.
   Dvm dvm(4, {"--mca", "daemon_heartbeat_ms", "0"});
   REQUIRE(dvm.ready());
-  auto job = run_in_background(
-      dvm, {"-n", "4", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 120"});
+  auto job = dvm.start_grove(
+      {"run", "-n", "4", "--map-by", "node", "sh", "-c", "echo ready $PMIX_RANK; exec sleep 120"});
   for (int rank = 0; rank < 4; ++rank)
-    REQUIRE(job.wait_for("ready " + std::to_string(rank), std::chrono::seconds(30)));
+    REQUIRE(job->wait_for("ready " + std::to_string(rank), std::chrono::seconds(30)));
   const pid_t daemon2 = dvm.status()["daemons"][2]["pid"].get<int>();
   REQUIRE(kill(daemon2, SIGSTOP) == 0);
   struct Resume {
@@ -147,7 +141,7 @@ TEST_CASE("a forced shrink whose jobs cannot end in time goes on without them", 
   INFO(forced.out << forced.err);
   CHECK(forced.exit_code == 0);
   CHECK_THAT(forced.out, Catch::Contains(" left the DVM") && Catch::Contains("3 daemons remain"));
-  CHECK(job.wait_exit(std::chrono::seconds(30)) == 143);
+  CHECK(job->wait_exit(std::chrono::seconds(30)) == 143);
   CHECK_THAT(dvm.controller().err(), Catch::Contains("did not end in 10 s; they leave anyway"));
   CHECK(dvm.status()["daemons"][2]["state"] == "removed");
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "jobs/job_map.h"
+
 namespace grove {
 
 std::string_view daemon_state_name(DaemonStateKind state) {
@@ -213,22 +215,15 @@ std::size_t DaemonRoster::living() const {
 
 Result<std::vector<Vpid>> DaemonRoster::shrink_targets(const std::vector<std::string>& hosts,
                                                        const std::vector<Vpid>& vpids) const {
-  // An address has no short name ("10.0.0.5" is not host "10").
-  auto short_name = [](const std::string& name) {
-    const bool address = name.find_first_not_of("0123456789.") == std::string::npos;
-    return address ? name : name.substr(0, name.find('.'));
-  };
   const std::string& controller_host = daemons_[kControllerVpid].hostname;
   std::set<Vpid> chosen;
   for (const std::string& host : hosts) {
-    const bool local = host == "localhost" || host == "127.0.0.1";
-    const std::string& wanted = local ? controller_host : host;
     // Of a host's daemons, those in the DVM (one lost there earlier does not
     // keep the rest); if none is, the first says why.
     std::optional<Vpid> gone;
     bool found = false;
     for (const DaemonRecord& daemon : daemons_) {
-      if (daemon.hostname != wanted && short_name(daemon.hostname) != short_name(wanted)) continue;
+      if (!names_host(host, daemon.hostname, controller_host)) continue;
       if (daemon.state != DaemonStateKind::up && daemon.vpid != kControllerVpid) {
         if (!gone) gone = daemon.vpid;
         continue;
