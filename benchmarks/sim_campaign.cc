@@ -144,11 +144,15 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("\n%llu schedules, %llu events, %llu deaths, %zu violations in %.0f s (%.0f per s)\n",
-              static_cast<unsigned long long>(report.schedules),
-              static_cast<unsigned long long>(report.events),
-              static_cast<unsigned long long>(report.deaths), report.violations.size(), seconds,
-              static_cast<double>(report.schedules) / seconds);
+  std::printf(
+      "\n%llu schedules, %llu events, %llu deaths, %llu returns, %llu joins, %zu violations in "
+      "%.0f s (%.0f per s)\n",
+      static_cast<unsigned long long>(report.schedules),
+      static_cast<unsigned long long>(report.events),
+      static_cast<unsigned long long>(report.deaths),
+      static_cast<unsigned long long>(report.returns),
+      static_cast<unsigned long long>(report.joins), report.violations.size(), seconds,
+      static_cast<double>(report.schedules) / seconds);
   for (const auto& violation : report.violations) {
     std::printf("VIOLATION (schedule %llu, %s): %s\n  replay with: %s\n",
                 static_cast<unsigned long long>(violation.index),
@@ -164,6 +168,8 @@ int main(int argc, char** argv) {
     out["schedules"] = report.schedules;
     out["events"] = report.events;
     out["deaths"] = report.deaths;
+    out["returns"] = report.returns;
+    out["joins"] = report.joins;
     out["jobs"] = args.jobs;
     out["wall_s"] = seconds;
     nlohmann::json cell_rows = nlohmann::json::array();

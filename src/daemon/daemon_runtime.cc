@@ -101,12 +101,15 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
                                                              const ParamRegistry& params,
                                                              const Log& log, RuntimeOptions options,
                                                              RuntimeHooks hooks) {
-  std::vector<Vpid> daemons(options.dvm_size);
-  for (Vpid i = 0; i < options.dvm_size; ++i)
+  // A joining daemon's engine waits for its seed; until then it holds a
+  // stand-in view that contains it (frames are not handed to it).
+  const Vpid size = options.joining ? options.self + 1 : options.dvm_size;
+  std::vector<Vpid> daemons(size);
+  for (Vpid i = 0; i < size; ++i)
     daemons[i] = i;
   auto membership = Membership::create(daemons);
   if (!membership) return membership.error();
-  if (options.self >= options.dvm_size) {
+  if (options.self >= size) {
     return Error{"vpid " + std::to_string(options.self) + " is outside a DVM of " +
                  std::to_string(options.dvm_size)};
   }
@@ -120,8 +123,9 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   runtime->deferred_event_.reset(
       event_new(base, -1, 0, &DaemonRuntime::on_deferred_event, runtime.get()));
   if (!runtime->deferred_event_) return Error{"cannot create the runtime's deferred-hook event"};
-  runtime->engine_ =
-      std::make_unique<Engine>(engine_config_from(params, runtime->options_.self), *membership);
+  runtime->engine_config_ = engine_config_from(params, runtime->options_.self);
+  runtime->engine_ = std::make_unique<Engine>(runtime->engine_config_, *membership);
+  runtime->awaiting_seed_ = runtime->options_.joining;
   TcpTransportConfig config;
   config.self = runtime->options_.self;
   config.secret = runtime->options_.secret;
@@ -206,9 +210,36 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
       die_for_fault(log_, *fault, op);
     }
   }
+  if (awaiting_seed_) {
+    constexpr std::size_t kMaxBeforeSeed = 4096;
+    if (before_seed_.size() < kMaxBeforeSeed) {
+      before_seed_.emplace_back(from, std::move(frame));
+    } else {
+      log_.verbose("daemon", 1, "frame from %u dropped: still waiting for the join seed", from);
+    }
+    return;
+  }
   Outbox out;
   engine_->on_frame(now(), from, frame, out);
   drain(out, Caller::loop);
+}
+
+Status DaemonRuntime::join(const JoinSeed& seed) {
+  if (!awaiting_seed_) return Error{"this daemon has joined already"};
+  if (!seed.membership.is_alive(options_.self)) {
+    return Error{"the join seed does not list vpid " + std::to_string(options_.self) +
+                 " among the living"};
+  }
+  engine_ = std::make_unique<Engine>(engine_config_, seed);
+  awaiting_seed_ = false;
+  auto waiting = std::move(before_seed_);
+  before_seed_.clear();
+  for (auto& [from, frame] : waiting) {
+    Outbox out;
+    engine_->on_frame(now(), from, frame, out);
+    drain(out, Caller::loop);
+  }
+  return ok_status();
 }
 
 void DaemonRuntime::send_control(Vpid to, std::uint16_t tag, Bytes payload) {
@@ -245,6 +276,13 @@ void DaemonRuntime::declare_departure(Vpid vpid) {
   Outbox out;
   engine_->declare_departure(now(), vpid, out);
   drain(out, Caller::owner);
+}
+
+bool DaemonRuntime::declare_return(Vpid vpid) {
+  Outbox out;
+  const bool declared = engine_->declare_return(now(), vpid, out);
+  drain(out, Caller::owner);
+  return declared;
 }
 
 void DaemonRuntime::drain(Outbox& out, Caller caller) {

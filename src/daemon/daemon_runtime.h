@@ -26,6 +26,10 @@ struct RuntimeOptions {
   std::uint32_t dvm_size = 1;
   std::vector<std::byte> secret;
   std::string bind_host = "127.0.0.1";
+  // This daemon comes back at its old vpid or joins a running DVM: its engine
+  // starts from the controller's seed (join()); until then the engine's
+  // frames wait, and dvm_size is not used.
+  bool joining = false;
 };
 
 struct RuntimeHooks {
@@ -101,6 +105,15 @@ class DaemonRuntime : private EffectDriver {
   std::uint64_t broadcast(std::uint16_t tag, const Bytes& payload);
   void contribute(FenceRequest request);
   void declare_departure(Vpid vpid);
+  // Controller only: a lost daemon came back at its vpid, or a new one joined
+  // past the end (Engine::declare_return); false if the engine refused it.
+  bool declare_return(Vpid vpid);
+  // Controller only: what the newcomer starts from (send it encode_join_seed).
+  JoinSeed join_seed() const { return engine_->join_seed(); }
+  // A joining daemon: its engine starts from the seed, and the frames that
+  // arrived before it are handed to it in order. Refused once joined.
+  Status join(const JoinSeed& seed);
+  bool awaiting_seed() const { return awaiting_seed_; }
 
   TimeNs now() const;
   // This daemon's counters for `grove status`.
@@ -155,6 +168,11 @@ class DaemonRuntime : private EffectDriver {
   bool timing_ = false;  // grpcomm_enable_timing: log every finished broadcast
   FaultTrigger fault_;   // debug_fault: where this daemon dies, if anywhere
   std::unique_ptr<Engine> engine_;
+  // A joining daemon's engine frames until its seed arrives (bounded: the
+  // DVM sends a newcomer nothing but replies and replays before its seed).
+  bool awaiting_seed_ = false;
+  std::vector<std::pair<Vpid, std::vector<std::byte>>> before_seed_;
+  EngineConfig engine_config_;
   std::unique_ptr<TcpTransport> transport_;
   std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;
   std::vector<Effect> deferred_hooks_;

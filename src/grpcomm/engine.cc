@@ -17,6 +17,28 @@ Engine::Engine(EngineConfig config, Membership membership)
   rederive_trees();
 }
 
+Engine::Engine(EngineConfig config, const JoinSeed& seed)
+    : config_(std::move(config)), membership_(seed.membership) {
+  if (!config_.tree_cache) config_.tree_cache = std::make_shared<TreeCache>();
+  for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
+    topology(kind).kind = kind;
+    topology(kind).watermark = seed.watermarks[static_cast<int>(kind)];
+  }
+  // Weakened (tests only): the joiner starts with no rounds, as a daemon
+  // present since the start would, and stamps round 1 where others are at k.
+  if (rule_on(RepairRule::seed_joiners)) fences_.seed(seed.rounds);
+  // Nothing here predates the newest return: nothing to repair for it.
+  repaired_return_epoch_ = membership_.return_epoch();
+  rederive_trees();
+}
+
+JoinSeed Engine::join_seed() const {
+  JoinSeed seed{membership_, {}, fences_.snapshot()};
+  for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release})
+    seed.watermarks[static_cast<int>(kind)] = topology(kind).watermark;
+  return seed;
+}
+
 void Engine::rederive_trees() {
   for (TopologyKind kind : {TopologyKind::routing, TopologyKind::release}) {
     TopologyState& state = topology(kind);
@@ -102,7 +124,11 @@ void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out
   auto decoded = decode_wire_frame(frame, config_.max_payload);
   // The hop must be who the header says, a member, and not this daemon: an
   // engine answers its sender, and must never answer itself or a stranger.
-  if (!decoded || decoded->sender != from || from == config_.self || !membership_.contains(from)) {
+  // A vpid past this daemon's view is a joiner only if it has seen a newer
+  // epoch (this daemon will hear of the join); its frames are taken then.
+  if (!decoded || decoded->sender != from || from == config_.self ||
+      (!membership_.contains(from) &&
+       (from < membership_.vpid_end() || decoded->epoch <= membership_.epoch()))) {
     ++stats_.malformed;
     return;
   }
@@ -145,18 +171,39 @@ void Engine::relay_routed(const FrameHeader& header, const WireFrame& frame, Out
   out.push(SendFrame{*next, SendPath::relay, std::move(copy)});
 }
 
+Bytes Engine::encode_notice() const {
+  MembershipNotice notice{membership_.epoch(),
+                          membership_.failed(),
+                          membership_.vpid_end(),
+                          {},
+                          membership_.tree_version()};
+  for (const Incarnation& entry : membership_.incarnations())
+    notice.incarnations.emplace_back(entry.vpid, entry.epoch);
+  return encode(notice);
+}
+
 void Engine::declare_departure(TimeNs now, Vpid vpid, Outbox& out) {
   if (!is_controller() || vpid == kControllerVpid || !membership_.is_alive(vpid)) return;
-  MembershipNotice notice{membership_.epoch() + 1, membership_.failed()};
-  notice.failed.push_back(vpid);
-  std::sort(notice.failed.begin(), notice.failed.end());
-  membership_.adopt(notice.epoch, notice.failed);
+  membership_.apply({MembershipEventKind::departure, vpid, membership_.epoch() + 1});
   rederive_trees();
-  out.push(MembershipChanged{membership_.epoch(), membership_.tree_version(), notice.failed});
+  out.push(
+      MembershipChanged{membership_.epoch(), membership_.tree_version(), membership_.failed()});
   // The notice goes out first, on the repaired routing tree, so a promoted
   // daemon hears of its promotion before the replays that depend on it.
-  release_bcast(now, tags::membership, encode(notice), out);
+  release_bcast(now, tags::membership, encode_notice(), out);
   repair_all(now, out);
+}
+
+bool Engine::declare_return(TimeNs now, Vpid vpid, Outbox& out) {
+  if (!is_controller() || vpid == kControllerVpid || membership_.is_alive(vpid)) return false;
+  if (!membership_.contains(vpid) && vpid < membership_.vpid_end()) return false;  // a hole
+  membership_.apply({MembershipEventKind::return_, vpid, membership_.epoch() + 1});
+  rederive_trees();
+  out.push(
+      MembershipChanged{membership_.epoch(), membership_.tree_version(), membership_.failed()});
+  release_bcast(now, tags::membership, encode_notice(), out);
+  repair_all(now, out);
+  return true;
 }
 
 bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
@@ -165,7 +212,13 @@ bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
     ++stats_.malformed;
     return false;
   }
-  if (!membership_.adopt(notice->epoch, notice->failed)) return false;
+  std::vector<Incarnation> incarnations;
+  incarnations.reserve(notice->incarnations.size());
+  for (const auto& [vpid, epoch] : notice->incarnations)
+    incarnations.push_back(Incarnation{vpid, epoch});
+  if (!membership_.adopt(notice->epoch, notice->failed, notice->vpid_end, incarnations,
+                         notice->tree_version))
+    return false;
   rederive_trees();
   out.push(
       MembershipChanged{membership_.epoch(), membership_.tree_version(), membership_.failed()});
@@ -173,9 +226,20 @@ bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
 }
 
 void Engine::repair_all(TimeNs now, Outbox& out) {
-  repair_ops(now, topology(TopologyKind::routing), out);
-  repair_ops(now, topology(TopologyKind::release), out);
-  repair_fences(now, out);
+  const bool returned = membership_.return_epoch() > repaired_return_epoch_ &&
+                        rule_on(RepairRule::void_acks_on_return);
+  // The daemons renewed since the last repair for a return: new processes at
+  // vpids this daemon may have sent to before (sorted, as incarnations are).
+  renewed_.clear();
+  if (returned) {
+    for (const Incarnation& entry : membership_.incarnations()) {
+      if (entry.epoch > repaired_return_epoch_) renewed_.push_back(entry.vpid);
+    }
+  }
+  repaired_return_epoch_ = membership_.return_epoch();
+  repair_ops(now, topology(TopologyKind::routing), returned, out);
+  repair_ops(now, topology(TopologyKind::release), returned, out);
+  repair_fences(now, returned, out);
 }
 
 bool Engine::topology_matches(const FrameHeader& header) const {

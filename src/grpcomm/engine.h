@@ -59,6 +59,21 @@ struct FenceRequest {
   std::string signature;  // names the participant set; equal on every daemon
   VpidSet participants;   // daemons hosting participants
   Bytes data;             // this daemon's contribution (empty for a barrier)
+  // The epoch the participants were placed in (the job's launch): a daemon
+  // that came back or joined after it hosts none of them, so the controller
+  // counts it lost to this fence. UINT64_MAX: not stated (only death counts).
+  std::uint64_t placed_epoch = UINT64_MAX;
+};
+
+// What a daemon that comes back or joins starts from, taken from the
+// controller at the moment it declared the return or join: the membership
+// of that epoch, each topology's watermark (ops below it are complete
+// everywhere, so the newcomer never delivers them) and the fence rounds
+// (the joined-late rule: it must not stamp round 1 where the others are at k).
+struct JoinSeed {
+  Membership membership;
+  std::uint64_t watermarks[2] = {1, 1};  // by TopologyKind
+  FenceRounds rounds;
 };
 
 struct EngineStats {
@@ -73,6 +88,9 @@ struct EngineStats {
 class Engine {
  public:
   Engine(EngineConfig config, Membership membership);
+  // A daemon that came back at its old vpid or joined: config.self is in the
+  // seed's membership, alive.
+  Engine(EngineConfig config, const JoinSeed& seed);
 
   // A frame arrived from the peer `from` (the hop that sent it).
   void on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out);
@@ -83,6 +101,15 @@ class Engine {
   // Controller only: a daemon is gone. Assigns the next epoch, repairs, and
   // broadcasts the complete failed set on the routing tree.
   void declare_departure(TimeNs now, Vpid vpid, Outbox& out);
+
+  // Controller only: a lost daemon came back at its vpid, or a new one joined
+  // at a vpid past the end of the daemon set (any vpid skipped on the way is
+  // failed). Assigns the next epoch, broadcasts the complete view and
+  // repairs; every ack made before this epoch stops vouching (rule 7).
+  // Returns false (and does nothing) for the controller or a living member.
+  bool declare_return(TimeNs now, Vpid vpid, Outbox& out);
+  // Controller only: what the daemon that just came back or joined starts from.
+  JoinSeed join_seed() const;
 
   // Controller only: the release seam. Broadcasts payload on the topology the
   // tag selects; returns the op id on that topology.
@@ -193,9 +220,13 @@ class Engine {
             Outbox& out);
   FrameHeader header_for(FrameType type, std::uint16_t tag, TopologyKind kind, std::uint64_t op_id,
                          Vpid destination) const;
-  // Adopts a notice; returns whether the failed set changed (trees re-derived).
+  // Adopts a notice; returns whether the view changed (trees re-derived).
   bool adopt_notice(const Bytes& payload, Outbox& out);
-  // After a change of the failed set: every op and fence catches up.
+  // The controller's complete view, as a notice.
+  Bytes encode_notice() const;
+  // After a change of the view: every op and fence catches up. After a
+  // return (rule 7) every held op goes to every child again and every
+  // rollup to the parent: the returner is a new process holding nothing.
   void repair_all(TimeNs now, Outbox& out);
   void on_op_report(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
   void relay_routed(const FrameHeader& header, const WireFrame& frame, Outbox& out);
@@ -209,7 +240,8 @@ class Engine {
   // Once per op, when it is created here (delivery is idempotent by construction).
   void deliver(TopologyKind kind, std::uint64_t op_id, const XcastOp& op, Outbox& out);
   void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
-  void repair_ops(TimeNs now, TopologyState& state, Outbox& out);
+  // `returned`: a return or join since the last repair (rule 7).
+  void repair_ops(TimeNs now, TopologyState& state, bool returned, Outbox& out);
   void finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, bool ok,
                         Outbox& out);
   void learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out);
@@ -229,7 +261,9 @@ class Engine {
   // Controller: the lowest participant that can never contribute (dead or
   // not a daemon) and has not, if any.
   std::optional<Vpid> lost_participant(const FenceTracker& tracker) const;
-  void repair_fences(TimeNs now, Outbox& out);
+  // The lowest participant that is dead (or not a daemon) and never contributed.
+  std::optional<Vpid> dead_participant(const FenceTracker& tracker) const;
+  void repair_fences(TimeNs now, bool returned, Outbox& out);
   // A fence release was delivered here: the fence it names ends.
   void release_delivered(const SharedBytes& release, Outbox& out);
   void end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,
@@ -242,6 +276,9 @@ class Engine {
   Accounting accounting_;
   EngineStats stats_;
   bool radix_noop_shown_ = false;
+  // The newest return this daemon has repaired for (repair_all compares).
+  std::uint64_t repaired_return_epoch_ = 0;
+  std::vector<Vpid> renewed_;  // repair_all's: who came back or joined since the last
   std::vector<std::pair<TopologyKind, std::uint64_t>> touched_;  // track_touched_ops
   std::vector<std::uint64_t> repair_ids_;  // repair_ops()'s scratch, kept to reuse
   Status check_op(const TopologyState& state, std::uint64_t id, const XcastOp& op) const;

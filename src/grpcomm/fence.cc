@@ -18,6 +18,7 @@ void Engine::contribute(TimeNs now, FenceRequest request, Outbox& out) {
   if (tracker.participants.empty()) {
     tracker.participants = request.participants;
     tracker.participants.insert(config_.self);  // a contributor participates, by definition
+    tracker.placed_epoch = request.placed_epoch;
   }
   tracker.contributions[config_.self] = std::move(request.data);
   tracker.local = true;
@@ -39,7 +40,10 @@ void Engine::on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes&
   FenceTracker* open = fences_.open(rollup->key);
   if (!open) return;  // released already, or its scope ended: a straggler
   FenceTracker& tracker = *open;
-  if (tracker.participants.empty()) tracker.participants = rollup->participants;
+  if (tracker.participants.empty()) {
+    tracker.participants = rollup->participants;
+    tracker.placed_epoch = rollup->placed_epoch;
+  }
   tracker.too_large = tracker.too_large || rollup->too_large;
   for (auto& [vpid, data] : rollup->contributions) {
     tracker.contributions.try_emplace(vpid, std::move(data));
@@ -108,7 +112,7 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
 }
 
 void Engine::send_rollup(const FenceKey& key, FenceTracker& tracker, Vpid parent, Outbox& out) {
-  FenceRollup rollup{key, tracker.participants, {}, tracker.too_large};
+  FenceRollup rollup{key, tracker.participants, tracker.placed_epoch, {}, tracker.too_large};
   if (!tracker.too_large) {
     for (const auto& [vpid, data] : tracker.contributions)
       rollup.contributions.emplace_back(vpid, data);
@@ -131,6 +135,23 @@ void Engine::send_rollup(const FenceKey& key, FenceTracker& tracker, Vpid parent
 }
 
 std::optional<Vpid> Engine::lost_participant(const FenceTracker& tracker) const {
+  auto missing = [&](Vpid vpid) { return tracker.contributions.count(vpid) == 0; };
+  // A daemon that came back or joined after the participants were placed is
+  // a new process: whatever it hosted of them died with its predecessor.
+  std::optional<Vpid> renewed;
+  for (const Incarnation& entry : membership_.incarnations()) {  // ascending
+    if (entry.epoch > tracker.placed_epoch && tracker.participants.contains(entry.vpid) &&
+        missing(entry.vpid)) {
+      renewed = entry.vpid;
+      break;
+    }
+  }
+  std::optional<Vpid> lost = dead_participant(tracker);
+  if (renewed && (!lost || *renewed < *lost)) return renewed;
+  return lost;
+}
+
+std::optional<Vpid> Engine::dead_participant(const FenceTracker& tracker) const {
   auto missing = [&](Vpid vpid) { return tracker.contributions.count(vpid) == 0; };
   std::optional<Vpid> lost;
   if (!membership_.dense()) {
@@ -179,9 +200,16 @@ void Engine::end_fence(const FenceKey& key, FenceStatus status, Vpid lost, Share
   }
 }
 
-void Engine::repair_fences(TimeNs now, Outbox& out) {
+void Engine::repair_fences(TimeNs now, bool returned, Outbox& out) {
   for (const FenceKey& key : fences_.open_keys()) {
-    if (FenceTracker* tracker = fences_.find(key)) fence_progress(now, key, *tracker, out);
+    FenceTracker* tracker = fences_.find(key);
+    if (!tracker) continue;
+    // The parent may be a returner, which holds none of what was sent to
+    // its predecessor: the rollup goes again.
+    if (returned && tracker->sent_parent &&
+        std::binary_search(renewed_.begin(), renewed_.end(), *tracker->sent_parent))
+      tracker->sent_count = SIZE_MAX;
+    fence_progress(now, key, *tracker, out);
   }
 }
 

@@ -33,7 +33,16 @@ bool FenceTable::release(const FenceKey& key) {
   auto tracker = open_.lower_bound(FenceKey{key.signature, 0});
   while (tracker != open_.end() && tracker->first.signature == key.signature &&
          tracker->first.generation <= key.generation) {
-    if (tracker->first == key && tracker->second.local) owed = true;
+    if (tracker->first == key) {
+      owed = tracker->second.local;
+    } else if (tracker->second.local) {
+      // An older round this daemon contributed to is owed its own release,
+      // which is on its way (every release reaches every daemon) but was
+      // overtaken: a repair or a parked op can reorder two releases. Closing
+      // it here would lose its answer and its data.
+      ++tracker;
+      continue;
+    }
     tracker = open_.erase(tracker);
   }
   // Every daemon records every signature's round, participant or not, so a
@@ -68,9 +77,25 @@ bool FenceTable::scope_ended(std::string_view signature) const {
 
 const FenceKey* FenceTable::released_but_open() const {
   for (const auto& [key, tracker] : open_) {
-    if (key.generation <= generation(key.signature)) return &key;
+    // A round this daemon contributed to waits for its own release even when
+    // a later one overtook it; release() closes it then.
+    if (key.generation <= generation(key.signature) && !tracker.local) return &key;
   }
   return nullptr;
+}
+
+FenceRounds FenceTable::snapshot() const {
+  return FenceRounds{{generations_.begin(), generations_.end()}, retired_};
+}
+
+void FenceTable::seed(const FenceRounds& rounds) {
+  for (const std::string& scope : rounds.retired)
+    end_scope(scope);
+  for (const auto& [signature, generation] : rounds.released) {
+    if (scope_ended(signature)) continue;
+    std::uint64_t& known = generations_[signature];
+    known = std::max(known, generation);
+  }
 }
 
 std::vector<FenceKey> FenceTable::open_keys() const {

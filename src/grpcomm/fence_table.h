@@ -24,8 +24,16 @@
 
 namespace grove {
 
+// What a daemon that joins late starts from: every signature's last released
+// round and the scopes that ended, as the controller knew them at the join.
+struct FenceRounds {
+  std::vector<std::pair<std::string, std::uint64_t>> released;
+  std::vector<std::string> retired;  // oldest first
+};
+
 struct FenceTracker {
   VpidSet participants;
+  std::uint64_t placed_epoch = UINT64_MAX;  // see FenceRollup
   std::map<Vpid, Bytes> contributions;
   bool local = false;  // this daemon contributed
   // The round's data cannot travel in one frame: it fails, and every daemon
@@ -61,8 +69,10 @@ class FenceTable {
   FenceTracker* find(const FenceKey& key);
 
   // A release of `key` was delivered: records the round and closes it and
-  // every older round of the signature. Returns whether this daemon
-  // contributed to `key` (it then owes its caller a FenceDone).
+  // every older round of the signature this daemon did not contribute to
+  // (one it did still waits for its own release, which was overtaken).
+  // Returns whether this daemon contributed to `key` (it then owes its
+  // caller a FenceDone).
   bool release(const FenceKey& key);
 
   // Every signature that starts with `scope` is forgotten, and later frames
@@ -70,11 +80,15 @@ class FenceTable {
   void end_scope(const std::string& scope);
   bool scope_ended(std::string_view signature) const;
 
+  // The rounds a joiner starts from (the controller's), and the joiner's side.
+  FenceRounds snapshot() const;
+  void seed(const FenceRounds& rounds);
+
   std::size_t open_rounds() const { return open_.size(); }
   std::size_t known_signatures() const { return generations_.size(); }
   std::vector<FenceKey> open_keys() const;
-  // The first open round whose signature has a release at or after it (an
-  // invariant says there is none), or null.
+  // The first open round this daemon did not contribute to whose signature
+  // has a release at or after it (an invariant says there is none), or null.
   const FenceKey* released_but_open() const;
 
  private:

@@ -29,26 +29,37 @@ bool contributions_ascend(const std::vector<std::pair<Vpid, Blob>>& contribution
   return true;
 }
 
-// tags::membership: the controller's complete failed set at an epoch.
+// tags::membership: the controller's complete view at an epoch: the failed
+// set, the end of the daemon set (it grows by joins) and every incarnation
+// (who came back or joined, and when).
 struct MembershipNotice {
   std::uint64_t epoch = 0;
   std::vector<Vpid> failed;
+  Vpid vpid_end = 0;
+  std::vector<std::pair<Vpid, std::uint64_t>> incarnations;  // by vpid, strictly ascending
+  std::uint64_t tree_version = 0;  // the controller's: every daemon at this epoch agrees
 
   static constexpr const char* wire_name = "membership notice";
-  static auto wire_fields(auto& m) { return std::tie(m.epoch, m.failed); }
+  static auto wire_fields(auto& m) {
+    return std::tie(m.epoch, m.failed, m.vpid_end, m.incarnations, m.tree_version);
+  }
+  bool wire_valid() const { return contributions_ascend(incarnations); }
 };
 
 // tags::fence_rollup: every contribution the sender holds for one fence, or
 // (too_large) none: they would not fit in one frame, and the fence fails.
 struct FenceRollup {
   FenceKey key;
-  VpidSet participants;                               // daemons hosting participants
+  VpidSet participants;  // daemons hosting participants
+  // The epoch the participants were placed in: a daemon that came back or
+  // joined after it hosts none of them (UINT64_MAX: not stated).
+  std::uint64_t placed_epoch = UINT64_MAX;
   std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
   bool too_large = false;
 
   static constexpr const char* wire_name = "fence rollup";
   static auto wire_fields(auto& m) {
-    return std::tie(m.key, m.participants, m.contributions, m.too_large);
+    return std::tie(m.key, m.participants, m.placed_epoch, m.contributions, m.too_large);
   }
   bool wire_valid() const { return contributions_ascend(contributions); }
 };

@@ -17,10 +17,12 @@ namespace grove {
 // form, as the seed's first implementation had it) and show that the
 // simulator's invariants catch it. Never set outside tests.
 enum class RepairRule : std::uint8_t {
-  accept_any_sender,  // property 2: no "is the sender my parent" screen
-  replay_at_once,     // property 4: nobody defers a replay to its parent's
-  park_when_behind,   // property 5: park what a newer view sent out of turn
-  ack_names_subtree,  // an ack counts only for the subtree it was made for
+  accept_any_sender,    // property 2: no "is the sender my parent" screen
+  replay_at_once,       // property 4: nobody defers a replay to its parent's
+  park_when_behind,     // property 5: park what a newer view sent out of turn
+  ack_names_subtree,    // an ack counts only for the subtree it was made for
+  void_acks_on_return,  // rule 7: a return voids every ack made before it
+  seed_joiners,         // a joiner or returner starts from the controller's rounds
 };
 
 // A set of weakened rules (empty: the engine as it runs).
@@ -77,18 +79,22 @@ struct AckStamp {
 };
 
 // Whether a child's acknowledgement counts toward this daemon's own, now that
-// this daemon is at `my_epoch` and the child sits in `child_slot`. The ack must
-// not come from a later epoch (kept aside until this daemon gets there), and
-// the child must have made it from the slot it holds now. A daemon only ever
-// moves up its own ancestor chain as daemons fail, so a slot's subtree can
+// this daemon is at `my_epoch`, the newest return or join it knows of was in
+// `return_epoch`, and the child sits in `child_slot`. The ack must not come
+// from a later epoch (kept aside until this daemon gets there), and the child
+// must have made it from the slot it holds now. While daemons only fail, a
+// daemon only ever moves up its own ancestor chain, so a slot's subtree can
 // only lose members: an ack made from the same slot in an earlier epoch
 // covers the subtree counted on now. An ack made from another slot covers
 // another subtree: a daemon that has not heard of its promotion answers from
 // its old place (a leaf there, say) while its repaired parent counts on it for
 // the larger subtree of the new one; it answers again once it hears.
-inline bool ack_vouches(const AckStamp& ack, std::uint64_t my_epoch,
+// A return or a join moves members down again (the returner takes back its
+// slot, whoever stood in for it goes home) and adds a member that holds
+// nothing, so no ack made before the newest return vouches for anything.
+inline bool ack_vouches(const AckStamp& ack, std::uint64_t my_epoch, std::uint64_t return_epoch,
                         std::optional<std::uint32_t> child_slot) {
-  return ack.epoch <= my_epoch && child_slot == ack.slot;
+  return return_epoch <= ack.epoch && ack.epoch <= my_epoch && child_slot == ack.slot;
 }
 
 // Whether to park an op instead of deriving children for it: the sender has

@@ -212,11 +212,13 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
   // Every child needs an ack of its own: with fewer acks held than children
   // some child is still pending, and the per-child check can wait for the last.
   bool pending = op.acked.size() < children.size();
+  const std::uint64_t return_epoch =
+      rule_on(RepairRule::void_acks_on_return) ? membership_.return_epoch() : 0;
   for (std::size_t i = 0; i < children.size() && !pending; ++i) {
     auto ack = op.acked.find(children[i]);
     pending = ack == op.acked.end() ||
               (rule_on(RepairRule::ack_names_subtree) &&
-               !ack_vouches(ack->second, membership_.epoch(), state.child_slots[i]));
+               !ack_vouches(ack->second, membership_.epoch(), return_epoch, state.child_slots[i]));
   }
   if (pending) {
     op.phase = OpPhase::forwarding;
@@ -261,7 +263,7 @@ void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outb
   state.aborted.erase(state.aborted.begin(), state.aborted.lower_bound(watermark));
 }
 
-void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
+void Engine::repair_ops(TimeNs now, TopologyState& state, bool returned, Outbox& out) {
   // Ids first: advance() may end an op (the originator's last ack).
   std::vector<std::uint64_t>& ids = repair_ids_;
   ids.clear();
@@ -275,15 +277,23 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, Outbox& out) {
       op.parked_until.reset();
     }
     // Our own acks were made from the slot we held; from a new one they vouch
-    // for another subtree, so every requester is answered again.
-    if (state.own_slot_moved) op.answered.clear();
+    // for another subtree, so every requester is answered again. After a
+    // return no ack made before it vouches (rule 7): ours are made again too.
+    if (state.own_slot_moved || returned) op.answered.clear();
+    // A child may be a returner: a new process at an old vpid (and slot)
+    // that holds none of what its predecessor was sent. It is sent again.
+    if (returned) {
+      erase_if(op.sent_to, [&](const auto& entry) {
+        return std::binary_search(renewed_.begin(), renewed_.end(), entry.first);
+      });
+    }
     if (op.parked_until || op.phase == OpPhase::held) continue;
     // Same place, same children: a complete op whose every requester has
     // been answered has nothing to do. (An incomplete one may now count an ack
     // that came from this epoch early; an op just unparked owes its sender.)
     const bool settled =
         op.phase == OpPhase::complete && op.answered.size() == op.requesters.size();
-    if (settled && !state.own_slot_moved && !state.children_moved) continue;
+    if (settled && !state.own_slot_moved && !state.children_moved && !returned) continue;
     // A child that died, or moved to another slot since we sent to it, gets
     // the payload (again) in its current place.
     erase_if(op.sent_to,
@@ -313,7 +323,9 @@ void Engine::apply_op_abort(const OpAbort& abort, Outbox& out) {
     }
     state.aborted.insert(abort.op_id);
   }
-  if (abort.fence && abort.fence->generation > fence_generation(abort.fence->signature)) {
+  // Also a round overtaken by a later release: it still waits for its end.
+  if (abort.fence && (abort.fence->generation > fence_generation(abort.fence->signature) ||
+                      fences_.find(*abort.fence) != nullptr)) {
     end_fence(*abort.fence, abort.status, 0, nullptr, out);
   }
 }

@@ -27,6 +27,8 @@ struct SimCliOptions {
   std::int64_t radix2 = 0;
   std::string low_radix_release;
   std::uint32_t faults = 0;
+  std::uint32_t returns = 0;
+  std::uint32_t joins = 0;
   std::uint64_t seed = 1;
   std::uint32_t runs = 1;
   std::uint32_t rounds = 1;
@@ -100,6 +102,8 @@ std::optional<SimOptions> sim_options(const CliContext& context, const SimCliOpt
     options.low_radix_release = *value;
   }
   options.random_faults = cli.faults;
+  options.returns = cli.returns;
+  options.joins = cli.joins;
   options.rounds = cli.rounds;
   options.release_delay_ns = cli.release_delay_us * 1000;
   options.release_delay_target = cli.release_delay_target;
@@ -128,6 +132,12 @@ std::optional<SimOptions> sim_options(const CliContext& context, const SimCliOpt
                     " leaves no daemon but the controller");
     return std::nullopt;
   }
+  if (cli.returns > cli.faults) {
+    print_cli_error("--returns " + std::to_string(cli.returns) +
+                    ": only daemons that die (--faults " + std::to_string(cli.faults) +
+                    ") can come back");
+    return std::nullopt;
+  }
   return options;
 }
 
@@ -137,6 +147,7 @@ struct SimTotals {
   Accounting traffic;
   std::vector<double> frames_per_daemon, bytes_per_daemon;
   std::uint64_t events = 0, killed = 0, parked = 0, replays = 0, resends = 0, failed_rounds = 0;
+  std::uint64_t returned = 0, joined = 0;
   std::uint64_t pmix_released = 0, pmix_failed = 0;
   nlohmann::json failures = nlohmann::json::array();
   std::uint32_t runs_completed = 0;
@@ -145,6 +156,8 @@ struct SimTotals {
     ++runs_completed;
     events += result.events;
     killed += result.killed.size();
+    returned += result.returned.size();
+    joined += result.joined.size();
     parked += result.parked;
     replays += result.replays;
     resends += result.rollup_resends;
@@ -213,6 +226,8 @@ int print_sim_json(const SimCliOptions& cli, const SimOptions& options, const Si
                     {"radix2", options.radices.release},
                     {"low_radix_release", options.low_radix_release},
                     {"faults", cli.faults},
+                    {"returns", cli.returns},
+                    {"joins", cli.joins},
                     {"rounds", cli.rounds},
                     {"seed", cli.seed},
                     {"runs", cli.runs}};
@@ -229,6 +244,8 @@ int print_sim_json(const SimCliOptions& cli, const SimOptions& options, const Si
   out["bytes_per_daemon"] = {{"mean", mean_of(totals.bytes_per_daemon)},
                              {"max", max_of(totals.bytes_per_daemon)}};
   out["repairs"] = {{"killed", totals.killed},
+                    {"returned", totals.returned},
+                    {"joined", totals.joined},
                     {"parked", totals.parked},
                     {"replays", totals.replays},
                     {"rollup_resends", totals.resends},
@@ -277,11 +294,13 @@ void print_sim_summary(const SimCliOptions& cli, const SimOptions& options, cons
               mean_of(totals.frames_per_daemon), max_of(totals.frames_per_daemon),
               format_bytes(mean_of(totals.bytes_per_daemon)).c_str(),
               format_bytes(max_of(totals.bytes_per_daemon)).c_str());
-  if (cli.faults > 0) {
+  if (cli.faults > 0 || cli.joins > 0) {
     std::printf(
-        "repairs: %llu killed, %llu parked, %llu replays, %llu rollup re-sends, "
-        "%llu rounds ended in error\n",
+        "repairs: %llu killed, %llu came back, %llu joined, %llu parked, %llu replays, "
+        "%llu rollup re-sends, %llu rounds ended in error\n",
         static_cast<unsigned long long>(totals.killed),
+        static_cast<unsigned long long>(totals.returned),
+        static_cast<unsigned long long>(totals.joined),
         static_cast<unsigned long long>(totals.parked),
         static_cast<unsigned long long>(totals.replays),
         static_cast<unsigned long long>(totals.resends),
@@ -365,6 +384,15 @@ void add_sim_command(CLI::App& app, CliContext& context) {
   command->add_option("--low-radix-release", options->low_radix_release,
                       "true/false (default: grpcomm_low_radix_release)");
   command->add_option("--faults", options->faults, "Random daemon deaths per run")
+      ->capture_default_str();
+  command
+      ->add_option("--returns", options->returns,
+                   "Daemons that die and come back at their vpid per run (at most --faults)")
+      ->capture_default_str();
+  command
+      ->add_option("--joins", options->joins,
+                   "New daemons that join the DVM mid-run, past its last vpid, per run")
+      ->check(CLI::Range(0u, 100000u))
       ->capture_default_str();
   command->add_option("--seed", options->seed, "Seed of the first run")->capture_default_str();
   command->add_option("--runs", options->runs, "Runs, with seeds seed, seed+1, ...")

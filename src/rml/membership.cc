@@ -51,29 +51,77 @@ std::vector<Vpid> Membership::failed() const {
   return out;
 }
 
+std::uint64_t Membership::incarnation(Vpid vpid) const {
+  auto at = std::lower_bound(incarnations_.begin(), incarnations_.end(), vpid,
+                             [](const Incarnation& entry, Vpid key) { return entry.vpid < key; });
+  return at != incarnations_.end() && at->vpid == vpid ? at->epoch : 0;
+}
+
+bool Membership::set_incarnation(Vpid vpid, std::uint64_t epoch) {
+  auto at = std::lower_bound(incarnations_.begin(), incarnations_.end(), vpid,
+                             [](const Incarnation& entry, Vpid key) { return entry.vpid < key; });
+  if (at != incarnations_.end() && at->vpid == vpid) {
+    if (epoch <= at->epoch) return false;
+    at->epoch = epoch;
+  } else {
+    incarnations_.insert(at, Incarnation{vpid, epoch});
+  }
+  return_epoch_ = std::max(return_epoch_, epoch);
+  return true;
+}
+
+std::vector<Vpid> Membership::grow_to(Vpid end) {
+  std::vector<Vpid> added;
+  if (end <= vpid_end()) return added;
+  auto grown = std::make_shared<std::vector<Vpid>>(*daemons_);
+  for (Vpid vpid = vpid_end(); vpid < end; ++vpid) {
+    grown->push_back(vpid);
+    added.push_back(vpid);
+  }
+  daemons_ = std::move(grown);
+  return added;
+}
+
 bool Membership::apply(const MembershipEvent& event) {
   if (event.epoch <= epoch_) return false;  // stale: already adopted a newer view
   epoch_ = event.epoch;
+  // The controller never departs or returns while its DVM lives.
+  if (event.vpid == kControllerVpid) return false;
+  if (event.kind == MembershipEventKind::return_ && event.vpid >= vpid_end()) {
+    // A join: the vpids skipped on the way were never started.
+    const Vpid old_end = vpid_end();
+    grow_to(event.vpid + 1);
+    for (Vpid vpid = old_end; vpid < event.vpid; ++vpid)
+      failed_indices_.push_back(static_cast<std::uint32_t>(*index_of(vpid)));
+  }
   auto index = index_of(event.vpid);
-  // The controller never departs while its DVM lives; a notice naming it is ignored.
-  if (!index || event.vpid == kControllerVpid) return false;
+  if (!index) return false;
   const bool want_failed = event.kind == MembershipEventKind::departure;
   const auto position = static_cast<std::uint32_t>(*index);
   auto at = std::lower_bound(failed_indices_.begin(), failed_indices_.end(), position);
   const bool failed = at != failed_indices_.end() && *at == position;
-  if (failed == want_failed) return false;
-  if (want_failed) {
-    failed_indices_.insert(at, position);
-  } else {
-    failed_indices_.erase(at);
+  bool changed = false;
+  if (failed != want_failed) {
+    if (want_failed) {
+      failed_indices_.insert(at, position);
+    } else {
+      failed_indices_.erase(at);
+    }
+    changed = true;
   }
-  ++tree_version_;
-  return true;
+  // A return is news even for a vpid this daemon never heard had died: the
+  // process at that vpid is a new one.
+  if (!want_failed && set_incarnation(event.vpid, event.epoch)) changed = true;
+  if (changed) ++tree_version_;
+  return changed;
 }
 
-bool Membership::adopt(std::uint64_t epoch, std::span<const Vpid> failed) {
+bool Membership::adopt(std::uint64_t epoch, std::span<const Vpid> failed, Vpid vpid_end,
+                       std::span<const Incarnation> incarnations, std::uint64_t tree_version) {
   if (epoch <= epoch_) return false;
   epoch_ = epoch;
+  const std::size_t old_size = daemons_->size();
+  grow_to(vpid_end);
   std::vector<std::uint32_t> wanted;
   wanted.reserve(failed.size());
   for (Vpid vpid : failed) {
@@ -83,7 +131,9 @@ bool Membership::adopt(std::uint64_t epoch, std::span<const Vpid> failed) {
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
   // The tree version grows by the departures plus the returns: the size of
-  // the symmetric difference between the old and the new failed set.
+  // the symmetric difference between the old and the new failed set (a vpid
+  // the set just grew by was never alive here, so its being failed is no
+  // departure), plus every incarnation newer than the one known.
   std::uint64_t changes = 0;
   auto old_it = failed_indices_.begin();
   auto new_it = wanted.begin();
@@ -91,14 +141,22 @@ bool Membership::adopt(std::uint64_t epoch, std::span<const Vpid> failed) {
     if (new_it == wanted.end() || (old_it != failed_indices_.end() && *old_it < *new_it)) {
       ++changes, ++old_it;  // a return
     } else if (old_it == failed_indices_.end() || *new_it < *old_it) {
-      ++changes, ++new_it;  // a departure
+      if (*new_it < old_size) ++changes;  // a departure
+      ++new_it;
     } else {
       ++old_it, ++new_it;
     }
   }
+  for (const Incarnation& entry : incarnations) {
+    if (entry.vpid != kControllerVpid && index_of(entry.vpid) &&
+        set_incarnation(entry.vpid, entry.epoch))
+      ++changes;
+  }
+  const bool grew = daemons_->size() != old_size;
   failed_indices_ = std::move(wanted);
-  tree_version_ += changes;
-  return changes != 0;
+  tree_version_ =
+      tree_version != 0 ? std::max(tree_version_, tree_version) : tree_version_ + changes;
+  return changes != 0 || grew;
 }
 
 }  // namespace grove

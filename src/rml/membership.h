@@ -1,6 +1,14 @@
 // The daemon set of a DVM as one daemon sees it: which vpids exist (holes are
-// allowed: an elastic shrink leaves them), which have failed, the recovery
-// epoch the controller assigned last, and the tree version.
+// allowed), which have failed, which came back or joined and when, the
+// recovery epoch the controller assigned last, and the tree version.
+//
+// Membership moves both ways: a failed daemon can return at its old vpid, and
+// the daemon set can grow by vpids past its end (a join). A joined vpid is
+// laid out after every other, so growing the set by daemons that are not yet
+// alive changes no tree; a join is therefore the return of a vpid that was
+// always there. Each return or join stamps the vpid's incarnation with its
+// epoch; the newest such stamp is the return epoch, before which no ack may
+// vouch for anything (docs/engine.md, rule 7).
 //
 // The tree version counts the departures and returns this daemon has learned
 // of. It only ever grows, even when a return clears a failure: a popcount of
@@ -22,6 +30,13 @@ using Vpid = std::uint32_t;
 inline constexpr Vpid kControllerVpid = 0;
 
 enum class MembershipEventKind : std::uint8_t { departure, return_ };
+
+// When a vpid last came back or joined (vpids never listed: present since the start).
+struct Incarnation {
+  Vpid vpid = 0;
+  std::uint64_t epoch = 0;
+  friend bool operator==(const Incarnation&, const Incarnation&) = default;
+};
 
 struct MembershipEvent {
   MembershipEventKind kind = MembershipEventKind::departure;
@@ -45,15 +60,27 @@ class Membership {
   static Result<Membership> create(std::vector<Vpid> daemons);
 
   // Applies an event from the controller. An event whose epoch is not newer
-  // than the current one is stale and ignored. Returns whether the failed set
-  // changed (and so the tree version advanced).
+  // than the current one is stale and ignored. A return of a vpid past the
+  // end of the daemon set is a join: the set grows to it, and any vpid
+  // skipped on the way is failed. Returns whether the view changed (and so
+  // the tree version advanced).
   bool apply(const MembershipEvent& event);
 
-  // Adopts the controller's complete failed set at an epoch (notices carry the
-  // whole set, so a daemon that misses or reorders one still converges). Stale
-  // epochs are ignored. The tree version grows by the number of departures and
-  // returns this learns of. Returns whether the failed set changed.
-  bool adopt(std::uint64_t epoch, std::span<const Vpid> failed);
+  // Adopts the controller's complete view at an epoch: the failed set, the end
+  // of the daemon set (one past its highest vpid; a smaller end changes
+  // nothing) and every incarnation. Notices carry the whole view, so a daemon
+  // that misses or reorders one still converges. Stale epochs are ignored.
+  // The tree version grows by the departures and the returns this learns of
+  // (a return is an incarnation newer than the one known). Returns whether
+  // the view changed.
+  //
+  // `tree_version`, when not 0, is the controller's count at that epoch and
+  // is taken as it is: counts that depend on which notices a daemon happened
+  // to see (a departure and a return seen apart count two, seen at once
+  // none) would disagree, and an op parked until its sender's count would
+  // wait for ever at a daemon that counts lower.
+  bool adopt(std::uint64_t epoch, std::span<const Vpid> failed, Vpid vpid_end = 0,
+             std::span<const Incarnation> incarnations = {}, std::uint64_t tree_version = 0);
 
   std::span<const Vpid> daemons() const { return *daemons_; }
   // The daemon set is immutable and shared between copies (a simulator holds thousands).
@@ -74,17 +101,32 @@ class Membership {
 
   std::uint64_t epoch() const { return epoch_; }
   std::uint64_t tree_version() const { return tree_version_; }
+  // One past the highest vpid of the daemon set.
+  Vpid vpid_end() const { return daemons_->back() + 1; }
+  // Sorted by vpid: every vpid that came back or joined, with the epoch it did.
+  const std::vector<Incarnation>& incarnations() const { return incarnations_; }
+  // The epoch vpid last came back or joined in (0: present since the start).
+  std::uint64_t incarnation(Vpid vpid) const;
+  // The newest incarnation's epoch (0: no daemon ever came back or joined).
+  std::uint64_t return_epoch() const { return return_epoch_; }
 
  private:
   explicit Membership(std::vector<Vpid> daemons);
+  // Grows the daemon set to `end` (a new shared vector: copies keep theirs).
+  // Returns the vpids added.
+  std::vector<Vpid> grow_to(Vpid end);
+  // Records vpid's incarnation at `epoch`; returns whether it is newer.
+  bool set_incarnation(Vpid vpid, std::uint64_t epoch);
 
   std::shared_ptr<const std::vector<Vpid>> daemons_;  // sorted
   // Sorted indices into daemons_ of the failed daemons. A list, not a bitmap:
   // failures are few, and a bitmap made every copy (one per engine in the
   // simulator) and every adopt cost the daemon count, not the failure count.
   std::vector<std::uint32_t> failed_indices_;
+  std::vector<Incarnation> incarnations_;  // sorted by vpid
   std::uint64_t epoch_ = 0;
   std::uint64_t tree_version_ = 0;
+  std::uint64_t return_epoch_ = 0;
 };
 
 }  // namespace grove

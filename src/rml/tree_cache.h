@@ -18,8 +18,9 @@ namespace grove {
 
 class TreeCache {
  public:
-  // The tree for this membership at this radix. The daemon set must be the
-  // same for every membership given to one cache.
+  // The tree for this membership at this radix. Every membership given to
+  // one cache must come from one DVM: the same daemon set, or one grown from
+  // it (growth only appends vpids, so its size names it).
   Tree get(const Membership& membership, std::uint32_t radix);
   std::size_t size() const { return trees_.size(); }
   std::uint64_t derivations() const { return derivations_; }
@@ -27,23 +28,26 @@ class TreeCache {
  private:
   struct Key {
     std::uint32_t radix = 0;
+    std::size_t daemons = 0;
     std::vector<std::uint32_t> failed;
   };
   // A lookup borrows the membership's failed set: every engine asks after
   // every notice, and a copied key was an allocation per ask.
   struct KeyView {
     std::uint32_t radix = 0;
+    std::size_t daemons = 0;
     std::span<const std::uint32_t> failed;
   };
   struct Less {
     using is_transparent = void;
-    static KeyView view(const Key& key) { return {key.radix, key.failed}; }
+    static KeyView view(const Key& key) { return {key.radix, key.daemons, key.failed}; }
     static KeyView view(const KeyView& key) { return key; }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
       const KeyView x = view(a);
       const KeyView y = view(b);
       if (x.radix != y.radix) return x.radix < y.radix;
+      if (x.daemons != y.daemons) return x.daemons < y.daemons;
       return std::lexicographical_compare(x.failed.begin(), x.failed.end(), y.failed.begin(),
                                           y.failed.end());
     }

@@ -83,6 +83,15 @@ SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index) {
       options.release_delay_target = -1;
       break;
   }
+  // Membership that moves both ways, in half the schedules: up to four of
+  // the dead come back at their vpids, and up to four newcomers (an eighth
+  // of a small DVM) join past the end, while the rounds run. Each return
+  // voids every ack made before it (rule 7), so every daemon answers again
+  // for what it holds: more would cost the campaign its pace, not find more.
+  if (stream.below(2) == 1) {
+    options.returns = static_cast<std::uint32_t>(uniform(0, std::min(4U, options.random_faults)));
+    options.joins = static_cast<std::uint32_t>(uniform(0, std::clamp(options.daemons / 8, 1U, 4U)));
+  }
   options.check_engines = true;
   options.trace_lines = 0;  // a violation is replayed with its trace
   options.seed = seed + index;
@@ -93,6 +102,8 @@ void CampaignReport::merge(CampaignReport&& other) {
   schedules += other.schedules;
   events += other.events;
   deaths += other.deaths;
+  returns += other.returns;
+  joins += other.joins;
   for (std::size_t i = 0; i < runs_per_cell.size(); ++i) {
     runs_per_cell[i] += other.runs_per_cell[i];
     violations_per_cell[i] += other.violations_per_cell[i];
@@ -109,6 +120,8 @@ void run_campaign_schedule(std::uint64_t seed, std::uint64_t index, CampaignRepo
   ++report.schedules;
   report.events += result.events;
   report.deaths += result.killed.size();
+  report.returns += result.returned.size();
+  report.joins += result.joined.size();
   if (result.ok) return;
   ++report.violations_per_cell[cell];
   options.trace_lines = 60;

@@ -30,7 +30,8 @@ const std::vector<CampaignCell>& campaign_cells();
 // Schedule `index` of the campaign started at `seed`: its cell is index modulo
 // the cell count; every other choice (size, faults, jitter up to 10x alpha,
 // 1-5 rounds, participation 0.1-1, payload, release delay on every daemon or
-// only on the first victim) is drawn from (seed, index).
+// only on the first victim, and in half the schedules returns of the dead
+// and joins) is drawn from (seed, index).
 SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index);
 
 struct CampaignViolation {
@@ -45,6 +46,8 @@ struct CampaignReport {
   std::uint64_t schedules = 0;
   std::uint64_t events = 0;
   std::uint64_t deaths = 0;
+  std::uint64_t returns = 0;  // dead daemons that came back at their vpid
+  std::uint64_t joins = 0;    // daemons that joined past the end
   std::vector<std::uint64_t> runs_per_cell = std::vector<std::uint64_t>(campaign_cells().size());
   std::vector<std::uint64_t> violations_per_cell =
       std::vector<std::uint64_t>(campaign_cells().size());

@@ -6,10 +6,7 @@
 
 namespace grove {
 
-std::vector<FaultSpec> draw_faults(const SimOptions& options, RandomStream& faults) {
-  std::vector<FaultSpec> drawn;
-  if (options.random_faults == 0 || options.daemons <= 2) return drawn;
-  // Spread random deaths over the time the rounds should take, by the model.
+TimeNs fault_horizon_ns(const SimOptions& options) {
   CostConstants model{static_cast<double>(options.network.alpha_ns) / 1000.0,
                       static_cast<double>(options.network.copy_ns) / 1000.0,
                       options.network.threads, options.network.bandwidth_bytes_per_s};
@@ -17,7 +14,14 @@ std::vector<FaultSpec> draw_faults(const SimOptions& options, RandomStream& faul
                     release_time_us(options.daemons, options.radices.release,
                                     static_cast<double>(options.payload_bytes), model) +
                     static_cast<double>(options.release_delay_ns) / 1000.0 * 4;
-  auto horizon = static_cast<TimeNs>(round_us * 1000.0 * options.rounds * 1.5) + 1;
+  return static_cast<TimeNs>(round_us * 1000.0 * options.rounds * 1.5) + 1;
+}
+
+std::vector<FaultSpec> draw_faults(const SimOptions& options, RandomStream& faults) {
+  std::vector<FaultSpec> drawn;
+  if (options.random_faults == 0 || options.daemons <= 2) return drawn;
+  // Spread random deaths over the time the rounds should take, by the model.
+  const TimeNs horizon = fault_horizon_ns(options);
   std::vector<Vpid> candidates;
   for (Vpid i = 1; i < options.daemons; ++i)
     candidates.push_back(i);

@@ -10,6 +10,10 @@
 
 namespace grove {
 
+// The time the run's rounds should take, by the cost model, with room to
+// spare: random deaths and joins are spread over it.
+TimeNs fault_horizon_ns(const SimOptions& options);
+
 // `options.random_faults` faults (at most one per daemon, never the
 // controller), each at a time, on a release, or while holding one.
 std::vector<FaultSpec> draw_faults(const SimOptions& options, RandomStream& faults);

@@ -23,10 +23,8 @@ std::string op_name(TopologyKind kind, std::uint64_t id) {
 Status InvariantChecker::on_deliver(Vpid daemon, const DeliverBroadcast& deliver) {
   auto key = std::make_pair(deliver.topology, deliver.op_id);
   auto& entry = deliveries_[key];
-  if (entry.delivered.empty()) {
-    entry.delivered.assign(daemons_, false);
-    entry.bytes = deliver.payload;
-  }
+  if (entry.delivered.empty()) entry.bytes = deliver.payload;
+  if (entry.delivered.size() < daemons_) entry.delivered.resize(daemons_, false);
   if (entry.delivered[daemon]) {
     return Error{"daemon " + std::to_string(daemon) + " delivered " +
                  op_name(deliver.topology, deliver.op_id) + " twice"};
@@ -51,7 +49,8 @@ Status InvariantChecker::on_broadcast_done(const BroadcastDone& done,
   auto found = deliveries_.find(key);
   for (std::size_t vpid = 0; vpid < alive.size(); ++vpid) {
     if (!alive[vpid]) continue;
-    if (found == deliveries_.end() || !found->second.delivered[vpid]) {
+    if (found == deliveries_.end() || vpid >= found->second.delivered.size() ||
+        !found->second.delivered[vpid]) {
       return Error{"the originator completed " + op_name(done.topology, done.op_id) +
                    " before living daemon " + std::to_string(vpid) + " had it"};
     }
@@ -71,9 +70,10 @@ Status InvariantChecker::on_fence_done(Vpid daemon, const FenceDone& done) {
   auto name = [&] {
     return "fence '" + done.key.signature + "' round " + std::to_string(done.key.generation);
   };
-  if (daemon >= outcome.finished.size()) {
+  if (daemon >= daemons_) {
     return Error{"daemon " + std::to_string(daemon) + " is not in the simulation"};
   }
+  if (outcome.finished.size() < daemons_) outcome.finished.resize(daemons_, false);
   if (outcome.finished[daemon]) {
     return Error{"daemon " + std::to_string(daemon) + " finished " + name() + " twice"};
   }
@@ -88,6 +88,16 @@ Status InvariantChecker::on_fence_done(Vpid daemon, const FenceDone& done) {
     return Error{"daemon " + std::to_string(daemon) + " got different data from " + name()};
   }
   return ok_status();
+}
+
+void InvariantChecker::renew(Vpid vpid) {
+  if (vpid >= daemons_) {
+    daemons_ = std::size_t{vpid} + 1;
+    return;  // a joiner: nothing delivered yet
+  }
+  for (auto& [key, entry] : deliveries_) {
+    if (vpid < entry.delivered.size()) entry.delivered[vpid] = false;
+  }
 }
 
 std::size_t InvariantChecker::fence_outcomes(const FenceKey& key) const {

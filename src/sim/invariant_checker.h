@@ -3,7 +3,8 @@
 //   I1 exactly once: a daemon delivers each broadcast at most once.
 //   I2 same bytes: every delivery of an op carries the originator's bytes.
 //   I3 complete means everywhere: the originator completes an op only when
-//      every living daemon has delivered it.
+//      every living daemon has delivered it (a daemon that came back or
+//      joined, in its current life).
 //   I4 one ending: no op completes twice, or after its abort.
 //   I5 one outcome: every participant ends a fence round the same way, with
 //      the same data.
@@ -29,6 +30,10 @@ class InvariantChecker {
   // `alive` is ground truth at the moment of completion.
   Status on_broadcast_done(const BroadcastDone& done, const std::vector<bool>& alive);
   Status on_fence_done(Vpid daemon, const FenceDone& done);
+  // The daemon at vpid starts a new life (it came back, or joined past the
+  // end): what its predecessor delivered is not its own, and I3 asks it to
+  // have every op completed from now on.
+  void renew(Vpid vpid);
 
   // How many participants ended each fence round, and how.
   std::size_t fence_outcomes(const FenceKey& key) const;

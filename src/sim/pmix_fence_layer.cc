@@ -27,6 +27,7 @@ std::optional<FenceRequest> SimPmixFences::enter(Vpid daemon, std::uint64_t roun
   call.jobs.push_back({kSimJob, nspace_, {}});
   call.hosts = std::move(request.participants);
   call.data = std::move(request.data);
+  call.placed_epoch = request.placed_epoch;
   PmixFenceBook::Begun begun = books_[daemon].begin(std::move(call), round);
   open_.emplace(std::pair{daemon, begun.id}, round);
   std::optional<FenceRequest> contribute;

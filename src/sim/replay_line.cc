@@ -106,6 +106,8 @@ const std::map<std::string, Setter, std::less<>>& setters() {
        }},
       {"--rounds", unsigned_field(&SimOptions::rounds)},
       {"--faults", unsigned_field(&SimOptions::random_faults)},
+      {"--returns", unsigned_field(&SimOptions::returns)},
+      {"--joins", unsigned_field(&SimOptions::joins)},
       {"--release-delay-us", integer_in(0, kMaxInt / 1000,
                                         [](SimOptions& o, std::int64_t v) {
                                           o.release_delay_ns = static_cast<TimeNs>(v) * 1000;
@@ -166,6 +168,8 @@ std::string replay_arguments(const SimOptions& o) {
   // Only when not the default, so replay lines from before the option read the same.
   if (o.network.sharing == NicSharing::fair) line << " --nic-sharing fair";
   if (o.pmix_fences) line << " --pmix-fences true";
+  if (o.returns != 0) line << " --returns " << o.returns;
+  if (o.joins != 0) line << " --joins " << o.joins;
   return line.str();
 }
 

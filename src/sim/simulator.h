@@ -44,6 +44,12 @@ struct SimOptions {
   bool pmix_fences = false;
   std::uint32_t random_faults = 0;  // drawn from the seed when `faults` is empty
   std::vector<FaultSpec> faults;    // an explicit schedule
+  // Elastic membership: this many of the daemons that die come back at their
+  // vpid (each some time after its departure was declared), and this many
+  // new daemons join past the end, at random times while the rounds run.
+  // Neither hosts participants: the job was placed before they came.
+  std::uint32_t returns = 0;
+  std::uint32_t joins = 0;
   std::uint64_t seed = 1;
   NetworkModel network;
   TimeNs detect_min_ns = 50'000;  // the controller learns of a death this long after
@@ -76,6 +82,8 @@ struct SimResult {
   std::uint64_t events = 0;
   TimeNs end_ns = 0;
   std::vector<std::uint32_t> killed;
+  std::vector<std::uint32_t> returned;  // came back at their vpid, in order
+  std::vector<std::uint32_t> joined;    // joined past the end, in order
   std::uint64_t rounds_completed = 0;   // rounds every living participant finished
   std::uint64_t rounds_failed = 0;      // rounds that ended with an error status
   std::vector<TimeNs> fence_ns;         // per round: first contribution to last completion

@@ -27,6 +27,7 @@ class FlatMap {
   bool empty() const { return entries_.empty(); }
   std::size_t size() const { return entries_.size(); }
   void reserve(std::size_t count) { entries_.reserve(count); }
+  void clear() { entries_.clear(); }
 
   iterator find(const Key& key) {
     auto at = lower(key);

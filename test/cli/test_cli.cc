@@ -284,6 +284,21 @@ TEST_CASE("grove sim shows progress only where asked, and Ctrl-C reports the run
   CHECK_THAT(bad.err, Catch::Contains("--progress"));
 }
 
+TEST_CASE("grove sim moves membership both ways with --returns and --joins", "[cli]") {
+  auto run = run_grove({"sim", "-n", "20", "--faults", "3", "--returns", "2", "--joins", "3",
+                        "--rounds", "3", "--runs", "5", "--json"});
+  REQUIRE(run.exit_code == 0);
+  auto out = nlohmann::json::parse(run.out);
+  CHECK(out["options"]["returns"] == 2);
+  CHECK(out["options"]["joins"] == 3);
+  CHECK(out["repairs"]["joined"] == 15);
+  CHECK(out["runs_failed"] == 0);
+  // Only a daemon that died can come back.
+  auto bad = run_grove({"sim", "--faults", "1", "--returns", "2"});
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--returns 2: only daemons that die (--faults 1)"));
+}
+
 TEST_CASE("grove sim re-executes itself once with huge pages, with the same results", "[cli]") {
   std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string mode;

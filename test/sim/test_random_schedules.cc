@@ -135,7 +135,8 @@ TEST_CASE("a replay line with an unknown option or a bad value is refused by nam
 
 // The campaign's matrix (benchmarks/sim_campaign runs a million of these):
 // radices 2-8 and 64/4, 5-300 daemons, faults up to half, jitter up to 10x
-// alpha, 1-5 rounds, participation 0.1-1, delays on a victim. A fixed sample,
+// alpha, 1-5 rounds, participation 0.1-1, delays on a victim, returns and
+// joins in half of them. A fixed sample,
 // three schedules per cell, from the campaign's own seed.
 TEST_CASE("a fixed sample of the campaign matrix holds every invariant", "[sim][campaign]") {
   CampaignReport report;
@@ -150,4 +151,7 @@ TEST_CASE("a fixed sample of the campaign matrix holds every invariant", "[sim][
   }
   CHECK(report.schedules == count);
   CHECK(report.deaths > count);  // three quarters of the cells have faults
+  // Half the schedules move membership both ways.
+  CHECK(report.returns > count / 8);
+  CHECK(report.joins > count / 4);
 }

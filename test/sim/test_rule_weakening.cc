@@ -1,6 +1,7 @@
 // The engine's repair rules are load-bearing: weakened to their naive forms
 // (repair_rules.h), schedules break invariants the simulator checks. Rules 2
-// and 4 and the ack's subtree each break alone; parking (property 5) is now
+// and 4, the ack's subtree, rule 7 and the joined-late rule each break
+// alone; parking (property 5) is now
 // an economy that the ack rule backs up, so it breaks only together with it,
 // and alone it costs frames. Property 1 (one derivation) is structural and
 // checked exhaustively in test_release_tree.cc; property 3 is discussed in
@@ -79,4 +80,20 @@ TEST_CASE("parking alone saves the frames a daemon would send under its old view
     without += weakened.traffic.total().frames;
   }
   CHECK(without > with_parking);
+}
+
+// Rule 7: after a return or a join no ack made before it vouches. Weakened,
+// an ack from before a return counts for a subtree that has since gained a
+// member (the returner, or a stand-in sent home under it), and a parent that
+// sent to the returner's predecessor does not send again.
+TEST_CASE("without rule 7 (a return voids older acks) a schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::void_acks_on_return));
+}
+
+// The joined-late rule: a daemon that comes back or joins starts from the
+// controller's rounds. Weakened, it starts from none, and a signature whose
+// rounds all ended before it came is unknown to it while every other daemon
+// knows it: it would stamp round 1 where the others are at k.
+TEST_CASE("without the joined-late rule (seed the rounds) a schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::seed_joiners));
 }

@@ -15,6 +15,7 @@ LocalCluster::LocalCluster(std::uint32_t daemons, EngineConfig base,
     config.self = i;
     config.tree_cache = nullptr;
     if (adjust) adjust(config);
+    configs_.push_back(config);
     engines_.push_back(std::make_unique<Engine>(config, membership));
   }
   alive_.assign(daemons, true);
@@ -89,6 +90,28 @@ void LocalCluster::declare_departure(Vpid vpid) {
   Outbox out;
   engines_[0]->declare_departure(now_, vpid, out);
   absorb(0, out);
+}
+
+Vpid LocalCluster::bring_back(Vpid vpid) {
+  Outbox out;
+  if (!engines_[0]->declare_return(now_, vpid, out)) return vpid;
+  EngineConfig config = configs_.back();
+  config.self = vpid;
+  auto engine = std::make_unique<Engine>(config, engines_[0]->join_seed());
+  if (vpid == size()) {
+    configs_.push_back(config);
+    engines_.push_back(std::move(engine));
+    alive_.push_back(true);
+    effects_.emplace_back();
+  } else {
+    engines_[vpid] = std::move(engine);
+    alive_[vpid] = true;
+    effects_[vpid].clear();
+    // Frames in flight to its predecessor went down with it.
+    std::erase_if(queue_, [&](const InFlight& frame) { return frame.to == vpid; });
+  }
+  absorb(0, out);
+  return vpid;
 }
 
 void LocalCluster::run(const std::function<bool(const InFlight&)>& hold) {

@@ -37,6 +37,11 @@ class LocalCluster {
   std::uint64_t release(std::uint16_t tag, const Bytes& payload);
   void kill(Vpid vpid) { alive_[vpid] = false; }
   void declare_departure(Vpid vpid);
+  // The controller declares vpid back (a new process from the controller's
+  // seed, with no effects recorded yet), or a join at the next vpid. Returns
+  // the vpid.
+  Vpid bring_back(Vpid vpid);
+  Vpid join() { return bring_back(size()); }
 
   // Delivers frames until none is left or only held ones remain. `hold`
   // returning true keeps a frame back (in order) until release_held().
@@ -57,6 +62,7 @@ class LocalCluster {
   std::uint64_t now() const { return now_; }
 
  private:
+  std::vector<EngineConfig> configs_;
   std::vector<std::unique_ptr<Engine>> engines_;
   std::vector<bool> alive_;
   std::deque<InFlight> queue_;

@@ -314,3 +314,52 @@ TEST_CASE("membership rejects malformed daemon sets", "[membership]") {
   CHECK(*holes->index_of(9) == 2u);
   CHECK_FALSE(holes->index_of(5));
 }
+
+TEST_CASE("a join grows the daemon set without moving anyone; a return clears a failure",
+          "[membership]") {
+  Membership controller = *Membership::create(dense(6));
+  controller.apply({MembershipEventKind::departure, 2, 1});
+  const Tree before = Tree::derive(controller, 2);
+  // Vpid 8 joins: 6 and 7 were never started, so they are failed, and the
+  // tree of the living is the old one plus the newcomer.
+  CHECK(controller.apply({MembershipEventKind::return_, 8, 2}));
+  CHECK(controller.vpid_end() == 9);
+  CHECK(controller.failed() == std::vector<Vpid>{2, 6, 7});
+  CHECK(controller.is_alive(8));
+  CHECK(controller.incarnation(8) == 2);
+  CHECK(controller.return_epoch() == 2);
+  const Tree after = Tree::derive(controller, 2);
+  for (Vpid vpid : {0u, 1u, 3u, 4u, 5u}) {
+    INFO("vpid " << vpid);
+    CHECK(before.slot(vpid) == after.slot(vpid));
+  }
+  CHECK(after.contains(8));
+  // 2 comes back at its vpid: a new incarnation, the failure cleared.
+  CHECK(controller.apply({MembershipEventKind::return_, 2, 3}));
+  CHECK(controller.incarnation(2) == 3);
+  CHECK(controller.return_epoch() == 3);
+  CHECK(controller.failed() == std::vector<Vpid>{6, 7});
+  CHECK(controller.tree_version() == 3);
+
+  // A daemon that saw none of it adopts the whole view at once: the same
+  // set, failures and incarnations, and the controller's tree version.
+  std::vector<Incarnation> incarnations = controller.incarnations();
+  Membership late = *Membership::create(dense(6));
+  CHECK(late.adopt(3, controller.failed(), controller.vpid_end(), incarnations,
+                   controller.tree_version()));
+  CHECK(late.daemons().size() == 9);
+  CHECK(late.failed() == controller.failed());
+  CHECK(late.incarnations() == controller.incarnations());
+  CHECK(late.tree_version() == controller.tree_version());
+  CHECK(late.return_epoch() == 3);
+  // The same without the controller's count: a departure and a return seen
+  // together count as one return, not two events; counts taken as they come
+  // would disagree, which is why notices carry the controller's.
+  Membership counting = *Membership::create(dense(6));
+  counting.apply({MembershipEventKind::departure, 2, 1});
+  CHECK(counting.adopt(3, controller.failed(), controller.vpid_end(), incarnations));
+  CHECK(counting.tree_version() != controller.tree_version());
+  // A hole inside the set stays a hole; a stale view changes nothing.
+  CHECK_FALSE(late.adopt(2, std::vector<Vpid>{}, 20));
+  CHECK(late.vpid_end() == 9);
+}

@@ -98,14 +98,41 @@ TEST_CASE("rule 6: an ack vouches only for the subtree it was made for", "[repai
   AckStamp from_old_slot{0, *before.slot(7)};
   REQUIRE(from_old_slot.slot == 7);
   REQUIRE(after.slot(7) == 1u);  // its parent 0 now counts on it for slot 1: 3, 4 and theirs
-  CHECK_FALSE(ack_vouches(from_old_slot, 1, after.slot(7)));
+  CHECK_FALSE(ack_vouches(from_old_slot, 1, 0, after.slot(7)));
   // The same daemon, having heard: its new slot, in the parent's epoch.
-  CHECK(ack_vouches(AckStamp{1, 1}, 1, after.slot(7)));
+  CHECK(ack_vouches(AckStamp{1, 1}, 1, 0, after.slot(7)));
   // From an epoch the parent has not reached: kept aside, not counted yet.
-  CHECK_FALSE(ack_vouches(AckStamp{2, 1}, 1, after.slot(7)));
+  CHECK_FALSE(ack_vouches(AckStamp{2, 1}, 1, 0, after.slot(7)));
   // A daemon that did not move: its earlier ack covers its (only smaller) subtree.
   REQUIRE(before.slot(2) == after.slot(2));
-  CHECK(ack_vouches(AckStamp{0, *before.slot(2)}, 1, after.slot(2)));
+  CHECK(ack_vouches(AckStamp{0, *before.slot(2)}, 1, 0, after.slot(2)));
   // A daemon that is no longer in the tree vouches for nothing.
-  CHECK_FALSE(ack_vouches(AckStamp{0, 1}, 1, after.slot(1)));
+  CHECK_FALSE(ack_vouches(AckStamp{0, 1}, 1, 0, after.slot(1)));
+}
+
+TEST_CASE("rule 7: a return voids every ack made before it", "[repair]") {
+  // Radix 2 over 0..7: slot 1 has children 3 and 4, slot 3 has child 7.
+  Membership membership = *Membership::create({0, 1, 2, 3, 4, 5, 6, 7});
+  membership.apply({MembershipEventKind::departure, 1, 1});
+  const Tree departed = Tree::derive(membership, 2);
+  // 7, the deepest of slot 1's subtree, stands in for 1; slot 3 is 3 alone.
+  REQUIRE(departed.slot(7) == 1u);
+  REQUIRE(departed.subtree(3) == std::vector<Vpid>{3});
+  membership.apply({MembershipEventKind::return_, 1, 2});
+  const Tree returned = Tree::derive(membership, 2);
+  REQUIRE(membership.return_epoch() == 2);
+  // 1 takes its slot back and 7 goes home, under 3: a slot's subtree gained a
+  // member, so an ack 3 made before the return does not cover what 3 holds now.
+  CHECK(returned.slot(1) == 1u);
+  CHECK(returned.subtree(3) == std::vector<Vpid>{3, 7});
+  const AckStamp before_return{1, *departed.slot(3)};
+  // Rule 6 alone would count it (same slot, an earlier epoch)...
+  CHECK(ack_vouches(before_return, 2, 0, returned.slot(3)));
+  // ...rule 7 does not: it was made before the newest return.
+  CHECK_FALSE(ack_vouches(before_return, 2, membership.return_epoch(), returned.slot(3)));
+  CHECK(ack_vouches(AckStamp{2, 3}, 2, membership.return_epoch(), returned.slot(3)));
+  // Departures after the return are rule 6's again: subtrees only shrink.
+  membership.apply({MembershipEventKind::departure, 5, 3});
+  CHECK(ack_vouches(AckStamp{2, 3}, 3, membership.return_epoch(),
+                    Tree::derive(membership, 2).slot(3)));
 }

@@ -55,14 +55,15 @@ TEST_CASE("the byte layout is big-endian fields in declaration order", "[wire]")
   CHECK(encode(fence) ==
         hex({1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 3, 1, 1, 0, 0, 0, 1, 's', 0, 0, 0, 0, 0, 0, 0, 2}));
   // A vector: a u32 count, then the items.
-  CHECK(encode(MembershipNotice{5, {3, 4}}) ==
-        hex({0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4}));
+  CHECK(encode(MembershipNotice{5, {3, 4}, 9, {}, 2}) ==
+        hex({0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0,
+             0, 4, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}));
 }
 
 TEST_CASE("an encoded message is allocated once, at its exact size", "[wire]") {
   // encode() measures first; a buffer that doubled field by field would end
   // with spare capacity (and took an allocation per doubling).
-  FenceRollup rollup{FenceKey{"job-7/fence", 3}, VpidSet::from_list({1, 2, 5}), {}};
+  FenceRollup rollup{FenceKey{"job-7/fence", 3}, VpidSet::from_list({1, 2, 5}), 0, {}, false};
   for (Vpid vpid : {1u, 2u, 5u})
     rollup.contributions.emplace_back(vpid, Bytes(33 + vpid, std::byte{7}));
   const Bytes bytes = encode(rollup);
@@ -116,7 +117,7 @@ TEST_CASE("decoders refuse what the schema does not allow", "[wire]") {
     spec.ranks[0].rank = 1;  // rank i must sit at index i
     CHECK_FALSE(wire_decode<JobSpec>(encode(spec)));
 
-    FenceRollup rollup{FenceKey{"s", 1}, VpidSet::span(1, 2), {{2, {}}, {1, {}}}};
+    FenceRollup rollup{FenceKey{"s", 1}, VpidSet::span(1, 2), 0, {{2, {}}, {1, {}}}, false};
     CHECK_FALSE(wire_decode<FenceRollup>(encode(rollup)));  // not ascending
     rollup.contributions = {{1, {}}, {1, {}}};
     CHECK_FALSE(wire_decode<FenceRollup>(encode(rollup)));  // a vpid twice
@@ -271,9 +272,15 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(round_trip(Heartbeat{123}).sent_ns == 123);
   CHECK(round_trip(CountersRequest{8}).request == 8);
 
-  CHECK(round_trip(MembershipNotice{3, {1, 5}}).failed == std::vector<Vpid>{1, 5});
-  auto rollup =
-      round_trip(FenceRollup{FenceKey{"s", 2}, VpidSet::span(0, 3), {{0, to_bytes("x")}, {2, {}}}});
+  auto notice = round_trip(MembershipNotice{3, {1, 5}, 12, {{2, 3}, {11, 2}}, 4});
+  CHECK(notice.failed == std::vector<Vpid>{1, 5});
+  CHECK(notice.vpid_end == 12);
+  CHECK(notice.incarnations.size() == 2);
+  CHECK_FALSE(
+      wire_decode<MembershipNotice>(encode(MembershipNotice{3, {}, 12, {{11, 2}, {2, 3}}, 4})));
+  auto rollup = round_trip(
+      FenceRollup{FenceKey{"s", 2}, VpidSet::span(0, 3), 7, {{0, to_bytes("x")}, {2, {}}}, false});
+  CHECK(rollup.placed_epoch == 7);
   CHECK(rollup.contributions.size() == 2);
   CHECK(round_trip(FenceRelease{FenceKey{"s", 2}, FenceStatus::ok, 0, {{1, to_bytes("y")}}})
             .contributions[0]

@@ -60,7 +60,8 @@ PmixFenceBook::Begun PmixFenceBook::begin(Call call, std::uint64_t round) {
     begun.outbox.push_back(
         ArmTimer{begun.id, static_cast<std::int64_t>(call.timeout_seconds) * 1000});
   }
-  FenceRequest request{fence.signature, std::move(call.hosts), std::move(call.data)};
+  FenceRequest request{fence.signature, std::move(call.hosts), std::move(call.data),
+                       call.placed_epoch};
   fences_.emplace(begun.id, std::move(fence));
   begun.outbox.push_back(Contribute{std::move(request)});
   return begun;

@@ -81,6 +81,8 @@ class PmixFenceBook {
     VpidSet hosts;                               // the daemons hosting the participants
     std::uint32_t timeout_seconds = 0;           // 0: none
     Bytes data;                                  // this daemon's contribution
+    // The membership epoch the jobs were placed in (FenceRequest); UINT64_MAX: not stated.
+    std::uint64_t placed_epoch = UINT64_MAX;
   };
   // The engine's name for a fence over `jobs`.
   static std::string signature_of(const std::vector<pmix_fence::Participants>& jobs);
