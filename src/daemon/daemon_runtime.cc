@@ -211,12 +211,17 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
     }
   }
   if (awaiting_seed_) {
-    constexpr std::size_t kMaxBeforeSeed = 4096;
-    if (before_seed_.size() < kMaxBeforeSeed) {
-      before_seed_.emplace_back(from, std::move(frame));
-    } else {
-      log_.verbose("daemon", 1, "frame from %u dropped: still waiting for the join seed", from);
+    // Kept, never dropped: a sender that counted this daemon as reached
+    // would not send again. Past the bound the join fails instead (join()
+    // says so, and the daemon leaves: the DVM repairs around it).
+    before_seed_bytes_ += frame.size();
+    if (before_seed_bytes_ > kMaxBytesBeforeSeed) {
+      if (!before_seed_.empty())
+        log_.error("more than %zu bytes of frames before the join seed", kMaxBytesBeforeSeed);
+      before_seed_.clear();
+      return;
     }
+    before_seed_.emplace_back(from, std::move(frame));
     return;
   }
   Outbox out;
@@ -226,6 +231,10 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
 
 Status DaemonRuntime::join(const JoinSeed& seed) {
   if (!awaiting_seed_) return Error{"this daemon has joined already"};
+  if (before_seed_bytes_ > kMaxBytesBeforeSeed) {
+    return Error{"more than " + std::to_string(kMaxBytesBeforeSeed) +
+                 " bytes of frames arrived before the join seed; some were not kept"};
+  }
   if (!seed.membership.is_alive(options_.self)) {
     return Error{"the join seed does not list vpid " + std::to_string(options_.self) +
                  " among the living"};
@@ -234,11 +243,19 @@ Status DaemonRuntime::join(const JoinSeed& seed) {
   awaiting_seed_ = false;
   auto waiting = std::move(before_seed_);
   before_seed_.clear();
+  before_seed_bytes_ = 0;
+  // The owner's call: hooks wait for the loop, as for every owner entry.
   for (auto& [from, frame] : waiting) {
     Outbox out;
     engine_->on_frame(now(), from, frame, out);
-    drain(out, Caller::loop);
+    drain(out, Caller::owner);
   }
+  for (FenceRequest& request : contributions_before_seed_) {
+    Outbox out;
+    engine_->contribute(now(), std::move(request), out);
+    drain(out, Caller::owner);
+  }
+  contributions_before_seed_.clear();
   return ok_status();
 }
 
@@ -267,6 +284,11 @@ std::uint64_t DaemonRuntime::broadcast(std::uint16_t tag, const Bytes& payload) 
 }
 
 void DaemonRuntime::contribute(FenceRequest request) {
+  if (awaiting_seed_) {
+    // Its round is stamped from the seed's rounds (the joined-late rule).
+    contributions_before_seed_.push_back(std::move(request));
+    return;
+  }
   Outbox out;
   engine_->contribute(now(), std::move(request), out);
   drain(out, Caller::owner);

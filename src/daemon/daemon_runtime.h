@@ -97,7 +97,11 @@ class DaemonRuntime : private EffectDriver {
   const Engine& engine() const { return *engine_; }
   TcpTransport& transport() { return *transport_; }
   Vpid self() const { return options_.self; }
-  std::uint32_t dvm_size() const { return options_.dvm_size; }
+  // The daemon set's size as the engine knows it (joins grow it; a joining
+  // daemon's is known once it has its seed).
+  std::uint32_t dvm_size() const {
+    return static_cast<std::uint32_t>(engine_->membership().size());
+  }
 
   // A point-to-point control frame, straight to the peer.
   void send_control(Vpid to, std::uint16_t tag, Bytes payload);
@@ -111,7 +115,8 @@ class DaemonRuntime : private EffectDriver {
   // Controller only: what the newcomer starts from (send it encode_join_seed).
   JoinSeed join_seed() const { return engine_->join_seed(); }
   // A joining daemon: its engine starts from the seed, and the frames that
-  // arrived before it are handed to it in order. Refused once joined.
+  // arrived before it, then the contributions made before it, are handed to
+  // it in order. Refused once joined, or if frames had to be let go.
   Status join(const JoinSeed& seed);
   bool awaiting_seed() const { return awaiting_seed_; }
 
@@ -168,10 +173,14 @@ class DaemonRuntime : private EffectDriver {
   bool timing_ = false;  // grpcomm_enable_timing: log every finished broadcast
   FaultTrigger fault_;   // debug_fault: where this daemon dies, if anywhere
   std::unique_ptr<Engine> engine_;
-  // A joining daemon's engine frames until its seed arrives (bounded: the
-  // DVM sends a newcomer nothing but replies and replays before its seed).
+  // A joining daemon's engine frames and contributions until its seed
+  // arrives (the DVM sends a newcomer little before its seed; past 64 MiB
+  // the join fails rather than drop a frame).
+  static constexpr std::size_t kMaxBytesBeforeSeed = std::size_t{64} << 20;
   bool awaiting_seed_ = false;
   std::vector<std::pair<Vpid, std::vector<std::byte>>> before_seed_;
+  std::size_t before_seed_bytes_ = 0;
+  std::vector<FenceRequest> contributions_before_seed_;
   EngineConfig engine_config_;
   std::unique_ptr<TcpTransport> transport_;
   std::map<TimerId, std::unique_ptr<PendingTimer>> timers_;

@@ -197,6 +197,8 @@ void Engine::declare_departure(TimeNs now, Vpid vpid, Outbox& out) {
 bool Engine::declare_return(TimeNs now, Vpid vpid, Outbox& out) {
   if (!is_controller() || vpid == kControllerVpid || membership_.is_alive(vpid)) return false;
   if (!membership_.contains(vpid) && vpid < membership_.vpid_end()) return false;  // a hole
+  // A join takes the next vpids; one far past the end is a caller's mistake.
+  if (vpid >= kMaxVpidEnd || vpid > membership_.vpid_end() + 1024) return false;
   membership_.apply({MembershipEventKind::return_, vpid, membership_.epoch() + 1});
   rederive_trees();
   out.push(
@@ -328,7 +330,7 @@ Status Engine::check_tables() const {
       return Error{"op " + std::to_string(highest) + " beyond the originator's counter"};
     }
   }
-  if (const FenceKey* key = fences_.released_but_open()) {
+  if (const FenceKey* key = fences_.released_but_open(/*local_too=*/is_controller())) {
     return Error{"fence '" + key->signature + "' round " + std::to_string(key->generation) +
                  " still open after its release"};
   }

@@ -87,8 +87,14 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
     tracker.subtree_version = membership_.tree_version();
     tracker.subtree_participants.clear();
     tracker.subtree_heard = 0;
+    // A participant daemon that came back or joined after the participants
+    // were placed hosts none of them: nobody waits for it (the controller
+    // ends the round naming it).
+    const bool renewed_any = !membership_.incarnations().empty();
     const auto count_in = [&](Vpid member) {
-      if (tracker.participants.contains(member)) tracker.subtree_participants.push_back(member);
+      if (!tracker.participants.contains(member)) return;
+      if (renewed_any && membership_.incarnation(member) > tracker.placed_epoch) return;
+      tracker.subtree_participants.push_back(member);
     };
     if (topology(TopologyKind::routing).children.empty()) {
       count_in(config_.self);  // a leaf (most daemons): its subtree is itself
@@ -207,8 +213,10 @@ void Engine::repair_fences(TimeNs now, bool returned, Outbox& out) {
     // The parent may be a returner, which holds none of what was sent to
     // its predecessor: the rollup goes again.
     if (returned && tracker->sent_parent &&
-        std::binary_search(renewed_.begin(), renewed_.end(), *tracker->sent_parent))
-      tracker->sent_count = SIZE_MAX;
+        std::binary_search(renewed_.begin(), renewed_.end(), *tracker->sent_parent)) {
+      tracker->sent_parent.reset();  // whatever was sent, a too-large flag included
+      ++stats_.rollup_resends;
+    }
     fence_progress(now, key, *tracker, out);
   }
 }

@@ -75,11 +75,11 @@ bool FenceTable::scope_ended(std::string_view signature) const {
   return false;
 }
 
-const FenceKey* FenceTable::released_but_open() const {
+const FenceKey* FenceTable::released_but_open(bool local_too) const {
   for (const auto& [key, tracker] : open_) {
     // A round this daemon contributed to waits for its own release even when
     // a later one overtook it; release() closes it then.
-    if (key.generation <= generation(key.signature) && !tracker.local) return &key;
+    if (key.generation <= generation(key.signature) && (local_too || !tracker.local)) return &key;
   }
   return nullptr;
 }

@@ -87,9 +87,11 @@ class FenceTable {
   std::size_t open_rounds() const { return open_.size(); }
   std::size_t known_signatures() const { return generations_.size(); }
   std::vector<FenceKey> open_keys() const;
-  // The first open round this daemon did not contribute to whose signature
-  // has a release at or after it (an invariant says there is none), or null.
-  const FenceKey* released_but_open() const;
+  // The first open round this daemon did not contribute to (with
+  // `local_too`, any open round) whose signature has a release at or after
+  // it (an invariant says there is none), or null. The controller releases
+  // in order, so no round of its own is ever overtaken there.
+  const FenceKey* released_but_open(bool local_too = false) const;
 
  private:
   std::map<FenceKey, FenceTracker> open_;

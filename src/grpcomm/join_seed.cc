@@ -3,8 +3,13 @@
 namespace grove {
 
 bool JoinSeedMessage::wire_valid() const {
-  for (std::size_t i = 1; i < incarnations.size(); ++i) {
-    if (incarnations[i].first <= incarnations[i - 1].first) return false;
+  // Bounded before anything is allocated for it.
+  if (daemons.size() == 0 || daemons.size() > kMaxVpidEnd || vpid_end > kMaxVpidEnd ||
+      daemons.ranges().back().last >= kMaxVpidEnd)
+    return false;
+  for (std::size_t i = 0; i < incarnations.size(); ++i) {
+    if (i > 0 && incarnations[i].first <= incarnations[i - 1].first) return false;
+    if (incarnations[i].second > epoch) return false;
   }
   return epoch > 0 && routing_watermark > 0 && release_watermark > 0;
 }
@@ -37,8 +42,11 @@ Result<JoinSeed> decode_join_seed(std::span<const std::byte> payload) {
   std::vector<Incarnation> incarnations;
   for (const auto& [vpid, epoch] : message->incarnations)
     incarnations.push_back(Incarnation{vpid, epoch});
-  membership->adopt(message->epoch, message->failed, message->vpid_end, incarnations,
-                    message->tree_version);
+  if (!membership->adopt(message->epoch, message->failed, message->vpid_end, incarnations,
+                         message->tree_version) &&
+      membership->epoch() != message->epoch) {
+    return Error{"join seed: its membership view was refused"};
+  }
   JoinSeed seed{
       std::move(*membership), {}, {std::move(message->released), std::move(message->retired)}};
   seed.watermarks[static_cast<int>(TopologyKind::routing)] = message->routing_watermark;

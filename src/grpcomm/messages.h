@@ -43,7 +43,13 @@ struct MembershipNotice {
   static auto wire_fields(auto& m) {
     return std::tie(m.epoch, m.failed, m.vpid_end, m.incarnations, m.tree_version);
   }
-  bool wire_valid() const { return contributions_ascend(incarnations); }
+  bool wire_valid() const {
+    if (vpid_end > kMaxVpidEnd || !contributions_ascend(incarnations)) return false;
+    for (const auto& [vpid, incarnation] : incarnations) {
+      if (incarnation > epoch) return false;
+    }
+    return true;
+  }
 };
 
 // tags::fence_rollup: every contribution the sender holds for one fence, or

@@ -84,6 +84,7 @@ std::vector<Vpid> Membership::grow_to(Vpid end) {
 
 bool Membership::apply(const MembershipEvent& event) {
   if (event.epoch <= epoch_) return false;  // stale: already adopted a newer view
+  if (event.vpid >= kMaxVpidEnd) return false;
   epoch_ = event.epoch;
   // The controller never departs or returns while its DVM lives.
   if (event.vpid == kControllerVpid) return false;
@@ -118,7 +119,10 @@ bool Membership::apply(const MembershipEvent& event) {
 
 bool Membership::adopt(std::uint64_t epoch, std::span<const Vpid> failed, Vpid vpid_end,
                        std::span<const Incarnation> incarnations, std::uint64_t tree_version) {
-  if (epoch <= epoch_) return false;
+  if (epoch <= epoch_ || vpid_end > kMaxVpidEnd) return false;
+  for (const Incarnation& entry : incarnations) {
+    if (entry.epoch > epoch) return false;  // from the future: a malformed view
+  }
   epoch_ = epoch;
   const std::size_t old_size = daemons_->size();
   grow_to(vpid_end);

@@ -28,6 +28,9 @@ namespace grove {
 
 using Vpid = std::uint32_t;
 inline constexpr Vpid kControllerVpid = 0;
+// No daemon set grows past this end (four times the largest DVM grove
+// starts): a notice, a seed or a join naming more is refused, not allocated.
+inline constexpr Vpid kMaxVpidEnd = Vpid{1} << 22;
 
 enum class MembershipEventKind : std::uint8_t { departure, return_ };
 
@@ -62,17 +65,17 @@ class Membership {
   // Applies an event from the controller. An event whose epoch is not newer
   // than the current one is stale and ignored. A return of a vpid past the
   // end of the daemon set is a join: the set grows to it, and any vpid
-  // skipped on the way is failed. Returns whether the view changed (and so
-  // the tree version advanced).
+  // skipped on the way is failed (a vpid at or past kMaxVpidEnd is refused).
+  // Returns whether the view changed (and so the tree version advanced).
   bool apply(const MembershipEvent& event);
 
   // Adopts the controller's complete view at an epoch: the failed set, the end
   // of the daemon set (one past its highest vpid; a smaller end changes
-  // nothing) and every incarnation. Notices carry the whole view, so a daemon
-  // that misses or reorders one still converges. Stale epochs are ignored.
-  // The tree version grows by the departures and the returns this learns of
-  // (a return is an incarnation newer than the one known). Returns whether
-  // the view changed.
+  // nothing, one past kMaxVpidEnd refuses the view) and every incarnation
+  // (one newer than `epoch` refuses it: no ack could ever vouch after it). Notices carry the whole
+  // view, so a daemon that misses or reorders one still converges. Stale epochs are ignored. The
+  // tree version grows by the departures and the returns this learns of (a return is an incarnation
+  // newer than the one known). Returns whether the view changed.
   //
   // `tree_version`, when not 0, is the controller's count at that epoch and
   // is taken as it is: counts that depend on which notices a daemon happened

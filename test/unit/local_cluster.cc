@@ -107,8 +107,10 @@ Vpid LocalCluster::bring_back(Vpid vpid) {
     engines_[vpid] = std::move(engine);
     alive_[vpid] = true;
     effects_[vpid].clear();
-    // Frames in flight to its predecessor went down with it.
+    // Frames in flight to its predecessor, and its timers, went down with it.
     std::erase_if(queue_, [&](const InFlight& frame) { return frame.to == vpid; });
+    std::erase_if(held_, [&](const InFlight& frame) { return frame.to == vpid; });
+    std::erase_if(timers_, [&](const auto& timer) { return timer.first.first == vpid; });
   }
   absorb(0, out);
   return vpid;

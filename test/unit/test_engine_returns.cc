@@ -143,6 +143,26 @@ TEST_CASE("a participant that came back after its job was placed is lost to its 
   CHECK(cluster.fence_done(3)[0].status == FenceStatus::ok);
 }
 
+TEST_CASE("a relay does not wait for a participant that came back after its job was placed",
+          "[engine][returns]") {
+  // Routing radix 2 over 5: 1's subtree is 1, 3 and 4. The job is on 1 and 3
+  // only (not the controller): 1 must not wait for the new 3, or the
+  // controller would never hear of the round at all.
+  LocalCluster cluster(5, config(2, 2));
+  const VpidSet hosts = VpidSet::from_list({1, 3});
+  cluster.kill(3);
+  cluster.declare_departure(3);
+  cluster.run();
+  cluster.bring_back(3);
+  cluster.run();
+  cluster.contribute(1, placed_at_start("job", hosts));
+  cluster.run();
+  auto done = cluster.fence_done(1);
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].status == FenceStatus::participant_lost);
+  CHECK(done[0].lost == 3);
+}
+
 TEST_CASE("a frame from a joiner is taken only from a sender that has seen a newer epoch",
           "[engine][returns]") {
   LocalCluster cluster(4, config(2, 2));
@@ -151,8 +171,9 @@ TEST_CASE("a frame from a joiner is taken only from a sender that has seen a new
   // stamped with 1's own epoch it is from a stranger.
   EngineConfig stranger_config = config(2, 2);
   stranger_config.self = 9;
-  Membership grown = *Membership::create({0, 1, 2, 3, 9});
-  grown.apply({MembershipEventKind::departure, 3, 1});
+  // 9 joined at epoch 1 (4 to 8 never started), as the controller sees it.
+  Membership grown = *Membership::create({0, 1, 2, 3});
+  REQUIRE(grown.apply({MembershipEventKind::return_, 9, 1}));
   Engine stranger(stranger_config, grown);
   Outbox out;
   stranger.contribute(0, FenceRequest{"s", VpidSet::from_list({9}), {}, 0}, out);
@@ -164,11 +185,32 @@ TEST_CASE("a frame from a joiner is taken only from a sender that has seen a new
   const std::uint64_t malformed = engine.stats().malformed;
   engine.on_frame(0, 9, frame->frame, ignored);
   CHECK(engine.stats().malformed == malformed);  // epoch 1 > 0: taken
-  Engine same_epoch(stranger_config, *Membership::create({0, 1, 2, 3, 9}));
+  Membership not_newer = *Membership::create({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Engine same_epoch(stranger_config, not_newer);
   Outbox second;
   same_epoch.contribute(0, FenceRequest{"t", VpidSet::from_list({9}), {}, 0}, second);
   const auto* stale = std::get_if<SendFrame>(&second.effects().front());
   REQUIRE(stale != nullptr);
   engine.on_frame(0, 9, stale->frame, ignored);
   CHECK(engine.stats().malformed == malformed + 1);
+  // A vpid inside the set's span that is no member (a hole) is a stranger
+  // whatever its epoch: it is not a joiner. 2's rollup (epoch 1) to 0, at a
+  // controller whose daemon set has a hole at 2.
+  EngineConfig two_config = config(2, 2);
+  two_config.self = 2;
+  Membership two_view = *Membership::create({0, 1, 2, 3});
+  two_view.apply({MembershipEventKind::departure, 3, 1});
+  Engine two(two_config, two_view);
+  Outbox from_two;
+  two.contribute(0, FenceRequest{"h", VpidSet::from_list({2}), {}, 0}, from_two);
+  const auto* rollup = std::get_if<SendFrame>(&from_two.effects().front());
+  REQUIRE(rollup != nullptr);
+  REQUIRE(rollup->target == 0);
+  EngineConfig hole_config = config(2, 2);
+  hole_config.self = 0;
+  Engine with_hole(hole_config, *Membership::create({0, 1, 3}));
+  Outbox third;
+  with_hole.on_frame(0, 2, rollup->frame, third);
+  CHECK(with_hole.stats().malformed == 1);
+  CHECK(with_hole.open_fences() == 0);
 }

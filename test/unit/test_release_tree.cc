@@ -362,4 +362,15 @@ TEST_CASE("a join grows the daemon set without moving anyone; a return clears a 
   // A hole inside the set stays a hole; a stale view changes nothing.
   CHECK_FALSE(late.adopt(2, std::vector<Vpid>{}, 20));
   CHECK(late.vpid_end() == 9);
+  // Views no controller sends are refused whole, before anything grows: a
+  // set past kMaxVpidEnd, an incarnation newer than its epoch, a join at the
+  // last vpid (whose end would wrap).
+  CHECK_FALSE(late.adopt(4, std::vector<Vpid>{}, kMaxVpidEnd + 1));
+  std::vector<Incarnation> future{{2, 9}};
+  CHECK_FALSE(late.adopt(5, std::vector<Vpid>{}, 9, future));
+  CHECK(late.epoch() == 3);
+  CHECK(late.incarnation(2) == 3);
+  CHECK_FALSE(late.apply({MembershipEventKind::return_, UINT32_MAX, 6}));
+  CHECK_FALSE(late.apply({MembershipEventKind::return_, kMaxVpidEnd, 6}));
+  CHECK(late.vpid_end() == 9);
 }

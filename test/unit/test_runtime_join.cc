@@ -146,3 +146,36 @@ TEST_CASE("a runtime comes back at its old vpid after its departure", "[runtime]
   CHECK(dvm.runtimes[2]->engine().membership().is_alive(2));
   REQUIRE(dvm.fence_everywhere("back"));
 }
+
+TEST_CASE("a join seed that is malformed or does not list the joiner is refused",
+          "[runtime][returns]") {
+  LoopbackDvm dvm(2);
+  dvm.start(5, RuntimeOptions{5, 0, dvm.secret, "127.0.0.1", /*joining=*/true});
+  // Not a seed at all; a daemon set far past any DVM (refused before it is
+  // allocated); an incarnation newer than the seed's epoch.
+  CHECK_FALSE(decode_join_seed(Bytes{std::byte{1}, std::byte{2}}));
+  JoinSeedMessage huge;
+  huge.daemons = VpidSet::span(0, 0xFFFFFFFEu);
+  huge.epoch = 1;
+  huge.vpid_end = 0xFFFFFFFFu;
+  CHECK_FALSE(decode_join_seed(encode(huge)));
+  JoinSeedMessage future;
+  future.daemons = VpidSet::span(0, 5);
+  future.epoch = 2;
+  future.vpid_end = 6;
+  future.incarnations = {{5, 3}};
+  CHECK_FALSE(decode_join_seed(encode(future)));
+  // A well-formed seed of a DVM this daemon is not in.
+  auto seed = decode_join_seed(encode_join_seed(dvm.runtimes[0]->join_seed()));
+  CHECK_FALSE(seed);                                     // epoch 0: no return or join was declared
+  REQUIRE(dvm.runtimes[0]->declare_return(1) == false);  // alive: no return
+  dvm.runtimes[1].reset();
+  dvm.runtimes[0]->declare_departure(1);
+  REQUIRE(dvm.runtimes[0]->declare_return(1));
+  auto other = decode_join_seed(encode_join_seed(dvm.runtimes[0]->join_seed()));
+  REQUIRE(other);
+  auto refused = dvm.runtimes[5]->join(*other);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains("does not list vpid 5"));
+  CHECK(dvm.runtimes[5]->awaiting_seed());
+}
