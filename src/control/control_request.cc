@@ -107,6 +107,16 @@ Result<ControlRequest> decode_shrink(const nlohmann::json& request) {
   return ControlRequest{std::move(shrink)};
 }
 
+Result<ControlRequest> decode_grow(const nlohmann::json& request) {
+  const std::string expected = "a count of daemons from 1 to " + std::to_string(kMaxGrowLocal);
+  auto local = request.find("local");
+  if (local == request.end()) return Error{"malformed request: a grow names no daemons to add"};
+  if (!local->is_number_unsigned() || local->get<std::uint64_t>() == 0 ||
+      local->get<std::uint64_t>() > kMaxGrowLocal)
+    return bad_field("local", expected);
+  return ControlRequest{GrowRequest{local->get<std::uint32_t>()}};
+}
+
 Result<ControlRequest> decode_stdin(const nlohmann::json& request) {
   auto job = unsigned_field(request, "job", 1, UINT32_MAX, std::nullopt);
   if (!job) return job.error();
@@ -251,6 +261,7 @@ Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
   if (*command == "bench") return decode_bench(request);
   if (*command == "run") return decode_run(request);
   if (*command == "shrink") return decode_shrink(request);
+  if (*command == "grow") return decode_grow(request);
   return Error{"unknown request '" + *command + "'"};
 }
 

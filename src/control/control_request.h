@@ -55,8 +55,16 @@ struct ShrinkRequest {
   bool force = false;
 };
 
-using ControlRequest = std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest,
-                                    StdinRequest, BenchRequest, RunRequest, ShrinkRequest>;
+// `grove grow --local K`: K more daemons on the controller's host join the
+// running DVM (each at the next vpid, in one epoch each).
+struct GrowRequest {
+  std::uint32_t local = 0;
+};
+inline constexpr std::uint32_t kMaxGrowLocal = 256;
+
+using ControlRequest =
+    std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest, StdinRequest, BenchRequest,
+                 RunRequest, ShrinkRequest, GrowRequest>;
 
 // Limits a request may not exceed (a request is one line of at most
 // kMaxControlLine bytes; these bound what it can make the controller do).

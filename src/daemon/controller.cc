@@ -183,6 +183,8 @@ void Controller::apply(roster::Outbox out) {
             } else {
               log_.verbose("daemon", 1, "%s", e.text.c_str());
             }
+          } else if constexpr (std::is_same_v<T, roster::AdmitJoiner>) {
+            admit_joiner(e);
           } else {
             static_assert(std::is_same_v<T, roster::ReportProgress>, "an effect without a driver");
             std::fprintf(stderr, "grove: %zu/%u daemons reported\n", e.reported, e.total);

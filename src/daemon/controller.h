@@ -127,6 +127,12 @@ class Controller {
   void drain_overdue(std::uint64_t id);
   void finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply);
 
+  // controller_grow.cc: grove grow, daemons joining the running DVM.
+  void request_grow(const GrowRequest& request, ReplyFn reply);
+  void admit_joiner(roster::AdmitJoiner& admit);
+  void grow_overdue();
+  void finish_growth();
+
   // controller_requests.cc: the CLI's requests.
   void handle_request(const nlohmann::json& request, ReplyFn reply, PartialFn partial);
   void request_run(const RunRequest& run, ReplyFn reply, PartialFn partial);
@@ -170,12 +176,19 @@ class Controller {
   Identity identity_;
   Timer heartbeat_timer_;  // each Timer and SignalWatch owns its callback (os/timer.h)
 
-  // The start, decided by its supervisor.
+  // The start, decided by its supervisor; and daemons grown in later.
+  struct Growth {
+    ReplyFn reply;
+    std::vector<Vpid> waiting;  // launched, not yet joined
+    std::vector<Vpid> joined;
+    Timer deadline;  // a joiner that never reports is given up
+  };
   struct Launching {
     explicit Launching(LaunchSupervisor decides) : supervisor(std::move(decides)) {}
     LaunchSupervisor supervisor;
     Timer report_deadline, failure_timer, step_end_timer;
     std::uint64_t endpoint_table_op = 0;  // its broadcast, once every daemon is up
+    std::optional<Growth> growth;         // grove grow, one at a time
   };
   Launching launch_;
   // The stop, decided by its sequence; who asked for it.

@@ -63,6 +63,8 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
           apply(jobs_->table.forward_stdin(typed.job, typed.data, typed.eof, hold_reply(reply)));
         } else if constexpr (std::is_same_v<T, ShrinkRequest>) {
           request_shrink(typed, reply);
+        } else if constexpr (std::is_same_v<T, GrowRequest>) {
+          request_grow(typed, reply);
         } else if constexpr (std::is_same_v<T, JobsRequest>) {
           reply({{"ok", true}, {"jobs", jobs_->table.jobs_json()}});
         } else {
@@ -105,7 +107,7 @@ nlohmann::json Controller::status_json() const {
                        ? std::filesystem::read_symlink("/proc/self/fd/2", error)
                        : std::filesystem::path(options_.log_path);
   if (!error && std::filesystem::is_regular_file(log, error)) out["log"] = log.string();
-  out["size"] = options_.daemons;
+  out["size"] = roster_->records().size();
   out["epoch"] = membership.epoch();
   out["tree_version"] = membership.tree_version();
   out["failed"] = membership.failed();

@@ -6,6 +6,7 @@
 
 #include "daemon/control_plane/control_messages.h"
 #include "daemon/host_info.h"
+#include "grpcomm/join_seed.h"
 #include "os/process_limits.h"
 #include "util/text.h"
 
@@ -47,7 +48,7 @@ int DaemonNode::run() {
   };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
   RuntimeOptions runtime_options{options_.vpid, options_.dvm_size, options_.secret,
-                                 options_.bind_host};
+                                 options_.bind_host, options_.joining};
   auto runtime = DaemonRuntime::create(base, params_, log_, runtime_options, hooks);
   if (!runtime) {
     log_.error("cannot start: %s", runtime.error().message.c_str());
@@ -131,7 +132,11 @@ void DaemonNode::on_controller_message(Vpid from, std::uint16_t tag, const Bytes
     return;
   }
   if (tag == daemon_tags::welcome && from == kControllerVpid) {
-    on_welcome();
+    if (runtime_->awaiting_seed()) {
+      on_join_welcome(payload);
+    } else {
+      on_welcome();
+    }
     return;
   }
   if (tag == daemon_tags::evicted && from == kControllerVpid) {
@@ -152,6 +157,35 @@ void DaemonNode::on_controller_message(Vpid from, std::uint16_t tag, const Bytes
     stopping_ = true;
     exit_code_ = 0;
     loop_->exit();
+  }
+}
+
+void DaemonNode::on_join_welcome(const Bytes& payload) {
+  auto welcome = wire_decode<JoinWelcome>(payload);
+  auto seed = welcome ? decode_join_seed(welcome->seed) : Result<JoinSeed>(welcome.error());
+  Status joined = seed ? ok_status() : Status(seed.error());
+  if (joined) {
+    add_peers(welcome->table);
+    joined = runtime_->join(*seed);
+  }
+  if (!joined) {
+    // The controller declares us lost once our connection closes.
+    log_.error("cannot join the DVM: %s", joined.error().message.c_str());
+    exit_code_ = 1;
+    loop_->exit();
+    return;
+  }
+  log_.verbose("daemon", 1, "joined the DVM at epoch %llu",
+               static_cast<unsigned long long>(runtime_->engine().membership().epoch()));
+}
+
+void DaemonNode::add_peers(const EndpointTable& table) {
+  for (const DaemonReport& daemon : table.daemons) {
+    auto endpoint = Endpoint::parse(daemon.endpoint);
+    if (!endpoint || daemon.vpid == options_.vpid) continue;
+    if (auto status = runtime_->add_peer(daemon.vpid, *endpoint); !status) {
+      log_.error("endpoint of daemon %u: %s", daemon.vpid, status.error().message.c_str());
+    }
   }
 }
 
@@ -193,13 +227,7 @@ void DaemonNode::on_daemon_broadcast(const DeliverBroadcast& deliver) {
         log_.error("%s", table.error().message.c_str());
         return;
       }
-      for (const DaemonReport& daemon : table->daemons) {
-        auto endpoint = Endpoint::parse(daemon.endpoint);
-        if (!endpoint || daemon.vpid == options_.vpid) continue;
-        if (auto status = runtime_->add_peer(daemon.vpid, *endpoint); !status) {
-          log_.error("endpoint of daemon %u: %s", daemon.vpid, status.error().message.c_str());
-        }
-      }
+      add_peers(*table);
       log_.verbose("daemon", 1, "learned %zu endpoints", table->daemons.size());
       return;
     }

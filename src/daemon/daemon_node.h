@@ -29,6 +29,7 @@ struct NodeOptions {
   std::string session_dir;
   std::string topology_xml;  // import this host's topology from here (local daemons)
   std::string bind_host = "127.0.0.1";
+  bool joining = false;  // grown into a running DVM: the welcome carries the seed
   // Set for daemons started over ssh: whom to start once welcomed.
   std::optional<SpawnPlan> plan;
   RemoteSettings remote;
@@ -47,6 +48,9 @@ class DaemonNode {
   // counters request and barrier benchmark rounds.
   void claim_tags();
   void on_controller_message(Vpid from, std::uint16_t tag, const Bytes& payload);
+  // A joiner's welcome: every daemon's endpoint, then the engine's seed.
+  void on_join_welcome(const Bytes& payload);
+  void add_peers(const EndpointTable& table);
   void on_daemon_broadcast(const DeliverBroadcast& deliver);
   void on_peer_lost(Vpid peer);
   void on_welcome();

@@ -59,6 +59,8 @@ void add_groved_options(CLI::App& app, GrovedArgs& args) {
   app.add_option("--topology-xml", options.topology_xml,
                  "This host's hwloc topology, exported by a process on the same host "
                  "(default: discover it)");
+  app.add_flag("--join", options.joining,
+               "Grown into a running DVM (grove grow): start from the controller's welcome");
   app.add_option("--cpu-slot", args.cpu_slot,
                  "Bind to the N-th CPU this process may run on, round robin (daemons that "
                  "share a host; see daemon_bind_local)");

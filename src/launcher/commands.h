@@ -18,6 +18,7 @@ void add_dvm_commands(CLI::App& app, CliContext& context);
 void add_run_command(CLI::App& app, CliContext& context);
 void add_job_commands(CLI::App& app, CliContext& context);
 void add_shrink_command(CLI::App& app, CliContext& context);
+void add_grow_command(CLI::App& app, CliContext& context);
 void add_log_command(CLI::App& app, CliContext& context);
 void add_tune_command(CLI::App& app, CliContext& context);
 // The jobs table of `grove ps` (and `grove status`): running jobs, and the

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   grove::add_run_command(app, context);
   grove::add_job_commands(app, context);
   grove::add_shrink_command(app, context);
+  grove::add_grow_command(app, context);
   grove::add_log_command(app, context);
   grove::add_tune_command(app, context);
   app.footer("Run 'grove <command> --help' for a command's options. Parameters: 'grove info'.");

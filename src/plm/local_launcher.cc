@@ -53,6 +53,7 @@ Result<int> launch_local_daemon(const LaunchRequest& request) {
     args.push_back("--cpu-slot");
     args.push_back(std::to_string(*request.cpu_slot));
   }
+  if (request.joining) args.push_back("--join");
   args.insert(args.end(), request.param_arguments.begin(), request.param_arguments.end());
   ChildSpec child;
   // vfork: the controller's page tables are not copied for a child that

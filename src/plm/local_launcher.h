@@ -21,6 +21,7 @@ struct LaunchRequest {
   std::vector<std::byte> secret;
   std::string topology_xml;  // this host's topology, exported by the controller; may be empty
   std::optional<unsigned> cpu_slot;  // bind the daemon to this CPU slot (daemon_bind_local)
+  bool joining = false;              // grown into a running DVM (groved --join)
 };
 
 // Returns the child's pid. The child dies with SIGTERM if the controller dies.

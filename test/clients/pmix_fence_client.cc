@@ -27,6 +27,9 @@
 // they time). --abort calls PMIx_Abort(STATUS) right after PMIx_Init;
 // --abort-message-bytes N pads its message with 'x' to N bytes.
 // --leave-without-finalize RANK makes that rank exit 0 right after PMIx_Init.
+// --pause-at ROUND:FILE makes rank 0 wait for FILE (printing "rank 0:
+// connected, waiting for FILE") before it enters fence ROUND (0-based),
+// while the other ranks wait inside it.
 // --wait-for FILE prints "rank R: connected, waiting for FILE" right after
 // PMIx_Init and waits (up to 120 s) until FILE exists before going on.
 // --fence-timeout S passes PMIX_TIMEOUT=S with every fence. --late R:S makes
@@ -100,7 +103,9 @@ struct Options {
   int leave_rank = -1;                  // --leave-without-finalize RANK
   bool probe_unsupported = false;
   bool check_keys = false;
-  std::string wait_for;   // --wait-for FILE
+  std::string wait_for;  // --wait-for FILE
+  int pause_round = -1;  // --pause-at ROUND:FILE (rank 0)
+  std::string pause_file;
   int fence_timeout = 0;  // --fence-timeout S (0: none)
   int late_rank = -1;     // --late RANK:SECONDS
   int late_seconds = 0;
@@ -193,6 +198,11 @@ Options parse_options(int argc, char** argv) {
                parse_count(argv[i + 1], 0, 1000000, value)) {
       options.stall_rank = static_cast<int>(value);
       ++i;
+    } else if (arg == "--pause-at" && has_value && std::strchr(argv[i + 1], ':') != nullptr &&
+               std::sscanf(argv[i + 1], "%d:", &options.pause_round) == 1 &&
+               options.pause_round >= 0) {
+      options.pause_file = std::strchr(argv[i + 1], ':') + 1;
+      ++i;
     } else if (arg == "--wait-for" && has_value) {
       options.wait_for = argv[i + 1];
       ++i;
@@ -204,7 +214,8 @@ Options parse_options(int argc, char** argv) {
            "[--no-collect] [--max-bytes N] [--timing] [--progress] [--abort STATUS] "
            "[--leave-without-finalize RANK] [--probe-unsupported] [--wait-for FILE] "
            "[--fence-timeout S] [--late RANK:SECONDS] [--finalize-early RANK] "
-           "[--crash RANK:ROUND] [--stall-in-handshake RANK] [--check-keys]",
+           "[--crash RANK:ROUND] [--stall-in-handshake RANK] [--check-keys] "
+           "[--pause-at ROUND:FILE]",
            argv[i]);
     }
   }
@@ -556,6 +567,9 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::seconds(options.late_seconds));
     if (static_cast<int>(id.self.rank) == options.crash_rank && round == options.crash_round)
       std::raise(SIGSEGV);
+    // Rank 0 holds the others in fence ROUND (they have entered it) until
+    // FILE appears: a test acts on the DVM in the middle of a job's fences.
+    if (id.self.rank == 0 && round == options.pause_round) wait_for_file(id, options.pause_file);
     double us = fence(id, options.collect && !options.barrier, round, options.fence_timeout);
     fence_us.push_back(us);
     if (options.timing)

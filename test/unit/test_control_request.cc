@@ -96,6 +96,19 @@ TEST_CASE("requests of the wrong shape are refused, naming the field", "[control
   CHECK_THAT(error_of("{not json"), Catch::Contains("expected one JSON object"));
 }
 
+TEST_CASE("a grow names how many daemons to add on this host", "[control]") {
+  auto grow = parse_control_request(R"({"cmd":"grow","local":3})");
+  REQUIRE(grow.ok());
+  CHECK(std::get<GrowRequest>(*grow).local == 3);
+  for (const char* bad : {R"({"cmd":"grow"})", R"({"cmd":"grow","local":0})",
+                          R"({"cmd":"grow","local":257})", R"({"cmd":"grow","local":"2"})"}) {
+    INFO(bad);
+    auto refused = parse_control_request(bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("grow") || Catch::Contains("local"));
+  }
+}
+
 TEST_CASE("a shrink names hosts, daemons or both, and nothing else", "[control]") {
   auto shrink =
       parse_control_request(R"({"cmd":"shrink","hosts":["node2"],"daemons":[3,4],"force":true})");

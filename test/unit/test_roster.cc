@@ -283,3 +283,30 @@ TEST_CASE("grove shrink --host takes the host's daemons still in the DVM", "[ros
   CHECK(none.error().message ==
         "daemon 2 (twin) is not in the DVM: failed (its connection to the controller closed)");
 }
+
+TEST_CASE("daemons grown into a running DVM are admitted as they report", "[roster]") {
+  DaemonRoster roster = running_roster(3);
+  const std::vector<Vpid> added = roster.add_daemons(2, "head");
+  CHECK(added == std::vector<Vpid>{3, 4});
+  CHECK(roster.record(3).state == DaemonStateKind::launching);
+  CHECK(roster.record(4).hostname == "head");
+  CHECK(roster.living() == 3);
+  CHECK_FALSE(roster.unexpected_report(3, 3));
+  auto admitted = roster.on_report(3, report_of(3), 5 * kMs);
+  // No plain welcome and no start-up table: the driver admits it (its table
+  // has every daemon, the newcomer included).
+  CHECK(effects_of<roster::SendControl>(admitted).empty());
+  CHECK(effects_of<roster::BroadcastEndpointTable>(admitted).empty());
+  auto admit = effects_of<roster::AdmitJoiner>(admitted);
+  REQUIRE(admit.size() == 1);
+  CHECK(admit[0].vpid == 3);
+  REQUIRE(admit[0].table.daemons.size() == 5);
+  CHECK(admit[0].table.daemons[3].endpoint == "127.0.0.1:1003");
+  CHECK(roster.record(3).state == DaemonStateKind::up);
+  CHECK(roster.living() == 4);
+  // One that never reports is lost like a daemon of the start, once running.
+  auto lost = roster.lose(4, "did not report", /*may_still_run=*/true);
+  CHECK(effects_of<roster::StartupLoss>(lost).empty());
+  CHECK(effects_of<roster::DeclareDeparture>(lost).size() == 1);
+  CHECK(roster.record(4).state == DaemonStateKind::failed);
+}

@@ -51,6 +51,16 @@ struct EndpointTable {
   static auto wire_fields(auto& m) { return std::tie(m.daemons); }
 };
 
+// daemon_tags::welcome to a daemon grown into a running DVM: every daemon's
+// endpoint, and its engine's seed (grpcomm/join_seed.h, encoded).
+struct JoinWelcome {
+  EndpointTable table;
+  Bytes seed;
+
+  static constexpr const char* wire_name = "join welcome";
+  static auto wire_fields(auto& m) { return std::tie(m.table, m.seed); }
+};
+
 // What a daemon's engine holds now: a long-lived DVM must not grow per job.
 struct EngineFootprint {
   std::uint64_t ops = 0;               // xcast ops held, both topologies

@@ -42,6 +42,19 @@ void DaemonRoster::planned(Vpid vpid, std::string hostname, std::optional<std::u
   record.holds_ranks = holds_ranks;
 }
 
+std::vector<Vpid> DaemonRoster::add_daemons(std::uint32_t count, const std::string& hostname) {
+  std::vector<Vpid> added;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    DaemonRecord record;
+    record.vpid = static_cast<Vpid>(daemons_.size());
+    record.hostname = hostname;
+    added.push_back(record.vpid);
+    daemons_.push_back(std::move(record));
+  }
+  config_.size = static_cast<std::uint32_t>(daemons_.size());
+  return added;
+}
+
 void DaemonRoster::launched(Vpid vpid, int pid) {
   daemons_.at(vpid).pid = pid;
 }
@@ -80,6 +93,11 @@ roster::Outbox DaemonRoster::on_report(Vpid from, const DaemonReport& report, Ti
   record.endpoint = report.endpoint;
   record.state = DaemonStateKind::up;
   record.last_seen_ns = now;
+  if (phase_ == Phase::running) {
+    // Grown into the running DVM: its welcome carries its seed.
+    out.emplace_back(roster::AdmitJoiner{from, endpoint_table()});
+    return out;
+  }
   // The welcome tells a daemon started over ssh that it may start its own
   // children (tree spawn) and free its launcher's slot.
   out.emplace_back(roster::SendControl{from, daemon_tags::welcome, {}});

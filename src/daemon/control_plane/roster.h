@@ -77,6 +77,12 @@ struct Notice {
   enum class Level : std::uint8_t { error, verbose } level = Level::verbose;
   std::string text;
 };
+// A daemon grown into the running DVM reported: the driver tells everyone
+// its endpoint, declares the join and sends it its seed.
+struct AdmitJoiner {
+  Vpid vpid = 0;
+  EndpointTable table;  // every daemon's, the joiner's included
+};
 // Of a large start, every 32nd report (and the last), for the terminal.
 struct ReportProgress {
   std::size_t reported = 0;
@@ -84,7 +90,7 @@ struct ReportProgress {
 };
 
 using Effect = std::variant<SendControl, BroadcastEndpointTable, KillProcess, DeclareDeparture,
-                            AnnounceLoss, StartupLoss, Notice, ReportProgress>;
+                            AnnounceLoss, StartupLoss, Notice, ReportProgress, AdmitJoiner>;
 using Outbox = std::vector<Effect>;
 
 }  // namespace roster
@@ -139,6 +145,9 @@ class DaemonRoster {
   // daemon and what the DVM has.
   Result<std::vector<Vpid>> shrink_targets(const std::vector<std::string>& hosts,
                                            const std::vector<Vpid>& vpids) const;
+  // grove grow: `count` more daemons at the next vpids, launching on
+  // `hostname`; returns their vpids. Their reports admit them (AdmitJoiner).
+  std::vector<Vpid> add_daemons(std::uint32_t count, const std::string& hostname);
   // It takes no new ranks from now on (the job table places on `up` only).
   void drain(Vpid vpid);
   // It leaves cleanly: a departure every daemon takes in step (its vpid a
