@@ -42,7 +42,8 @@ void DaemonRoster::planned(Vpid vpid, std::string hostname, std::optional<std::u
   record.holds_ranks = holds_ranks;
 }
 
-std::vector<Vpid> DaemonRoster::add_daemons(std::uint32_t count, const std::string& hostname) {
+std::vector<Vpid> DaemonRoster::add_daemons(std::uint32_t count, std::string hostname) {
+  // By value: the caller may name a record of ours, which growing moves.
   std::vector<Vpid> added;
   for (std::uint32_t i = 0; i < count; ++i) {
     DaemonRecord record;

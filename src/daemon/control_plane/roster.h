@@ -147,7 +147,7 @@ class DaemonRoster {
                                            const std::vector<Vpid>& vpids) const;
   // grove grow: `count` more daemons at the next vpids, launching on
   // `hostname`; returns their vpids. Their reports admit them (AdmitJoiner).
-  std::vector<Vpid> add_daemons(std::uint32_t count, const std::string& hostname);
+  std::vector<Vpid> add_daemons(std::uint32_t count, std::string hostname);
   // It takes no new ranks from now on (the job table places on `up` only).
   void drain(Vpid vpid);
   // It leaves cleanly: a departure every daemon takes in step (its vpid a
