@@ -15,18 +15,6 @@
 
 using namespace grove::test;
 
-namespace {
-
-std::string daemon_state(Dvm& dvm, unsigned vpid) {
-  const nlohmann::json status = dvm.status();
-  for (const auto& daemon : status["daemons"]) {
-    if (daemon["vpid"] == vpid) return daemon["state"];
-  }
-  return "absent";
-}
-
-}  // namespace
-
 TEST_CASE("grove grow: daemons join while a job fences, and the next job uses them", "[dvm]") {
   Dvm dvm(2);
   REQUIRE(dvm.ready());
@@ -59,8 +47,8 @@ TEST_CASE("grove grow: daemons join while a job fences, and the next job uses th
   CHECK(status["size"] == 4);
   CHECK(status["epoch"] == 2);
   CHECK(status["failed"] == nlohmann::json::array());
-  CHECK(daemon_state(dvm, 2) == "up");
-  CHECK(daemon_state(dvm, 3) == "up");
+  CHECK(dvm.daemon_state(2) == "up");
+  CHECK(dvm.daemon_state(3) == "up");
 
   // A PMIx job over all four: ranks on the newcomers fence with the rest.
   RunResult after = dvm.grove({"run", "-n", "4", "--map-by", "node",
@@ -88,7 +76,7 @@ TEST_CASE("a daemon that joined and dies is lost like any other; the DVM goes on
   REQUIRE(grown.exit_code == 0);
   const pid_t joiner = dvm.status()["daemons"][2]["pid"].get<int>();
   REQUIRE(kill(joiner, SIGKILL) == 0);
-  CHECK(wait_until([&] { return daemon_state(dvm, 2) == "failed"; }, std::chrono::seconds(30),
+  CHECK(wait_until([&] { return dvm.daemon_state(2) == "failed"; }, std::chrono::seconds(30),
                    std::chrono::milliseconds(50)));
   CHECK(dvm.status()["failed"] == nlohmann::json::array({2}));
   RunResult after = dvm.grove({"run", "-n", "2", "--map-by", "node",

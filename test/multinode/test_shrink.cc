@@ -16,18 +16,6 @@
 
 using namespace grove::test;
 
-namespace {
-
-std::string daemon_state(Dvm& dvm, unsigned vpid) {
-  const nlohmann::json status = dvm.status();
-  for (const auto& daemon : status["daemons"]) {
-    if (daemon["vpid"] == vpid) return daemon["state"];
-  }
-  return "absent";
-}
-
-}  // namespace
-
 TEST_CASE("grove shrink: a daemon with ranks is refused unless --force; the DVM goes on without it",
           "[dvm]") {
   Dvm dvm(4);
@@ -59,7 +47,7 @@ TEST_CASE("grove shrink: a daemon with ranks is refused unless --force; the DVM 
   CHECK(refused.exit_code == 1);
   CHECK_THAT(refused.err, Catch::Contains(daemon2 + " hosts ranks of job 1 (" + nspace +
                                           "): give --force to end it first"));
-  CHECK(daemon_state(dvm, 2) == "up");
+  CHECK(dvm.daemon_state(2) == "up");
 
   // --force ends the job first, then the daemon leaves.
   RunResult forced = dvm.grove({"shrink", "--daemon", "2", "--force"}, std::chrono::seconds(60));
@@ -115,7 +103,7 @@ TEST_CASE("a job fencing in a loop is untouched while a daemon it does not use l
   INFO(job->out() << job->err());
   CHECK(job->wait_exit(std::chrono::seconds(60)) == 0);
   CHECK(count_occurrences(job->out(), "400 rounds ok") == 2);
-  CHECK(daemon_state(dvm, 3) == "removed");
+  CHECK(dvm.daemon_state(3) == "removed");
   CHECK(dvm.stop().exit_code == 0);
 }
 

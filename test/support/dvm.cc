@@ -107,6 +107,14 @@ nlohmann::json Dvm::status() {
   return nlohmann::json::parse(result.out);
 }
 
+std::string Dvm::daemon_state(unsigned vpid) {
+  const nlohmann::json daemons = status()["daemons"];
+  for (const auto& daemon : daemons) {
+    if (daemon["vpid"] == vpid) return daemon["state"];
+  }
+  return "absent";
+}
+
 nlohmann::json Dvm::bench(const std::string& kind, const std::string& size, int count) {
   auto result = grove({"bench", kind, "--size", size, "--count", std::to_string(count), "--json"},
                       std::chrono::seconds(120));

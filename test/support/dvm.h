@@ -67,6 +67,8 @@ class Dvm {
   std::unique_ptr<BackgroundProcess> start_grove(std::vector<std::string> args);
   // `grove status --json` and `grove bench ... --json`; throw if they fail.
   nlohmann::json status();
+  // One daemon's state in `grove status` ("up", "failed", ...), or "absent".
+  std::string daemon_state(unsigned vpid);
   nlohmann::json bench(const std::string& kind, const std::string& size, int count);
   // `grove stop`, then the controller's exit; the destructor does it too if
   // needed.
