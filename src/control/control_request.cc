@@ -107,14 +107,46 @@ Result<ControlRequest> decode_shrink(const nlohmann::json& request) {
   return ControlRequest{std::move(shrink)};
 }
 
+Result<ControlRequest> decode_grow_hosts(const nlohmann::json& hosts) {
+  const std::string expected =
+      "1 to " + std::to_string(kMaxGrowHosts) + " {name, user, slots} objects, each host once";
+  if (!hosts.is_array() || hosts.empty() || hosts.size() > kMaxGrowHosts)
+    return bad_field("hosts", expected);
+  GrowRequest grow;
+  for (const auto& host : hosts) {
+    if (!host.is_object() || !host.contains("name") || !host["name"].is_string() ||
+        host["name"].get<std::string>().empty())
+      return bad_field("hosts", expected);
+    GrowHost entry{host["name"].get<std::string>(), {}, 0};
+    if (auto user = host.find("user"); user != host.end()) {
+      if (!user->is_string()) return bad_field("hosts", "a user as a string");
+      entry.user = user->get<std::string>();
+    }
+    if (auto slots = host.find("slots"); slots != host.end()) {
+      if (!slots->is_number_unsigned() || slots->get<std::uint64_t>() > 65535)
+        return bad_field("hosts", "slots from 0 to 65535");
+      entry.slots = slots->get<std::uint32_t>();
+    }
+    for (const GrowHost& earlier : grow.hosts) {
+      if (earlier.name == entry.name) return bad_field("hosts", expected);
+    }
+    grow.hosts.push_back(std::move(entry));
+  }
+  return ControlRequest{std::move(grow)};
+}
+
 Result<ControlRequest> decode_grow(const nlohmann::json& request) {
   const std::string expected = "a count of daemons from 1 to " + std::to_string(kMaxGrowLocal);
   auto local = request.find("local");
+  auto hosts = request.find("hosts");
+  if (local != request.end() && hosts != request.end())
+    return Error{"malformed request: a grow names local daemons and hosts; give one"};
+  if (hosts != request.end()) return decode_grow_hosts(*hosts);
   if (local == request.end()) return Error{"malformed request: a grow names no daemons to add"};
   if (!local->is_number_unsigned() || local->get<std::uint64_t>() == 0 ||
       local->get<std::uint64_t>() > kMaxGrowLocal)
     return bad_field("local", expected);
-  return ControlRequest{GrowRequest{local->get<std::uint32_t>()}};
+  return ControlRequest{GrowRequest{local->get<std::uint32_t>(), {}}};
 }
 
 Result<ControlRequest> decode_stdin(const nlohmann::json& request) {

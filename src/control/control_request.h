@@ -55,12 +55,23 @@ struct ShrinkRequest {
   bool force = false;
 };
 
-// `grove grow --local K`: K more daemons on the controller's host join the
-// running DVM (each at the next vpid, in one epoch each).
+// A host `grove grow --host/--hostfile` names, as its host list wrote it.
+struct GrowHost {
+  std::string name;
+  std::string user;         // empty: ssh's default
+  std::uint32_t slots = 0;  // 0: its cores, as its daemon reports them
+};
+
+// `grove grow`: K more daemons on the controller's host (--local K), or a
+// daemon on each named host (started over ssh). Each takes the next vpid and
+// joins in an epoch of its own; a host whose daemon was lost or removed gets
+// one back at its old vpid (a return). Exactly one of the two is given.
 struct GrowRequest {
   std::uint32_t local = 0;
+  std::vector<GrowHost> hosts;
 };
 inline constexpr std::uint32_t kMaxGrowLocal = 256;
+inline constexpr std::size_t kMaxGrowHosts = 256;
 
 using ControlRequest =
     std::variant<StopRequest, StatusRequest, KillRequest, JobsRequest, StdinRequest, BenchRequest,

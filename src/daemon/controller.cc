@@ -34,7 +34,7 @@ Controller::~Controller() {
   publish_.reset();
   rank_host_.reset();
   topology_.reset();  // after the PMIx server, which uses it
-  remote_.reset();
+  remote_.clear();
   control_.reset();
   launch_.report_deadline = Timer();
   heartbeat_timer_ = Timer();
@@ -148,8 +148,7 @@ void Controller::daemon_lost(Vpid vpid, const std::string& reason, bool may_stil
 void Controller::on_startup_loss(const std::string& message) {
   // Under srun (--kill-on-bad-exit) the step's own exit may follow and name
   // the node that failed first: the supervisor waits for it a while.
-  const bool step_running =
-      options_.launcher == RemoteLauncherKind::slurm && remote_ && remote_->running() > 0;
+  const bool step_running = options_.launcher == RemoteLauncherKind::slurm && remote_.running() > 0;
   apply(launch_.supervisor.daemon_lost(message, step_running));
 }
 
@@ -210,7 +209,7 @@ void Controller::reap_children() {
                                 : "exited with status " + std::to_string(WEXITSTATUS(status));
     apply(roster_->on_process_ended(vpid, how));
   }
-  if (remote_) remote_->reap();
+  remote_.reap();
   if (rank_host_) rank_host_->reap();
   if (stopping_.sequence.stopping()) apply(stopping_.sequence.process_exited());
 }

@@ -129,6 +129,9 @@ class Controller {
 
   // controller_grow.cc: grove grow, daemons joining the running DVM.
   void request_grow(const GrowRequest& request, ReplyFn reply);
+  // Each starts its daemons and returns those now launching.
+  Result<std::vector<Vpid>> grow_local(std::uint32_t count);
+  Result<std::vector<Vpid>> grow_hosts(const std::vector<GrowHost>& hosts);
   void admit_joiner(roster::AdmitJoiner& admit);
   void grow_overdue();
   void finish_growth();
@@ -165,7 +168,7 @@ class Controller {
   std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
   std::unique_ptr<RankHost> rank_host_;
   std::unique_ptr<PublishService> publish_;  // the DVM's PMIx publish/lookup store
-  std::unique_ptr<RemoteLauncher> remote_;   // ssh clients or the srun step
+  RemoteLaunchers remote_;                   // ssh clients or the srun step, and grown ones
   std::optional<DaemonRoster> roster_;       // from start() on
   // This DVM as its daemons and commands find and join it.
   struct Identity {

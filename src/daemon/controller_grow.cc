@@ -1,9 +1,11 @@
 // grove grow at the controller: more daemons join the running DVM. Each is
-// started on this host (--join), reports like any daemon, and is admitted:
+// started on this host or over ssh (--join), reports like any daemon, and
+// is admitted:
 // every daemon learns its endpoint, the engine declares it in a new epoch
 // (a join: the trees take it in as the return of a vpid that was always
 // there), and its welcome carries its engine's seed. Jobs started afterwards
-// may use it; running ones are not touched.
+// may use it; running ones are not touched. A host whose daemon was lost
+// gets one back at the old vpid: the same admission, a return in the engine.
 #include <signal.h>
 
 #include <algorithm>
@@ -12,6 +14,8 @@
 #include "daemon/host_info.h"
 #include "grpcomm/join_seed.h"
 #include "plm/local_launcher.h"
+#include "plm/ssh_launcher.h"
+#include "util/text.h"
 
 namespace grove {
 
@@ -30,17 +34,30 @@ void Controller::request_grow(const GrowRequest& request, ReplyFn reply) {
     reply(error_reply("another grove grow is still under way"));
     return;
   }
-  if (options_.plan) {
-    reply(
-        error_reply("grove grow --local grows a DVM started on this host (grove start "
-                    "--local); this one was started on a host list"));
+  Result<std::vector<Vpid>> started =
+      request.hosts.empty() ? grow_local(request.local) : grow_hosts(request.hosts);
+  if (!started) {
+    reply(error_reply(started.error().message));
     return;
+  }
+  Growth growth{std::move(reply), std::move(*started), {}, {}};
+  growth.deadline = Timer(loop_->base(), [this] { grow_overdue(); });
+  growth.deadline.arm(kJoinDeadlineMs);
+  launch_.growth = std::move(growth);
+  finish_growth();  // none could be started: answer at once
+}
+
+Result<std::vector<Vpid>> Controller::grow_local(std::uint32_t count) {
+  if (options_.plan) {
+    return Error{
+        "grove grow --local grows a DVM started on this host (grove start --local); this one "
+        "was started on a host list: name hosts with --host or --hostfile"};
   }
   const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
   const std::vector<Vpid> added =
-      roster_->add_daemons(request.local, roster_->record(kControllerVpid).hostname);
+      roster_->add_daemons(count, roster_->record(kControllerVpid).hostname);
   const auto size = static_cast<std::uint32_t>(roster_->records().size());
-  Growth growth{std::move(reply), {}, {}, {}};
+  std::vector<Vpid> waiting;
   for (Vpid vpid : added) {
     auto directory = create_daemon_directory(identity_.dvm.directory, vpid);
     Result<int> pid = directory ? Result<int>(0) : Result<int>(directory.error());
@@ -63,13 +80,76 @@ void Controller::request_grow(const GrowRequest& request, ReplyFn reply) {
       continue;
     }
     roster_->launched(vpid, *pid);
-    growth.waiting.push_back(vpid);
+    waiting.push_back(vpid);
   }
-  log_.notice("daemon", "grove grow: starting %zu daemon(s) on this host", growth.waiting.size());
-  growth.deadline = Timer(loop_->base(), [this] { grow_overdue(); });
-  growth.deadline.arm(kJoinDeadlineMs);
-  launch_.growth = std::move(growth);
-  finish_growth();  // none could be started: answer at once
+  log_.notice("daemon", "grove grow: starting %zu daemon(s) on this host", waiting.size());
+  return waiting;
+}
+
+Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& hosts) {
+  if (!options_.plan) {
+    return Error{
+        "grove grow --host grows a DVM started on a host list (grove start --host/--hostfile); "
+        "this one runs on this host only: use --local N"};
+  }
+  if (options_.launcher != RemoteLauncherKind::ssh) {
+    return Error{
+        "this DVM was started under Slurm: its daemons start as srun steps, not over ssh; "
+        "grove grow --host needs a DVM started over ssh"};
+  }
+  const std::vector<std::string> agent = split_words(params_.get_string("plm_ssh_agent"));
+  if (agent.empty()) return Error{"plm_ssh_agent is empty"};
+  std::vector<std::string> names;
+  for (const GrowHost& host : hosts) {
+    if (!valid_host_name(host.name)) return Error{"--host " + host.name + ": not a host name"};
+    names.push_back(host.name);
+  }
+  auto targets = roster_->grow_targets(names);
+  if (!targets) return targets.error();
+  SpawnPlan& plan = *options_.plan;
+  std::vector<Vpid> launches;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const GrowHost& host = hosts[i];
+    const std::optional<std::uint32_t> slots =
+        host.slots > 0 ? std::optional<std::uint32_t>(host.slots) : std::nullopt;
+    Vpid vpid = 0;
+    if (const std::optional<Vpid> back = (*targets)[i]) {
+      // Back at its old vpid: a return, which the engine declares once it reports.
+      vpid = *back;
+      roster_->revive(vpid);
+      if (!host.user.empty()) plan.daemons[vpid].host.user = host.user;
+      if (slots) roster_->planned(vpid, roster_->record(vpid).hostname, slots, true);
+    } else {
+      vpid = roster_->add_daemons(1, host.name).front();
+      roster_->planned(vpid, host.name, slots, true);
+      plan.daemons.push_back(PlannedDaemon{vpid, HostEntry{host.name, host.user, slots, {}}, true});
+    }
+    launches.push_back(vpid);
+  }
+  SshLaunchConfig config;
+  config.agent = agent;
+  config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
+  config.param_arguments = remote_param_arguments();
+  config.bootstrap = Bootstrap{identity_.secret, plan, remote_settings()};
+  // Each joiner is started from here; none starts children of its own.
+  config.bootstrap.plan->tree_spawn = false;
+  config.joining = true;
+  SshLauncher::Hooks hooks;
+  hooks.on_failed = [this](Vpid vpid, const std::string& reason) {
+    daemon_lost(vpid, "could not be started: " + reason);
+    finish_growth();
+  };
+  auto ssh =
+      std::make_unique<SshLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
+  SshLauncher& launcher = *ssh;
+  remote_.add(std::move(ssh));
+  log_.notice("daemon", "grove grow: starting %zu daemon(s) over ssh", launches.size());
+  launcher.launch(launches);
+  // A launch that failed at once (the agent could not be run) is lost already.
+  std::erase_if(launches, [this](Vpid vpid) {
+    return roster_->record(vpid).state != DaemonStateKind::launching;
+  });
+  return launches;
 }
 
 void Controller::admit_joiner(roster::AdmitJoiner& admit) {
@@ -113,8 +193,10 @@ void Controller::finish_growth() {
   nlohmann::json joined = nlohmann::json::array();
   for (Vpid vpid : growth.joined) {
     const DaemonRecord& record = roster_->record(vpid);
-    if (record.state == DaemonStateKind::up)
-      joined.push_back({{"vpid", vpid}, {"host", record.hostname}});
+    if (record.state == DaemonStateKind::up) {
+      const bool back = !record.history.empty() && record.history.back() == "back";
+      joined.push_back({{"vpid", vpid}, {"host", record.hostname}, {"back", back}});
+    }
   }
   if (joined.empty()) {
     growth.reply(error_reply("no daemon joined the DVM (see grove log)"));

@@ -133,7 +133,7 @@ Status Controller::launch_over_ssh() {
   auto ssh =
       std::make_unique<SshLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
   SshLauncher& launcher = *ssh;
-  remote_ = std::move(ssh);
+  remote_.add(std::move(ssh));
   launcher.launch(plan.launches(kControllerVpid));
   return ok_status();
 }
@@ -154,7 +154,7 @@ Status Controller::launch_over_srun() {
   auto srun =
       std::make_unique<SrunLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
   if (auto status = srun->start(); !status) return status;
-  remote_ = std::move(srun);
+  remote_.add(std::move(srun));
   return ok_status();
 }
 
@@ -244,7 +244,7 @@ void Controller::fail_startup(const std::string& message) {
     }
   }
   // Daemons already up on other hosts leave when our connections close.
-  remote_.reset();
+  remote_.clear();
   control_.reset();
   runtime_.reset();
   if (!identity_.dvm.directory.empty()) {

@@ -134,7 +134,8 @@ nlohmann::json Controller::status_json() const {
                   daemon.vpid != 0
               ? (runtime_->now() - std::min(daemon.last_seen_ns, runtime_->now())) / 1'000'000
               : 0},
-         {"failure", daemon.failure}});
+         {"failure", daemon.failure},
+         {"history", daemon.history}});
   }
   out["daemons"] = daemons;
   out["jobs"] = jobs_->table.jobs_json();

@@ -66,9 +66,9 @@ void Controller::kill_stragglers() {
     log_.error("daemon %u (pid %d) did not exit; killing it", vpid, pid);
     kill(pid, SIGKILL);
   }
-  if (remote_ && remote_->running() > 0) {
-    log_.error("%zu ssh sessions to daemons did not end; killing them", remote_->running());
-    remote_->signal_all(SIGKILL);
+  if (remote_.running() > 0) {
+    log_.error("%zu ssh sessions to daemons did not end; killing them", remote_.running());
+    remote_.signal_all(SIGKILL);
   }
 }
 
@@ -78,8 +78,8 @@ bool Controller::reap_after_close() {
   for (const auto& [vpid, pid] : roster_->unreaped_children()) {
     if (waitpid(pid, nullptr, WNOHANG) == pid) roster_->reaped(vpid);
   }
-  if (remote_) remote_->reap();
-  return (remote_ && remote_->running() > 0) || !roster_->unreaped_children().empty();
+  remote_.reap();
+  return (remote_.running() > 0) || !roster_->unreaped_children().empty();
 }
 
 void Controller::complete_stop() {

@@ -177,6 +177,11 @@ void DaemonNode::on_join_welcome(const Bytes& payload) {
   }
   log_.verbose("daemon", 1, "joined the DVM at epoch %llu",
                static_cast<unsigned long long>(runtime_->engine().membership().epoch()));
+  if (options_.plan) {
+    // Started over ssh by grove grow: our launcher's slot frees on this line.
+    std::printf("%s\n", std::string(kDaemonUpLine).c_str());
+    std::fflush(stdout);
+  }
 }
 
 void DaemonNode::add_peers(const EndpointTable& table) {

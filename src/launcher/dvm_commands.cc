@@ -357,8 +357,8 @@ void print_status(const nlohmann::json& status) {
     counters[entry["vpid"].get<unsigned>()] = entry;
   // "held" is what the daemon's engine keeps now: ops, open fence rounds and
   // remembered fence signatures; none of it grows with the jobs a DVM has run.
-  std::printf("%5s  %-20s %8s  %-8s %14s %14s %14s\n", "vpid", "host", "pid", "state",
-              "sent frames", "sent bytes", "held o/f/s");
+  std::printf("%5s  %-20s %8s  %-8s %14s %14s %14s  %s\n", "vpid", "host", "pid", "state",
+              "sent frames", "sent bytes", "held o/f/s", "history");
   for (const auto& daemon : status["daemons"]) {
     unsigned vpid = daemon["vpid"].get<unsigned>();
     auto found = counters.find(vpid);
@@ -369,10 +369,14 @@ void print_status(const nlohmann::json& status) {
     std::string held = found == counters.end() ? "-"
                                                : field("held_ops") + "/" + field("open_fences") +
                                                      "/" + field("fence_signatures");
-    std::printf("%5u  %-20s %8d  %-8s %14s %14s %14s\n", vpid,
+    // Its life: "up", or "up,lost,back" for a daemon that came back.
+    std::string history;
+    for (const auto& event : daemon.value("history", nlohmann::json::array()))
+      history += (history.empty() ? "" : ",") + event.get<std::string>();
+    std::printf("%5u  %-20s %8d  %-8s %14s %14s %14s  %s\n", vpid,
                 daemon["host"].get<std::string>().c_str(), daemon["pid"].get<int>(),
                 daemon["state"].get<std::string>().c_str(), field("sent_frames").c_str(),
-                field("sent_bytes").c_str(), held.c_str());
+                field("sent_bytes").c_str(), held.c_str(), history.c_str());
   }
   std::printf("jobs:\n");
   print_jobs(status["jobs"], false);

@@ -1,5 +1,6 @@
-// grove grow: more daemons join a running DVM started on this host. Each
-// takes the next vpid and is usable by the next job; running jobs and their
+// grove grow: more daemons join a running DVM, on this host or over ssh on
+// named hosts. Each takes the next vpid (or, on a host whose daemon was
+// lost, its old one) and is usable by the next job; running jobs and their
 // fences go on (docs/dvm.md, "Growing a DVM").
 #include <cstdio>
 #include <memory>
@@ -7,6 +8,7 @@
 #include "control/control_request.h"
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
+#include "plm/host_list.h"
 
 namespace grove {
 
@@ -15,24 +17,54 @@ namespace {
 struct GrowOptions {
   std::string selector;
   std::uint32_t local = 0;
+  std::string hosts;     // --host a,b:4
+  std::string hostfile;  // --hostfile FILE
 };
 
+// The request: --local N, or the hosts of --hostfile then --host.
+Result<nlohmann::json> grow_request(const GrowOptions& options) {
+  const bool listed = !options.hosts.empty() || !options.hostfile.empty();
+  if (options.local == 0 && !listed) {
+    return Error{
+        "name the daemons to add: --host H[,H...] or --hostfile F (a daemon on each host, "
+        "over ssh), or --local N (daemons on this host)"};
+  }
+  if (options.local != 0 && listed)
+    return Error{"--local and --host/--hostfile exclude each other"};
+  if (options.local != 0) return nlohmann::json{{"cmd", "grow"}, {"local", options.local}};
+  auto hosts = hosts_from_options(options.hosts, options.hostfile);
+  if (!hosts) return hosts.error();
+  if (hosts->empty()) return Error{"--host/--hostfile name no host"};
+  if (hosts->size() > kMaxGrowHosts)
+    return Error{"at most " + std::to_string(kMaxGrowHosts) + " hosts at once"};
+  nlohmann::json list = nlohmann::json::array();
+  for (const HostEntry& host : *hosts) {
+    nlohmann::json entry{{"name", host.name}};
+    if (!host.user.empty()) entry["user"] = host.user;
+    if (host.slots) entry["slots"] = *host.slots;
+    list.push_back(entry);
+  }
+  return nlohmann::json{{"cmd", "grow"}, {"hosts", list}};
+}
+
 int grow_dvm(const GrowOptions& options) {
-  if (options.local == 0) {
-    print_cli_error("name the daemons to add: --local N (daemons on this host)");
+  auto request = grow_request(options);
+  if (!request) {
+    print_cli_error(request.error().message);
     return 1;
   }
   // Each joiner starts, reports and is welcomed; the controller gives up on
   // one after 30 s.
-  auto reply = ask_dvm(options.selector, {{"cmd", "grow"}, {"local", options.local}},
-                       std::chrono::seconds(60));
+  auto reply = ask_dvm(options.selector, *request, std::chrono::seconds(60));
   if (!reply) {
     print_cli_error(reply.error().message);
     return 1;
   }
   for (const auto& daemon : (*reply)["joined"]) {
-    std::printf("grove: daemon %u (%s) joined the DVM\n", daemon["vpid"].get<unsigned>(),
-                daemon["host"].get<std::string>().c_str());
+    std::printf(
+        "grove: daemon %u (%s) %s\n", daemon["vpid"].get<unsigned>(),
+        daemon["host"].get<std::string>().c_str(),
+        daemon.value("back", false) ? "is back in the DVM at its old vpid" : "joined the DVM");
   }
   std::printf("grove: %u daemons in the DVM\n", (*reply)["daemons"].get<unsigned>());
   return 0;
@@ -50,6 +82,12 @@ void add_grow_command(CLI::App& app, CliContext& context) {
       ->add_option("--local", options->local,
                    "Start this many more daemons on this host (a DVM started with --local)")
       ->check(CLI::Range(1u, kMaxGrowLocal));
+  command->add_option("--host,-H", options->hosts,
+                      "Start a daemon on each of these hosts over ssh: host[:slots][,host...] "
+                      "(a DVM started on a host list); a host whose daemon was lost gets one "
+                      "back at its old vpid");
+  command->add_option("--hostfile", options->hostfile,
+                      "Start a daemon on each host of this hostfile over ssh");
   context.actions[command] = [options] { return grow_dvm(*options); };
 }
 

@@ -41,6 +41,7 @@ std::string remote_daemon_command(const SshLaunchConfig& config, Vpid vpid) {
                                    remote.controller_endpoint,
                                    "--bootstrap-fd",
                                    "0"};
+  if (config.joining) args.push_back("--join");
   args.insert(args.end(), config.param_arguments.begin(), config.param_arguments.end());
   for (std::size_t i = 0; i < args.size(); ++i)
     command += (i == 0 ? "" : " ") + shell_quote(args[i]);

@@ -31,6 +31,8 @@ struct SshLaunchConfig {
   std::uint32_t max_concurrent = 128;
   std::vector<std::string> param_arguments;  // --mca NAME VALUE ..., passed on
   Bootstrap bootstrap;                       // plan and remote settings set
+  // Daemons grown into a running DVM (grove grow): started with --join.
+  bool joining = false;
 };
 
 // The remote shell command that starts daemon `vpid` (sh syntax; every piece

@@ -71,6 +71,10 @@ TEST_CASE("a daemon that joined and dies is lost like any other; the DVM goes on
   RunResult bad = dvm.grove({"grow"});
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.err, Catch::Contains("--local N"));
+  // Hosts over ssh grow a DVM started on a host list, not this one.
+  RunResult hosts = dvm.grove({"grow", "--host", "node9"});
+  CHECK(hosts.exit_code == 1);
+  CHECK_THAT(hosts.err, Catch::Contains("runs on this host only: use --local N"));
   RunResult grown = dvm.grove({"grow", "--local", "1"}, std::chrono::seconds(90));
   INFO(grown.out << grown.err);
   REQUIRE(grown.exit_code == 0);

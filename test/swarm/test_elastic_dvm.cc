@@ -1,10 +1,15 @@
 // An elastic DVM on a namespace swarm, through the CLI: a host leaves a DVM
 // started over ssh (grove shrink --host), its vpid a hole the trees route
-// around, and a PMIx job then runs over the hosts left.
+// around, and a PMIx job then runs over the hosts left; hosts join a
+// running DVM (grove grow --host) while a job fences, and a host whose
+// daemon died gets one back at its old vpid.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <chrono>
+#include <fstream>
 #include <string>
 
 #include "support/dvm.h"
@@ -74,5 +79,85 @@ TEST_CASE("grove shrink --host: a relay of the routing tree leaves; a PMIx job r
   dvm.stop();
   CHECK(dvm.controller().wait_exit(30s) == 0);
   CHECK_THAT(dvm.controller().err(), !Catch::Contains(" lost"));
+  CHECK(wait_gone(swarm, "groved").empty());
+}
+
+TEST_CASE("grove grow --host: 4 hosts grow to 6 while a job fences; a killed daemon comes back",
+          "[swarm]") {
+  Swarm swarm(6);
+  REQUIRE(swarm.ok());
+  INFO(swarm.error());
+  DvmStart start;
+  start.args = {
+      "--hostfile",
+      swarm.write("hosts-grow", "node0 slots=2\nnode1 slots=2\nnode2 slots=2\nnode3 slots=2\n"),
+      "--mca", "plm_ssh_agent", swarm.ssh_agent()};
+  Dvm dvm(swarm.place(0), start);
+  REQUIRE(dvm.ready());
+  const std::string fence_client = binary_from_env("GROVE_PMIX_FENCE_CLIENT");
+
+  // A job on the four hosts, one rank each; rank 0 stops before fence 150
+  // (the others wait inside it) until the DVM has grown.
+  const std::string go = swarm.dir() + "/go";
+  auto job = dvm.start_grove({"run", "-n", "4", "--map-by", "node", fence_client, "--rounds", "300",
+                              "--barrier", "--progress", "--pause-at", "150:" + go});
+  REQUIRE(job->wait_for("rank 0: connected, waiting for " + go, 60s));
+  REQUIRE(job->wait_for("rank 3: round 149 done", 60s));
+  RunResult taken = dvm.grove({"grow", "--host", "node4,node1"});
+  CHECK(taken.exit_code == 1);
+  CHECK_THAT(taken.err, Catch::Contains("--host node1: daemon 1 (node1) is in the DVM already"));
+  RunResult grown = dvm.grove({"grow", "--host", "node4:2,node5:2"}, 90s);
+  INFO(grown.out << grown.err);
+  REQUIRE(grown.exit_code == 0);
+  CHECK_THAT(grown.out, Catch::Contains("grove: daemon 4 (node4) joined the DVM") &&
+                            Catch::Contains("grove: daemon 5 (node5) joined the DVM") &&
+                            Catch::Contains("6 daemons in the DVM"));
+  CHECK_THAT(job->out(), !Catch::Contains("round 150 done"));
+  std::ofstream(go).put('\n');
+  INFO(job->out() << job->err());
+  CHECK(job->wait_exit(60s) == 0);
+  CHECK(count_occurrences(job->out(), "300 rounds ok") == 4);
+
+  auto run_everywhere = [&](const char* hosts[6]) {
+    RunResult all = dvm.grove({"run", "-n", "12", fence_client, "--rounds", "5"});
+    INFO(all.out << all.err);
+    CHECK(all.exit_code == 0);
+    auto results = fence_results(all.out);
+    REQUIRE(results.size() == 12);
+    for (const auto& [rank, entry] : results) {
+      CHECK(entry.first == results[0].first);
+      CHECK(entry.second == hosts[rank / 2]);
+    }
+  };
+  const char* six[6] = {"node0", "node1", "node2", "node3", "node4", "node5"};
+  run_everywhere(six);
+
+  // node2's daemon dies; grove grow --host brings one back at vpid 2 (a
+  // return: its failed bit cleared in a new epoch), and a job uses it.
+  std::string groved_pid;
+  for (const std::string& process : swarm.processes(2)) {
+    if (process.find("groved") != std::string::npos)
+      groved_pid = process.substr(0, process.find(' '));
+  }
+  REQUIRE_FALSE(groved_pid.empty());
+  REQUIRE(kill(std::stoi(groved_pid), SIGKILL) == 0);
+  REQUIRE(wait_until([&] { return dvm.daemon_state(2) == "failed"; }, 30s, 50ms));
+  RunResult back = dvm.grove({"grow", "--host", "node2"}, 90s);
+  INFO(back.out << back.err);
+  REQUIRE(back.exit_code == 0);
+  CHECK_THAT(back.out,
+             Catch::Contains("grove: daemon 2 (node2) is back in the DVM at its old vpid"));
+  const nlohmann::json status = dvm.status();
+  CHECK(status["size"] == 6);
+  CHECK(status["failed"] == nlohmann::json::array());
+  CHECK(status["epoch"] == 4);  // two joins, a departure, a return
+  CHECK(status["daemons"][2]["history"] == nlohmann::json::array({"up", "lost", "back"}));
+  CHECK(status["daemons"][4]["history"] == nlohmann::json::array({"joined"}));
+  run_everywhere(six);
+  RunResult text = dvm.grove({"status"});
+  CHECK_THAT(text.out, Catch::Contains("up,lost,back"));
+
+  dvm.stop();
+  CHECK(dvm.controller().wait_exit(30s) == 0);
   CHECK(wait_gone(swarm, "groved").empty());
 }

@@ -109,6 +109,30 @@ TEST_CASE("a grow names how many daemons to add on this host", "[control]") {
   }
 }
 
+TEST_CASE("a grow names hosts, each once, with their user and slots", "[control]") {
+  auto grow = parse_control_request(
+      R"({"cmd":"grow","hosts":[{"name":"node4"},{"name":"node5","user":"hpc","slots":8}]})");
+  REQUIRE(grow.ok());
+  const GrowRequest& request = std::get<GrowRequest>(*grow);
+  CHECK(request.local == 0);
+  REQUIRE(request.hosts.size() == 2);
+  CHECK(request.hosts[0].name == "node4");
+  CHECK(request.hosts[0].slots == 0);
+  CHECK(request.hosts[1].user == "hpc");
+  CHECK(request.hosts[1].slots == 8);
+  for (const char* bad : {R"({"cmd":"grow","hosts":[]})", R"({"cmd":"grow","hosts":["node4"]})",
+                          R"({"cmd":"grow","hosts":[{"name":""}]})",
+                          R"({"cmd":"grow","hosts":[{"name":"a"},{"name":"a"}]})",
+                          R"({"cmd":"grow","hosts":[{"name":"a","slots":-1}]})",
+                          R"({"cmd":"grow","hosts":[{"name":"a","user":7}]})",
+                          R"({"cmd":"grow","local":2,"hosts":[{"name":"a"}]})"}) {
+    INFO(bad);
+    auto refused = parse_control_request(bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("hosts") || Catch::Contains("give one"));
+  }
+}
+
 TEST_CASE("a shrink names hosts, daemons or both, and nothing else", "[control]") {
   auto shrink =
       parse_control_request(R"({"cmd":"shrink","hosts":["node2"],"daemons":[3,4],"force":true})");

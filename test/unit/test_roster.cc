@@ -310,3 +310,41 @@ TEST_CASE("daemons grown into a running DVM are admitted as they report", "[rost
   CHECK(effects_of<roster::DeclareDeparture>(lost).size() == 1);
   CHECK(roster.record(4).state == DaemonStateKind::failed);
 }
+
+TEST_CASE("a host whose daemon was lost gets it back at its old vpid", "[roster]") {
+  DaemonRoster roster = running_roster(4);
+  (void)roster.lose(2, "its process killed by signal 9", /*may_still_run=*/false);
+  (void)roster.remove(3, "grove shrink");
+  // node1 is up, node2 lost, node3 removed, node9 new to the DVM.
+  auto targets = roster.grow_targets({"node2", "node3.example.org", "node9"});
+  REQUIRE(targets.ok());
+  CHECK(*targets == std::vector<std::optional<Vpid>>{2, 3, std::nullopt});
+  auto refused = roster.grow_targets({"node9", "node1"});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "--host node1: daemon 1 (node1) is in the DVM already (up)");
+  // The controller's own host too.
+  CHECK_FALSE(roster.grow_targets({"localhost"}).ok());
+
+  roster.revive(2);
+  CHECK(roster.record(2).state == DaemonStateKind::launching);
+  CHECK(roster.record(2).failure.empty());
+  CHECK_FALSE(roster.grow_targets({"node2"}).ok());  // launching again: in the DVM
+  CHECK_FALSE(roster.unexpected_report(2, 2));
+  auto admitted = roster.on_report(2, report_of(2), 7 * kMs);
+  REQUIRE(effects_of<roster::AdmitJoiner>(admitted).size() == 1);
+  CHECK(roster.record(2).state == DaemonStateKind::up);
+  CHECK(roster.record(2).history == std::vector<std::string>{"up", "lost", "back"});
+  CHECK(roster.record(3).history == std::vector<std::string>{"up", "removed"});
+  CHECK(roster.living() == 3);
+  // An up daemon is not revived by mistake.
+  roster.revive(1);
+  CHECK(roster.record(1).state == DaemonStateKind::up);
+  // The history keeps its last kMaxHistory entries.
+  for (int life = 0; life < 20; ++life) {
+    (void)roster.lose(2, "again", /*may_still_run=*/false);
+    roster.revive(2);
+    roster.on_report(2, report_of(2), 8 * kMs);
+  }
+  CHECK(roster.record(2).history.size() == kMaxHistory);
+  CHECK(roster.record(2).history.back() == "back");
+}

@@ -118,6 +118,11 @@ TEST_CASE("ssh command: quoted, with the prefix on PATH and the library path", "
   CHECK(command.find("'/opt/it'\\''s/bin/groved' '--vpid' '2' '--dvm-size' '3'") !=
         std::string::npos);
   CHECK(command.find("'--bootstrap-fd' '0' '--mca' 'rml_base_radix' '64'") != std::string::npos);
+  CHECK(command.find("--join") == std::string::npos);
+  // A daemon grown into a running DVM joins it.
+  config.joining = true;
+  CHECK(remote_daemon_command(config, 2).find("'--bootstrap-fd' '0' '--join' '--mca'") !=
+        std::string::npos);
   CHECK(shell_quote("a'b") == "'a'\\''b'");
   CHECK(shell_word("-n4") == "-n4");
   CHECK(shell_word("a b") == "'a b'");

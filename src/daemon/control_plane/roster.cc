@@ -32,6 +32,7 @@ DaemonRoster::DaemonRoster(RosterConfig config, DaemonRecord controller) : confi
   controller.vpid = kControllerVpid;
   controller.state = DaemonStateKind::up;
   daemons_[kControllerVpid] = std::move(controller);
+  note(daemons_[kControllerVpid], "up");
 }
 
 void DaemonRoster::planned(Vpid vpid, std::string hostname, std::optional<std::uint32_t> slots,
@@ -54,6 +55,42 @@ std::vector<Vpid> DaemonRoster::add_daemons(std::uint32_t count, std::string hos
   }
   config_.size = static_cast<std::uint32_t>(daemons_.size());
   return added;
+}
+
+Result<std::vector<std::optional<Vpid>>> DaemonRoster::grow_targets(
+    const std::vector<std::string>& hosts) const {
+  const std::string& controller_host = daemons_[kControllerVpid].hostname;
+  std::vector<std::optional<Vpid>> targets;
+  for (const std::string& host : hosts) {
+    std::optional<Vpid> back;
+    for (const DaemonRecord& daemon : daemons_) {
+      if (!names_host(host, daemon.hostname, controller_host)) continue;
+      if (daemon.state == DaemonStateKind::failed || daemon.state == DaemonStateKind::removed) {
+        if (!back) back = daemon.vpid;
+        continue;
+      }
+      return Error{"--host " + host + ": " + describe(daemon.vpid) + " is in the DVM already (" +
+                   std::string(daemon_state_name(daemon.state)) + ")"};
+    }
+    targets.push_back(back);
+  }
+  return targets;
+}
+
+void DaemonRoster::revive(Vpid vpid) {
+  DaemonRecord& record = daemons_.at(vpid);
+  if (record.state != DaemonStateKind::failed && record.state != DaemonStateKind::removed) return;
+  record.state = DaemonStateKind::launching;
+  record.returning = true;
+  record.pid = 0;
+  record.host_pid = 0;
+  record.endpoint.clear();
+  record.failure.clear();
+}
+
+void DaemonRoster::note(DaemonRecord& record, std::string event) {
+  if (record.history.size() == kMaxHistory) record.history.erase(record.history.begin());
+  record.history.push_back(std::move(event));
 }
 
 void DaemonRoster::launched(Vpid vpid, int pid) {
@@ -94,6 +131,8 @@ roster::Outbox DaemonRoster::on_report(Vpid from, const DaemonReport& report, Ti
   record.endpoint = report.endpoint;
   record.state = DaemonStateKind::up;
   record.last_seen_ns = now;
+  note(record, record.returning ? "back" : phase_ == Phase::running ? "joined" : "up");
+  record.returning = false;
   if (phase_ == Phase::running) {
     // Grown into the running DVM: its welcome carries its seed.
     out.emplace_back(roster::AdmitJoiner{from, endpoint_table()});
@@ -201,6 +240,7 @@ roster::Outbox DaemonRoster::lose(Vpid vpid, const std::string& reason, bool may
   }
   record.state = DaemonStateKind::failed;
   record.failure = reason;
+  note(record, "lost");
   // Its pid on its own host: ours is 0 for a daemon started elsewhere.
   out.emplace_back(
       roster::Notice{roster::Notice::Level::error,
@@ -298,6 +338,7 @@ roster::Outbox DaemonRoster::remove(Vpid vpid, const std::string& reason) {
   if (record.state != DaemonStateKind::up && record.state != DaemonStateKind::draining) return {};
   record.state = DaemonStateKind::removed;
   record.failure = reason;
+  note(record, "removed");
   roster::Outbox out;
   // The departure first: every daemon routes around it before it goes.
   out.emplace_back(roster::DeclareDeparture{vpid});

@@ -40,7 +40,12 @@ struct DaemonRecord {
   DaemonStateKind state = DaemonStateKind::launching;
   TimeNs last_seen_ns = 0;
   std::string failure;
+  // Its life in the DVM, oldest first (the last kMaxHistory): up, joined,
+  // lost, back, removed (grove status).
+  std::vector<std::string> history;
+  bool returning = false;  // launched again at its old vpid; its report is a return
 };
+inline constexpr std::size_t kMaxHistory = 16;
 
 // What the roster asks of its driver, in order.
 namespace roster {
@@ -148,6 +153,15 @@ class DaemonRoster {
   // grove grow: `count` more daemons at the next vpids, launching on
   // `hostname`; returns their vpids. Their reports admit them (AdmitJoiner).
   std::vector<Vpid> add_daemons(std::uint32_t count, std::string hostname);
+  // grove grow --host: for each host, the vpid of the daemon it lost (or
+  // that was removed from it), to come back at; nullopt for a host new to
+  // the DVM. A host with a daemon in the DVM (or launching) is an error
+  // naming it.
+  Result<std::vector<std::optional<Vpid>>> grow_targets(
+      const std::vector<std::string>& hosts) const;
+  // It is launched again at its old vpid: launching until its report
+  // admits it (AdmitJoiner, a return in the engine).
+  void revive(Vpid vpid);
   // It takes no new ranks from now on (the job table places on `up` only).
   void drain(Vpid vpid);
   // It leaves cleanly: a departure every daemon takes in step (its vpid a
@@ -167,6 +181,7 @@ class DaemonRoster {
 
  private:
   EndpointTable endpoint_table() const;
+  static void note(DaemonRecord& record, std::string event);
 
   RosterConfig config_;
   std::vector<DaemonRecord> daemons_;
