@@ -156,6 +156,7 @@ void Controller::on_daemon_announced_lost(Vpid vpid, const std::string& descript
   runtime_->broadcast(pmix_tags::event, encode(daemon_lost_event(vpid, description)));
   apply(jobs_->table.on_daemon_lost(vpid, roster_->describe(vpid), std::time(nullptr)));
   apply(cli_.service.daemon_lost(roster_->living()));
+  consider_respawn(vpid);
 }
 
 void Controller::apply(roster::Outbox out) {

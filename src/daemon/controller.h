@@ -132,6 +132,13 @@ class Controller {
   // Each starts its daemons and returns those now launching.
   Result<std::vector<Vpid>> grow_local(std::uint32_t count);
   Result<std::vector<Vpid>> grow_hosts(const std::vector<GrowHost>& hosts);
+  // Starts these vpids (new or revived) as joiners: on this host, or over
+  // ssh from here. Those that could not be started are lost already.
+  void start_local_joiner(Vpid vpid);
+  void start_joiners_over_ssh(const std::vector<Vpid>& vpids);
+  // controller_respawn.cc: dvm_respawn_lost, a lost daemon started again.
+  void consider_respawn(Vpid vpid);
+  void respawn(Vpid vpid);
   void admit_joiner(roster::AdmitJoiner& admit);
   void grow_overdue();
   void finish_growth();
@@ -186,12 +193,19 @@ class Controller {
     std::vector<Vpid> joined;
     Timer deadline;  // a joiner that never reports is given up
   };
+  // dvm_respawn_lost: a vpid's respawns so far, the next one's timer, and
+  // the deadline of the one under way.
+  struct Respawn {
+    std::uint32_t count = 0;
+    Timer timer, deadline;
+  };
   struct Launching {
     explicit Launching(LaunchSupervisor decides) : supervisor(std::move(decides)) {}
     LaunchSupervisor supervisor;
     Timer report_deadline, failure_timer, step_end_timer;
     std::uint64_t endpoint_table_op = 0;  // its broadcast, once every daemon is up
     std::optional<Growth> growth;         // grove grow, one at a time
+    std::map<Vpid, Respawn> respawns;
   };
   Launching launch_;
   // The stop, decided by its sequence; who asked for it.

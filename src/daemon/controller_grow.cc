@@ -53,37 +53,40 @@ Result<std::vector<Vpid>> Controller::grow_local(std::uint32_t count) {
         "grove grow --local grows a DVM started on this host (grove start --local); this one "
         "was started on a host list: name hosts with --host or --hostfile"};
   }
-  const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
   const std::vector<Vpid> added =
       roster_->add_daemons(count, roster_->record(kControllerVpid).hostname);
-  const auto size = static_cast<std::uint32_t>(roster_->records().size());
+  for (Vpid vpid : added)
+    start_local_joiner(vpid);
   std::vector<Vpid> waiting;
   for (Vpid vpid : added) {
-    auto directory = create_daemon_directory(identity_.dvm.directory, vpid);
-    Result<int> pid = directory ? Result<int>(0) : Result<int>(directory.error());
-    if (directory) {
-      LaunchRequest launch{groved,
-                           vpid,
-                           size,
-                           identity_.endpoint,
-                           *directory,
-                           params_.child_arguments(),
-                           identity_.secret,
-                           std::string(),
-                           std::nullopt,
-                           /*joining=*/true};
-      pid = launch_local_daemon(launch);
-    }
-    if (!pid) {
-      apply(roster_->lose(vpid, "could not be started: " + pid.error().message,
-                          /*may_still_run=*/false));
-      continue;
-    }
-    roster_->launched(vpid, *pid);
-    waiting.push_back(vpid);
+    if (roster_->record(vpid).state == DaemonStateKind::launching) waiting.push_back(vpid);
   }
   log_.notice("daemon", "grove grow: starting %zu daemon(s) on this host", waiting.size());
   return waiting;
+}
+
+void Controller::start_local_joiner(Vpid vpid) {
+  const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
+  auto directory = create_daemon_directory(identity_.dvm.directory, vpid);
+  Result<int> pid = directory ? Result<int>(0) : Result<int>(directory.error());
+  if (directory) {
+    LaunchRequest launch{groved,
+                         vpid,
+                         static_cast<std::uint32_t>(roster_->records().size()),
+                         identity_.endpoint,
+                         *directory,
+                         params_.child_arguments(),
+                         identity_.secret,
+                         std::string(),
+                         std::nullopt,
+                         /*joining=*/true};
+    pid = launch_local_daemon(launch);
+  }
+  if (!pid) {
+    daemon_lost(vpid, "could not be started: " + pid.error().message);
+    return;
+  }
+  roster_->launched(vpid, *pid);
 }
 
 Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& hosts) {
@@ -97,8 +100,8 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
         "this DVM was started under Slurm: its daemons start as srun steps, not over ssh; "
         "grove grow --host needs a DVM started over ssh"};
   }
-  const std::vector<std::string> agent = split_words(params_.get_string("plm_ssh_agent"));
-  if (agent.empty()) return Error{"plm_ssh_agent is empty"};
+  if (split_words(params_.get_string("plm_ssh_agent")).empty())
+    return Error{"plm_ssh_agent is empty"};
   std::vector<std::string> names;
   for (const GrowHost& host : hosts) {
     if (!valid_host_name(host.name)) return Error{"--host " + host.name + ": not a host name"};
@@ -126,11 +129,20 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
     }
     launches.push_back(vpid);
   }
+  log_.notice("daemon", "grove grow: starting %zu daemon(s) over ssh", launches.size());
+  start_joiners_over_ssh(launches);
+  std::erase_if(launches, [this](Vpid vpid) {
+    return roster_->record(vpid).state != DaemonStateKind::launching;
+  });
+  return launches;
+}
+
+void Controller::start_joiners_over_ssh(const std::vector<Vpid>& vpids) {
   SshLaunchConfig config;
-  config.agent = agent;
+  config.agent = split_words(params_.get_string("plm_ssh_agent"));
   config.max_concurrent = static_cast<std::uint32_t>(params_.get_int("plm_ssh_num_concurrent"));
   config.param_arguments = remote_param_arguments();
-  config.bootstrap = Bootstrap{identity_.secret, plan, remote_settings()};
+  config.bootstrap = Bootstrap{identity_.secret, *options_.plan, remote_settings()};
   // Each joiner is started from here; none starts children of its own.
   config.bootstrap.plan->tree_spawn = false;
   config.joining = true;
@@ -143,13 +155,8 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
       std::make_unique<SshLauncher>(loop_->base(), log_, std::move(config), std::move(hooks));
   SshLauncher& launcher = *ssh;
   remote_.add(std::move(ssh));
-  log_.notice("daemon", "grove grow: starting %zu daemon(s) over ssh", launches.size());
-  launcher.launch(launches);
-  // A launch that failed at once (the agent could not be run) is lost already.
-  std::erase_if(launches, [this](Vpid vpid) {
-    return roster_->record(vpid).state != DaemonStateKind::launching;
-  });
-  return launches;
+  // A launch that fails at once (the agent cannot be run) is lost in here.
+  launcher.launch(vpids);
 }
 
 void Controller::admit_joiner(roster::AdmitJoiner& admit) {

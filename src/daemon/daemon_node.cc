@@ -164,6 +164,7 @@ void DaemonNode::on_join_welcome(const Bytes& payload) {
   auto welcome = wire_decode<JoinWelcome>(payload);
   auto seed = welcome ? decode_join_seed(welcome->seed) : Result<JoinSeed>(welcome.error());
   Status joined = seed ? ok_status() : Status(seed.error());
+  runtime_->reach_join_fault(FaultPoint::join_welcomed);
   if (joined) {
     add_peers(welcome->table);
     joined = runtime_->join(*seed);
@@ -177,6 +178,7 @@ void DaemonNode::on_join_welcome(const Bytes& payload) {
   }
   log_.verbose("daemon", 1, "joined the DVM at epoch %llu",
                static_cast<unsigned long long>(runtime_->engine().membership().epoch()));
+  runtime_->reach_join_fault(FaultPoint::join_seeded);
   if (options_.plan) {
     // Started over ssh by grove grow: our launcher's slot frees on this line.
     std::printf("%s\n", std::string(kDaemonUpLine).c_str());

@@ -307,6 +307,12 @@ bool DaemonRuntime::declare_return(Vpid vpid) {
   return declared;
 }
 
+void DaemonRuntime::reach_join_fault(FaultPoint point) {
+  // A daemon joins once: its one join is op 1 at each join point.
+  if (!fault_.armed()) return;
+  if (auto fault = fault_.reached(point, ReleaseOpKey{})) die_for_fault(log_, *fault, {});
+}
+
 void DaemonRuntime::drain(Outbox& out, Caller caller) {
 #ifdef GROVE_CHECK_INVARIANTS
   // Every input's outbox comes here: the ops it touched, and the tables,

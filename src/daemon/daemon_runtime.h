@@ -112,6 +112,8 @@ class DaemonRuntime : private EffectDriver {
   // Controller only: a lost daemon came back at its vpid, or a new one joined
   // past the end (Engine::declare_return); false if the engine refused it.
   bool declare_return(Vpid vpid);
+  // debug_fault's join points: dies here if this is where the plan says.
+  void reach_join_fault(FaultPoint point);
   // Controller only: what the newcomer starts from (send it encode_join_seed).
   JoinSeed join_seed() const { return engine_->join_seed(); }
   // A joining daemon: its engine starts from the seed, and the frames that

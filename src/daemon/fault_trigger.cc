@@ -27,9 +27,14 @@ std::optional<PlannedFault> FaultTrigger::reached(FaultPoint point, const Releas
 
 void die_for_fault(const Log& log, const PlannedFault& fault, const ReleaseOpKey& op) {
   // The log flushes each line, so it is whole even though we die next.
-  log.error("debug_fault: dying at %s of release op %llu (number %llu here)",
-            std::string(fault_point_name(fault.point)).c_str(),
-            static_cast<unsigned long long>(op.op_id), static_cast<unsigned long long>(fault.nth));
+  if (fault.point == FaultPoint::join_welcomed || fault.point == FaultPoint::join_seeded) {
+    log.error("debug_fault: dying at %s", std::string(fault_point_name(fault.point)).c_str());
+  } else {
+    log.error("debug_fault: dying at %s of release op %llu (number %llu here)",
+              std::string(fault_point_name(fault.point)).c_str(),
+              static_cast<unsigned long long>(op.op_id),
+              static_cast<unsigned long long>(fault.nth));
+  }
   ::kill(::getpid(), SIGKILL);
   std::abort();  // not reached: SIGKILL cannot be caught
 }

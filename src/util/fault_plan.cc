@@ -5,7 +5,8 @@
 namespace grove {
 namespace {
 
-constexpr FaultPoint kPoints[] = {FaultPoint::release_received, FaultPoint::release_delivered};
+constexpr FaultPoint kPoints[] = {FaultPoint::release_received, FaultPoint::release_delivered,
+                                  FaultPoint::join_welcomed, FaultPoint::join_seeded};
 
 }  // namespace
 
@@ -15,6 +16,10 @@ std::string_view fault_point_name(FaultPoint point) {
       return "release-received";
     case FaultPoint::release_delivered:
       return "release-delivered";
+    case FaultPoint::join_welcomed:
+      return "join-welcomed";
+    case FaultPoint::join_seeded:
+      return "join-seeded";
   }
   return "unknown";
 }
@@ -26,7 +31,7 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
     auto fail = [&](const std::string& why) -> Result<FaultPlan> {
       return Error{"fault '" + std::string(trim(entry)) + "': " + why +
                    " (expected VPID:POINT[:N], POINT one of release-received, "
-                   "release-delivered)"};
+                   "release-delivered, join-welcomed, join-seeded)"};
     };
     auto fields = split(trim(entry), ':');
     if (fields.size() < 2 || fields.size() > 3) return fail("wrong number of fields");

@@ -23,6 +23,13 @@ enum class FaultPoint : std::uint8_t {
   // release has not been handed to local ranks. Forwarding is whatever the
   // engine did before delivering (none while grpcomm_release_delay_ms holds it).
   release_delivered,
+  // A daemon grown into the DVM (grove grow, a respawn) has its welcome: the
+  // controller has declared its join or return, every daemon takes it in,
+  // and this one has not yet adopted its seed.
+  join_welcomed,
+  // It has adopted its seed (it is a member in step with the rest) and
+  // nothing else has happened yet.
+  join_seeded,
 };
 
 std::string_view fault_point_name(FaultPoint point);

@@ -141,6 +141,16 @@ void register_daemon_params(ParamRegistry& registry) {
                           "leaving with its ranks (0: forever; needs daemon_heartbeat_ms)"));
   registry.define(integer("daemon_stop_timeout_ms", "5000", 100, 600000,
                           "How long an orderly stop waits for daemons before killing them"));
+  registry.define(boolean("dvm_respawn_lost", "false",
+                          "Start a lost daemon again on its host, at its old vpid (a return), "
+                          "after dvm_respawn_delay_ms, doubling each time, up to "
+                          "dvm_respawn_max times per vpid"));
+  registry.define(integer("dvm_respawn_delay_ms", "1000", 0, 600000,
+                          "How long after a loss a daemon is respawned (dvm_respawn_lost); "
+                          "doubles with each respawn of that vpid, at most 60 s"));
+  registry.define(integer("dvm_respawn_max", "3", 1, 1000,
+                          "Respawns per vpid (dvm_respawn_lost); lost again after that, it "
+                          "stays lost"));
 }
 
 // plm: starting daemons on other hosts.

@@ -21,6 +21,11 @@ TEST_CASE("a fault plan parses victims, points and counts", "[fault_plan]") {
   auto empty = parse_fault_plan("");
   REQUIRE(empty);
   CHECK(empty->empty());
+  auto joins = parse_fault_plan("4:join-welcomed,5:join-seeded");
+  REQUIRE(joins);
+  CHECK((*joins)[0].point == FaultPoint::join_welcomed);
+  CHECK((*joins)[1].point == FaultPoint::join_seeded);
+  CHECK(fault_point_name(FaultPoint::join_seeded) == "join-seeded");
 }
 
 TEST_CASE("a bad fault plan names the entry and what is wrong with it", "[fault_plan]") {

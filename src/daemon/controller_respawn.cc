@@ -1,0 +1,74 @@
+// dvm_respawn_lost: the controller starts a lost daemon again on its host,
+// at its old vpid, as grove grow --host would: revived in the roster, started
+// with --join, and admitted when it reports (a return in the engine). Each
+// vpid is respawned at most dvm_respawn_max times, the first after
+// dvm_respawn_delay_ms and each later one after twice the wait before it (at
+// most a minute): a daemon that dies at once every time does not make the
+// controller spin, and a host that is gone for good costs a few launches.
+#include <algorithm>
+
+#include "daemon/controller.h"
+
+namespace grove {
+
+namespace {
+constexpr std::int64_t kMaxRespawnDelayMs = 60'000;
+constexpr std::int64_t kRespawnReportMs = 30'000;  // as for grove grow
+}  // namespace
+
+void Controller::consider_respawn(Vpid vpid) {
+  if (!params_.get_bool("dvm_respawn_lost") || stopping_.sequence.stopping() ||
+      launch_.supervisor.phase() != LaunchSupervisor::Phase::ready) {
+    return;
+  }
+  if (options_.plan && options_.launcher != RemoteLauncherKind::ssh) {
+    log_.error(
+        "dvm_respawn_lost: %s is not respawned: a DVM started under Slurm cannot start "
+        "daemons again yet",
+        roster_->describe(vpid).c_str());
+    return;
+  }
+  Respawn& respawn = launch_.respawns[vpid];
+  // Made once per vpid, then only armed and cancelled: this may run inside
+  // either timer's own callback (a respawn lost at once, or late).
+  if (!respawn.timer) {
+    respawn.timer = Timer(loop_->base(), [this, vpid] { this->respawn(vpid); });
+    respawn.deadline = Timer(loop_->base(), [this, vpid] {
+      if (roster_->record(vpid).state == DaemonStateKind::launching)
+        daemon_lost(vpid, "did not report within 30 s of its respawn", /*may_still_run=*/true);
+    });
+  }
+  respawn.deadline.cancel();
+  const auto max = static_cast<std::uint32_t>(params_.get_int("dvm_respawn_max"));
+  if (respawn.count >= max) {
+    log_.error("%s was respawned %u times (dvm_respawn_max): it stays lost",
+               roster_->describe(vpid).c_str(), respawn.count);
+    return;
+  }
+  std::int64_t delay = params_.get_int("dvm_respawn_delay_ms");
+  for (std::uint32_t i = 0; i < respawn.count && delay < kMaxRespawnDelayMs; ++i)
+    delay *= 2;
+  delay = std::min(delay, kMaxRespawnDelayMs);
+  log_.notice("daemon", "dvm_respawn_lost: starting %s again in %lld ms (respawn %u of %u)",
+              roster_->describe(vpid).c_str(), static_cast<long long>(delay), respawn.count + 1,
+              max);
+  respawn.timer.arm(delay);
+}
+
+void Controller::respawn(Vpid vpid) {
+  // Since armed: the DVM may be stopping, or grove grow --host brought it back.
+  if (stopping_.sequence.stopping() || roster_->record(vpid).state != DaemonStateKind::failed)
+    return;
+  Respawn& respawn = launch_.respawns[vpid];
+  ++respawn.count;
+  roster_->revive(vpid);
+  if (options_.plan) {
+    start_joiners_over_ssh({vpid});
+  } else {
+    start_local_joiner(vpid);
+  }
+  if (roster_->record(vpid).state == DaemonStateKind::launching)
+    respawn.deadline.arm(kRespawnReportMs);  // else lost at once, and considered again
+}
+
+}  // namespace grove
