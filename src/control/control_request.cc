@@ -139,14 +139,29 @@ Result<ControlRequest> decode_grow(const nlohmann::json& request) {
   const std::string expected = "a count of daemons from 1 to " + std::to_string(kMaxGrowLocal);
   auto local = request.find("local");
   auto hosts = request.find("hosts");
-  if (local != request.end() && hosts != request.end())
-    return Error{"malformed request: a grow names local daemons and hosts; give one"};
+  auto activate = request.find("activate");
+  if ((local != request.end()) + (hosts != request.end()) + (activate != request.end()) > 1)
+    return Error{
+        "malformed request: a grow names more than one of local, hosts, activate; give one"};
   if (hosts != request.end()) return decode_grow_hosts(*hosts);
+  if (activate != request.end()) {
+    if (!activate->is_boolean() || !activate->get<bool>()) return bad_field("activate", "true");
+    auto nodes = strings_field(request, "nodes", false);
+    if (!nodes) return nodes.error();
+    if (nodes->size() > kMaxGrowHosts)
+      return bad_field("nodes", "at most " + std::to_string(kMaxGrowHosts) + " node names");
+    GrowRequest grow;
+    grow.activate = true;
+    grow.nodes = std::move(*nodes);
+    return ControlRequest{std::move(grow)};
+  }
   if (local == request.end()) return Error{"malformed request: a grow names no daemons to add"};
   if (!local->is_number_unsigned() || local->get<std::uint64_t>() == 0 ||
       local->get<std::uint64_t>() > kMaxGrowLocal)
     return bad_field("local", expected);
-  return ControlRequest{GrowRequest{local->get<std::uint32_t>(), {}}};
+  GrowRequest grow;
+  grow.local = local->get<std::uint32_t>();
+  return ControlRequest{std::move(grow)};
 }
 
 Result<ControlRequest> decode_stdin(const nlohmann::json& request) {

@@ -62,13 +62,17 @@ struct GrowHost {
   std::uint32_t slots = 0;  // 0: its cores, as its daemon reports them
 };
 
-// `grove grow`: K more daemons on the controller's host (--local K), or a
-// daemon on each named host (started over ssh). Each takes the next vpid and
-// joins in an epoch of its own; a host whose daemon was lost or removed gets
-// one back at its old vpid (a return). Exactly one of the two is given.
+// `grove grow`: K more daemons on the controller's host (--local K), a
+// daemon on each named host (started over ssh), or, inside a Slurm
+// allocation, on its nodes the DVM does not use yet (--activate, all of them
+// or the `nodes` named; one srun step). Each takes the next vpid and joins in
+// an epoch of its own; a host whose daemon was lost or removed gets one back
+// at its old vpid (a return). Exactly one of the three is given.
 struct GrowRequest {
   std::uint32_t local = 0;
   std::vector<GrowHost> hosts;
+  bool activate = false;
+  std::vector<std::string> nodes;  // with activate; empty: every unused node
 };
 inline constexpr std::uint32_t kMaxGrowLocal = 256;
 inline constexpr std::size_t kMaxGrowHosts = 256;

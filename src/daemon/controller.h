@@ -132,6 +132,9 @@ class Controller {
   // Each starts its daemons and returns those now launching.
   Result<std::vector<Vpid>> grow_local(std::uint32_t count);
   Result<std::vector<Vpid>> grow_hosts(const std::vector<GrowHost>& hosts);
+  // controller_grow_slurm.cc: grove grow --activate, one more srun step.
+  Result<std::vector<Vpid>> grow_activate(const std::vector<std::string>& nodes);
+  Result<std::vector<HostEntry>> unused_allocation_nodes(const std::vector<std::string>& nodes);
   // Starts these vpids (new or revived) as joiners: on this host, or over
   // ssh from here. Those that could not be started are lost already.
   void start_local_joiner(Vpid vpid);

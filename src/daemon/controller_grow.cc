@@ -34,8 +34,9 @@ void Controller::request_grow(const GrowRequest& request, ReplyFn reply) {
     reply(error_reply("another grove grow is still under way"));
     return;
   }
-  Result<std::vector<Vpid>> started =
-      request.hosts.empty() ? grow_local(request.local) : grow_hosts(request.hosts);
+  Result<std::vector<Vpid>> started = request.activate         ? grow_activate(request.nodes)
+                                      : !request.hosts.empty() ? grow_hosts(request.hosts)
+                                                               : grow_local(request.local);
   if (!started) {
     reply(error_reply(started.error().message));
     return;
@@ -98,7 +99,7 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
   if (options_.launcher != RemoteLauncherKind::ssh) {
     return Error{
         "this DVM was started under Slurm: its daemons start as srun steps, not over ssh; "
-        "grove grow --host needs a DVM started over ssh"};
+        "grove grow --activate starts them on the allocation's unused nodes"};
   }
   if (split_words(params_.get_string("plm_ssh_agent")).empty())
     return Error{"plm_ssh_agent is empty"};

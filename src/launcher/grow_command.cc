@@ -9,6 +9,7 @@
 #include "launcher/commands.h"
 #include "launcher/dvm_client.h"
 #include "plm/host_list.h"
+#include "plm/slurm_hostlist.h"
 
 namespace grove {
 
@@ -17,20 +18,35 @@ namespace {
 struct GrowOptions {
   std::string selector;
   std::uint32_t local = 0;
-  std::string hosts;     // --host a,b:4
-  std::string hostfile;  // --hostfile FILE
+  std::string hosts;      // --host a,b:4
+  std::string hostfile;   // --hostfile FILE
+  bool activate = false;  // --activate [NODES]
+  std::string nodes;      // a Slurm host list: node[3-4],node7
 };
 
-// The request: --local N, or the hosts of --hostfile then --host.
+// The request: --local N, --activate [NODES], or the hosts of --hostfile
+// then --host.
 Result<nlohmann::json> grow_request(const GrowOptions& options) {
   const bool listed = !options.hosts.empty() || !options.hostfile.empty();
-  if (options.local == 0 && !listed) {
+  if ((options.local != 0) + listed + options.activate > 1)
+    return Error{"--local, --host/--hostfile and --activate exclude each other"};
+  if (options.local == 0 && !listed && !options.activate) {
     return Error{
         "name the daemons to add: --host H[,H...] or --hostfile F (a daemon on each host, "
-        "over ssh), or --local N (daemons on this host)"};
+        "over ssh), --activate [NODES] (the unused nodes of the Slurm allocation), or --local N "
+        "(daemons on this host)"};
   }
-  if (options.local != 0 && listed)
-    return Error{"--local and --host/--hostfile exclude each other"};
+  if (options.activate) {
+    nlohmann::json request{{"cmd", "grow"}, {"activate", true}};
+    if (!options.nodes.empty()) {
+      auto nodes = expand_slurm_hostlist(options.nodes);
+      if (!nodes) return Error{"--activate " + options.nodes + ": " + nodes.error().message};
+      if (nodes->size() > kMaxGrowHosts)
+        return Error{"at most " + std::to_string(kMaxGrowHosts) + " nodes at once"};
+      request["nodes"] = *nodes;
+    }
+    return request;
+  }
   if (options.local != 0) return nlohmann::json{{"cmd", "grow"}, {"local", options.local}};
   auto hosts = hosts_from_options(options.hosts, options.hostfile);
   if (!hosts) return hosts.error();
@@ -47,7 +63,8 @@ Result<nlohmann::json> grow_request(const GrowOptions& options) {
   return nlohmann::json{{"cmd", "grow"}, {"hosts", list}};
 }
 
-int grow_dvm(const GrowOptions& options) {
+int grow_dvm(GrowOptions options, bool activate) {
+  options.activate = activate;
   auto request = grow_request(options);
   if (!request) {
     print_cli_error(request.error().message);
@@ -88,7 +105,14 @@ void add_grow_command(CLI::App& app, CliContext& context) {
                       "back at its old vpid");
   command->add_option("--hostfile", options->hostfile,
                       "Start a daemon on each host of this hostfile over ssh");
-  context.actions[command] = [options] { return grow_dvm(*options); };
+  command
+      ->add_option("--activate", options->nodes,
+                   "Inside the Slurm allocation the DVM was started in: start daemons on its "
+                   "nodes without one (all, or these: node[3-4],node7), in one srun step")
+      ->expected(0, 1);
+  context.actions[command] = [options, command] {
+    return grow_dvm(*options, command->count("--activate") > 0);
+  };
 }
 
 }  // namespace grove

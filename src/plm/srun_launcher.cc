@@ -18,10 +18,11 @@ namespace {
 
 constexpr std::size_t kTailLines = 12;
 
-std::string join_hosts(const SpawnPlan& plan) {
+std::string join_hosts(const SrunLaunchConfig& config) {
+  const SpawnPlan& plan = *config.bootstrap.plan;
   std::string list;
-  for (Vpid vpid = 1; vpid < plan.size(); ++vpid)
-    list += (vpid == 1 ? "" : ",") + plan.daemons[vpid].host.name;
+  for (Vpid vpid = config.first_vpid; vpid < config.first_vpid + config.daemons(); ++vpid)
+    list += (vpid == config.first_vpid ? "" : ",") + plan.daemons[vpid].host.name;
   return list;
 }
 
@@ -30,18 +31,20 @@ std::string join_hosts(const SpawnPlan& plan) {
 std::vector<std::string> srun_argv(const SrunLaunchConfig& config) {
   const SpawnPlan& plan = *config.bootstrap.plan;
   const RemoteSettings& remote = config.bootstrap.remote;
-  const std::string daemons = std::to_string(plan.size() - 1);
+  const std::string daemons = std::to_string(config.daemons());
   std::vector<std::string> argv = config.srun;
   // --ntasks explicitly: an inherited SLURM_NTASKS would otherwise override
   // one task per node. A daemon that fails takes the step down
   // (--kill-on-bad-exit), and srun then reports it.
   argv.insert(argv.end(), {"--nodes=" + daemons, "--ntasks=" + daemons, "--ntasks-per-node=1",
-                           "--nodelist=" + join_hosts(plan), "--kill-on-bad-exit=1", "--mpi=none",
+                           "--nodelist=" + join_hosts(config), "--kill-on-bad-exit=1", "--mpi=none",
                            "--cpu-bind=none", "--job-name=grove-dvm"});
   argv.insert(argv.end(), config.extra_args.begin(), config.extra_args.end());
-  argv.insert(argv.end(), {remote.groved_path, "--vpid-from-slurm", "1", "--dvm-size",
-                           std::to_string(plan.size()), "--controller", remote.controller_endpoint,
-                           "--bootstrap-fd", "0"});
+  argv.insert(argv.end(),
+              {remote.groved_path, "--vpid-from-slurm", std::to_string(config.first_vpid),
+               "--dvm-size", std::to_string(plan.size()), "--controller",
+               remote.controller_endpoint, "--bootstrap-fd", "0"});
+  if (config.joining) argv.push_back("--join");
   argv.insert(argv.end(), config.param_arguments.begin(), config.param_arguments.end());
   return argv;
 }
@@ -82,8 +85,7 @@ Status SrunLauncher::start() {
   std::string shown;
   for (const auto& arg : argv)
     shown += (shown.empty() ? "" : " ") + shell_quote(arg);
-  log_.verbose("plm", 1, "starting %u daemons: %s", config_.bootstrap.plan->size() - 1,
-               shown.c_str());
+  log_.verbose("plm", 1, "starting %u daemons: %s", config_.daemons(), shown.c_str());
   auto child = start_piped_child(
       argv, srun_environment(config_, std::getenv("PATH"), std::getenv("LD_LIBRARY_PATH")),
       "grove: cannot execute '" + argv[0] + "' (plm_slurm_srun)");
@@ -140,7 +142,7 @@ void SrunLauncher::on_output(bool is_stderr) {
     buffer.erase(0, newline + 1);
     if (!is_stderr && line == kDaemonUpLine) {
       ++up_;
-      log_.verbose("plm", 1, "%u of %u daemons up", up_, config_.bootstrap.plan->size() - 1);
+      log_.verbose("plm", 1, "%u of %u daemons up", up_, config_.daemons());
       continue;
     }
     // The daemons' own log lines pass through (they name their host);

@@ -24,10 +24,18 @@ struct SrunLaunchConfig {
   std::vector<std::string> extra_args;       // plm_slurm_args: before the daemon's command
   std::vector<std::string> param_arguments;  // --mca NAME VALUE ..., passed on
   Bootstrap bootstrap;                       // the plan (vpid 0 is ours) and remote settings
+  // The step's daemons: vpids first_vpid.. (count of them; 0: to the plan's
+  // end), on their hosts in the allocation's order (srun numbers them so).
+  Vpid first_vpid = 1;
+  std::uint32_t count = 0;
+  // Daemons grown into a running DVM (grove grow --activate): --join.
+  bool joining = false;
+
+  std::uint32_t daemons() const { return count != 0 ? count : bootstrap.plan->size() - first_vpid; }
 };
 
-// The srun command line: one task on each host of vpids 1.., the daemon
-// after it.
+// The srun command line: one task on each host of the step's vpids, the
+// daemon after it.
 std::vector<std::string> srun_argv(const SrunLaunchConfig& config);
 // What srun's environment adds to ours ("NAME=VALUE"): with a prefix, its
 // bin and lib first on PATH and LD_LIBRARY_PATH (srun passes its

@@ -3,6 +3,8 @@
 // daemons with one srun step, real PMIx clients and Open MPI programs.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <regex>
 
 #include "support/dvm.h"
@@ -152,6 +154,62 @@ TEST_CASE("Slurm start failures and a lost step stop the DVM, naming what happen
     CHECK_THAT(dvm.controller().err(), Catch::Contains("the daemons' Slurm step ended (srun ") &&
                                            Catch::Contains("stopping the DVM"));
   }
+  CHECK(wait_gone(swarm, "groved").empty());
+  CHECK(dvm_steps(swarm).empty());
+}
+
+TEST_CASE("grove grow --activate: the allocation's unused nodes join in one more srun step",
+          "[swarm][slurm]") {
+  Swarm swarm(4, true);
+  INFO(swarm.error());
+  REQUIRE(swarm.ok());
+  // Two of the allocation's four nodes at the start.
+  Dvm dvm(swarm.place(0),
+          in_allocation(swarm, {"-N", "4", "--ntasks-per-node=2"}, {"--host", "node0,node1"}));
+  REQUIRE(dvm.ready());
+  REQUIRE(dvm.status()["daemons"].size() == 2);
+  RunResult outside = dvm.grove({"grow", "--activate", "node7"});
+  CHECK(outside.exit_code == 1);
+  CHECK_THAT(outside.err, Catch::Contains("--activate node7: not a node of this allocation"));
+  RunResult used = dvm.grove({"grow", "--activate", "node[1-2]"});
+  CHECK(used.exit_code == 1);
+  CHECK_THAT(used.err, Catch::Contains("--activate node1: daemon 1 (node1) is there already"));
+
+  RunResult grown = dvm.grove({"grow", "--activate"}, 90s);
+  INFO(grown.out << grown.err);
+  REQUIRE(grown.exit_code == 0);
+  CHECK_THAT(grown.out, Catch::Contains("grove: daemon 2 (node2) joined the DVM") &&
+                            Catch::Contains("grove: daemon 3 (node3) joined the DVM") &&
+                            Catch::Contains("4 daemons in the DVM"));
+  const std::string log = dvm.controller().err();
+  INFO(log);
+  CHECK(std::regex_search(log, std::regex(R"(starting 2 daemons: 'srun' [^\n]*'--nodes=2' )"
+                                          R"('--ntasks=2' '--ntasks-per-node=1' )"
+                                          R"('--nodelist=node2,node3' [^\n]*)"
+                                          R"('--vpid-from-slurm' '2' [^\n]*'--join')")));
+  const nlohmann::json status = dvm.status();
+  CHECK(status["epoch"] == 2);
+  for (const auto& daemon : status["daemons"]) {
+    CHECK(daemon["host"] == "node" + std::to_string(daemon["vpid"].get<unsigned>()));
+    CHECK(daemon["state"] == "up");
+  }
+
+  auto job =
+      dvm.grove({"run", "-n", "8", binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds", "5"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  auto results = fence_results(job.out);
+  REQUIRE(results.size() == 8);
+  for (const auto& [rank, entry] : results) {
+    CHECK(entry.first == results[0].first);
+    CHECK(entry.second == "node" + std::to_string(rank / 2));  // the allocation's 2 CPUs a node
+  }
+  RunResult full = dvm.grove({"grow", "--activate"});
+  CHECK(full.exit_code == 1);
+  CHECK_THAT(full.err, Catch::Contains("every node of the allocation (4) runs a daemon"));
+
+  dvm.stop();
+  CHECK(dvm.controller().wait_exit(30s) == 0);
   CHECK(wait_gone(swarm, "groved").empty());
   CHECK(dvm_steps(swarm).empty());
 }

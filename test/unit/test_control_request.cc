@@ -120,16 +120,28 @@ TEST_CASE("a grow names hosts, each once, with their user and slots", "[control]
   CHECK(request.hosts[0].slots == 0);
   CHECK(request.hosts[1].user == "hpc");
   CHECK(request.hosts[1].slots == 8);
-  for (const char* bad : {R"({"cmd":"grow","hosts":[]})", R"({"cmd":"grow","hosts":["node4"]})",
-                          R"({"cmd":"grow","hosts":[{"name":""}]})",
-                          R"({"cmd":"grow","hosts":[{"name":"a"},{"name":"a"}]})",
-                          R"({"cmd":"grow","hosts":[{"name":"a","slots":-1}]})",
-                          R"({"cmd":"grow","hosts":[{"name":"a","user":7}]})",
-                          R"({"cmd":"grow","local":2,"hosts":[{"name":"a"}]})"}) {
+  auto activate = parse_control_request(R"({"cmd":"grow","activate":true,"nodes":["n3","n4"]})");
+  REQUIRE(activate.ok());
+  CHECK(std::get<GrowRequest>(*activate).activate);
+  CHECK(std::get<GrowRequest>(*activate).nodes == std::vector<std::string>{"n3", "n4"});
+  auto every = parse_control_request(R"({"cmd":"grow","activate":true})");
+  REQUIRE(every.ok());
+  CHECK(std::get<GrowRequest>(*every).nodes.empty());
+  for (const char* bad :
+       {R"({"cmd":"grow","hosts":[]})", R"({"cmd":"grow","hosts":["node4"]})",
+        R"({"cmd":"grow","hosts":[{"name":""}]})",
+        R"({"cmd":"grow","hosts":[{"name":"a"},{"name":"a"}]})",
+        R"({"cmd":"grow","hosts":[{"name":"a","slots":-1}]})",
+        R"({"cmd":"grow","hosts":[{"name":"a","user":7}]})",
+        R"({"cmd":"grow","local":2,"hosts":[{"name":"a"}]})",
+        R"({"cmd":"grow","hosts":[{"name":"a"}],"activate":true})",
+        R"({"cmd":"grow","activate":false})", R"({"cmd":"grow","activate":true,"nodes":"n1"})"}) {
     INFO(bad);
     auto refused = parse_control_request(bad);
     REQUIRE_FALSE(refused.ok());
-    CHECK_THAT(refused.error().message, Catch::Contains("hosts") || Catch::Contains("give one"));
+    CHECK_THAT(refused.error().message, Catch::Contains("hosts") || Catch::Contains("give one") ||
+                                            Catch::Contains("activate") ||
+                                            Catch::Contains("nodes"));
   }
 }
 

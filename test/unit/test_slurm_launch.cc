@@ -143,6 +143,20 @@ TEST_CASE("the srun command starts one daemon per remote host of the plan", "[pl
   CHECK(argv[2] == "--nodes=4");
   CHECK(argv[5] == "--nodelist=n0,n1,n2,n3");
   CHECK(std::find(argv.begin(), argv.end(), "5") != argv.end());  // --dvm-size 5
+  CHECK(std::find(argv.begin(), argv.end(), "--join") == argv.end());
+  // grove grow --activate: a step of its own for the newcomers, vpids 3 and 4
+  // of a DVM grown to 5, each joining.
+  config.first_vpid = 3;
+  config.count = 2;
+  config.joining = true;
+  argv = srun_argv(config);
+  CHECK(argv[2] == "--nodes=2");
+  CHECK(argv[3] == "--ntasks=2");
+  CHECK(argv[5] == "--nodelist=n2,n3");
+  auto from = std::find(argv.begin(), argv.end(), "--vpid-from-slurm");
+  REQUIRE(from != argv.end());
+  CHECK(*(from + 1) == "3");
+  CHECK(std::find(argv.begin(), argv.end(), "--join") != argv.end());
 }
 
 TEST_CASE("with a prefix srun's environment puts its bin and lib first", "[plm]") {
