@@ -64,6 +64,7 @@ void Controller::on_job_message(Vpid from, std::uint16_t tag, const Bytes& paylo
 void Controller::submit_run(const RunRequest& run, ReplyFn reply, PartialFn partial) {
   const std::uint64_t requester = hold_reply(std::move(reply));
   jobs_->partials.emplace(requester, std::move(partial));
+  jobs_->table.set_epoch(runtime_->engine().membership().epoch());
   apply(jobs_->table.submit(run, requester, job_places(), wall_now_s()));
 }
 
@@ -71,6 +72,7 @@ void Controller::spawn_job(const JobRequest& request, const SpawnMessage& messag
   const Requester requester = jobs_->next_spawn++;
   jobs_->spawns.emplace(requester, SpawnAsker{from, message.handle, message.rank, message.nspace,
                                               message.apps.front().argv.front()});
+  jobs_->table.set_epoch(runtime_->engine().membership().epoch());
   apply(jobs_->table.spawn(request, message.nspace, message.rank, requester, job_places().living,
                            wall_now_s()));
 }

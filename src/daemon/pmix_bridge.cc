@@ -103,6 +103,11 @@ void PmixBridge::on_fence(PmixFenceCall call) {
       }
     }
     fence.jobs.push_back({participant->job, nspace, ranks});
+    // Across jobs, the newest placement: a daemon renewed after it hosts
+    // no participant (one renewed before it may host the newer job's).
+    fence.placed_epoch = fence.jobs.size() == 1
+                             ? participant->placed_epoch
+                             : std::max(fence.placed_epoch, participant->placed_epoch);
     return true;
   };
   // The common fence, one job's, copies nothing.

@@ -57,12 +57,16 @@ struct JobSpec {
   // bind_to is mpirun's default, not asked for: a host that cannot bind so
   // runs the rank unbound instead of failing it.
   bool bind_by_default = false;
+  // The membership epoch the job was placed in: a daemon that came back or
+  // joined after it hosts none of its ranks (its fences count it lost,
+  // FenceRequest::placed_epoch). UINT64_MAX: not stated.
+  std::uint64_t placed_epoch = UINT64_MAX;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
                     m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank, m.bind_to,
-                    m.report_bindings, m.bind_by_default);
+                    m.report_bindings, m.bind_by_default, m.placed_epoch);
   }
   // none, core, hwthread or socket (--bind-to).
   static bool valid_bind_to(const std::string& text) {

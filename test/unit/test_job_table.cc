@@ -90,6 +90,18 @@ struct Fixture {
 
 }  // namespace
 
+TEST_CASE("a job is placed in the membership epoch its driver names", "[jobs]") {
+  Fixture f;
+  f.submit(2);
+  f.table.set_epoch(5);
+  f.submit(2);
+  const std::vector<JobSpec> launched = f.launches();
+  REQUIRE(launched.size() == 2);
+  CHECK(launched[0].placed_epoch == UINT64_MAX);  // not said: only deaths count
+  // A daemon that comes back or joins after epoch 5 hosts none of job 2's ranks.
+  CHECK(launched[1].placed_epoch == 5);
+}
+
 TEST_CASE("a job launches on the living daemons, and ends once every rank has exited", "[jobs]") {
   Fixture f;
   f.submit(4);

@@ -146,6 +146,9 @@ class JobTable {
   JobTable& operator=(JobTable&&) noexcept;
   ~JobTable();
 
+  // The membership epoch now (the driver says so before each submit and
+  // spawn): jobs launched from here on are placed in it.
+  void set_epoch(std::uint64_t epoch) { epoch_ = epoch; }
   // A grove run: launched, or refused with a final CliEvent.
   job_table::Outbox submit(const JobRequest& request, Requester requester, const JobPlaces& places,
                            std::int64_t now_s);
@@ -228,6 +231,7 @@ class JobTable {
 
   JobTableConfig config_;
   std::uint32_t next_job_ = 1;
+  std::uint64_t epoch_ = UINT64_MAX;  // set_epoch; not stated until then
   std::map<std::uint32_t, std::unique_ptr<Job>> jobs_;
   std::deque<nlohmann::json> ended_;  // at most kRecentJobs, oldest first
 };
