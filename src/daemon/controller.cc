@@ -165,6 +165,9 @@ void Controller::apply(roster::Outbox out) {
         [this](auto& e) {
           using T = std::decay_t<decltype(e)>;
           if constexpr (std::is_same_v<T, roster::SendControl>) {
+            // Told to leave, it may still run for a while (grove grow and
+            // respawns wait for it: controller_respawn.cc).
+            if (e.tag == daemon_tags::evicted) launch_.evicted_ns[e.to] = runtime_->now();
             runtime_->send_control(e.to, e.tag, std::move(e.payload));
           } else if constexpr (std::is_same_v<T, roster::BroadcastEndpointTable>) {
             launch_.endpoint_table_op =

@@ -141,6 +141,9 @@ class Controller {
   void start_joiners_over_ssh(const std::vector<Vpid>& vpids);
   // controller_respawn.cc: dvm_respawn_lost, a lost daemon started again.
   void consider_respawn(Vpid vpid);
+  // How long until a daemon declared lost while it may still run has
+  // surely left by itself (it gives up on a silent controller); 0: now.
+  std::int64_t eviction_wait_ms(Vpid vpid) const;
   void respawn(Vpid vpid);
   void admit_joiner(roster::AdmitJoiner& admit);
   void grow_overdue();
@@ -209,6 +212,7 @@ class Controller {
     std::uint64_t endpoint_table_op = 0;  // its broadcast, once every daemon is up
     std::optional<Growth> growth;         // grove grow, one at a time
     std::map<Vpid, Respawn> respawns;
+    std::map<Vpid, TimeNs> evicted_ns;  // when each was told to leave (it may still run)
   };
   Launching launch_;
   // The stop, decided by its sequence; who asked for it.

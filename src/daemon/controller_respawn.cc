@@ -16,6 +16,19 @@ constexpr std::int64_t kMaxRespawnDelayMs = 60'000;
 constexpr std::int64_t kRespawnReportMs = 30'000;  // as for grove grow
 }  // namespace
 
+std::int64_t Controller::eviction_wait_ms(Vpid vpid) const {
+  auto evicted = launch_.evicted_ns.find(vpid);
+  const std::int64_t timeout_ms = params_.get_int("daemon_controller_timeout_ms");
+  const std::int64_t heartbeat_ms = params_.get_int("daemon_heartbeat_ms");
+  // Without a controller timeout (or heartbeats) it never leaves by itself:
+  // the user's choice, not waited for.
+  if (evicted == launch_.evicted_ns.end() || timeout_ms == 0 || heartbeat_ms == 0) return 0;
+  const TimeNs gone_ns =
+      evicted->second + static_cast<TimeNs>(timeout_ms + heartbeat_ms) * 1'000'000ULL;
+  const TimeNs now = runtime_->now();
+  return gone_ns > now ? static_cast<std::int64_t>((gone_ns - now) / 1'000'000ULL) + 1 : 0;
+}
+
 void Controller::consider_respawn(Vpid vpid) {
   if (!params_.get_bool("dvm_respawn_lost") || stopping_.sequence.stopping() ||
       launch_.supervisor.phase() != LaunchSupervisor::Phase::ready) {
@@ -49,6 +62,8 @@ void Controller::consider_respawn(Vpid vpid) {
   for (std::uint32_t i = 0; i < respawn.count && delay < kMaxRespawnDelayMs; ++i)
     delay *= 2;
   delay = std::min(delay, kMaxRespawnDelayMs);
+  // Never beside its predecessor: one told to leave may still run.
+  delay = std::max(delay, eviction_wait_ms(vpid));
   log_.notice("daemon", "dvm_respawn_lost: starting %s again in %lld ms (respawn %u of %u)",
               roster_->describe(vpid).c_str(), static_cast<long long>(delay), respawn.count + 1,
               max);

@@ -161,3 +161,48 @@ TEST_CASE("grove grow --host: 4 hosts grow to 6 while a job fences; a killed dae
   CHECK(dvm.controller().wait_exit(30s) == 0);
   CHECK(wait_gone(swarm, "groved").empty());
 }
+
+TEST_CASE("a daemon lost while it may still run is not started beside itself", "[swarm]") {
+  Swarm swarm(3);
+  REQUIRE(swarm.ok());
+  INFO(swarm.error());
+  DvmStart start;
+  start.args = {"--hostfile",
+                swarm.write("hosts-stopped", "node0\nnode1\nnode2\n"),
+                "--mca",
+                "plm_ssh_agent",
+                swarm.ssh_agent(),
+                "--mca",
+                "daemon_heartbeat_ms",
+                "100",
+                "--mca",
+                "daemon_heartbeat_misses",
+                "10",
+                "--mca",
+                "daemon_controller_timeout_ms",
+                "60000"};
+  Dvm dvm(swarm.place(0), start);
+  REQUIRE(dvm.ready());
+  // node2's daemon stops (SIGSTOP): silent, declared lost, told to leave;
+  // it cannot hear that until it runs again, so it may still be there.
+  int groved = 0;
+  for (const std::string& process : swarm.processes(2)) {
+    if (process.find("groved") != std::string::npos)
+      groved = std::stoi(process.substr(0, process.find(' ')));
+  }
+  REQUIRE(groved > 0);
+  REQUIRE(kill(groved, SIGSTOP) == 0);
+  REQUIRE(wait_until([&] { return dvm.daemon_state(2) == "failed"; }, 30s, 50ms));
+  RunResult refused = dvm.grove({"grow", "--host", "node2"});
+  INFO(refused.out << refused.err);
+  CHECK(refused.exit_code == 1);
+  CHECK_THAT(refused.err, Catch::Contains("daemon 2 (node2) was declared lost while it may still "
+                                          "run") &&
+                              Catch::Contains("try again in"));
+  // Running again, it reads its eviction and leaves.
+  REQUIRE(kill(groved, SIGCONT) == 0);
+  CHECK(wait_until([&] { return kill(groved, 0) != 0; }, 30s, 50ms));
+  dvm.stop();
+  CHECK(dvm.controller().wait_exit(30s) == 0);
+  CHECK(wait_gone(swarm, "groved").empty());
+}
