@@ -2,7 +2,9 @@
 // started over ssh (grove shrink --host), its vpid a hole the trees route
 // around, and a PMIx job then runs over the hosts left; hosts join a
 // running DVM (grove grow --host) while a job fences, and a host whose
-// daemon died gets one back at its old vpid.
+// daemon died gets one back at its old vpid (by grove grow --host, or by the
+// controller itself with dvm_respawn_lost), never beside a predecessor that
+// may still run.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -202,6 +204,56 @@ TEST_CASE("a daemon lost while it may still run is not started beside itself", "
   // Running again, it reads its eviction and leaves.
   REQUIRE(kill(groved, SIGCONT) == 0);
   CHECK(wait_until([&] { return kill(groved, 0) != 0; }, 30s, 50ms));
+  dvm.stop();
+  CHECK(dvm.controller().wait_exit(30s) == 0);
+  CHECK(wait_gone(swarm, "groved").empty());
+}
+
+TEST_CASE("dvm_respawn_lost over ssh: a killed daemon is started again on its host", "[swarm]") {
+  Swarm swarm(3);
+  REQUIRE(swarm.ok());
+  INFO(swarm.error());
+  DvmStart start;
+  start.args = {"--hostfile",
+                swarm.write("hosts-respawn", "node0\nnode1\nnode2\n"),
+                "--mca",
+                "plm_ssh_agent",
+                swarm.ssh_agent(),
+                "--mca",
+                "dvm_respawn_lost",
+                "true",
+                "--mca",
+                "dvm_respawn_delay_ms",
+                "100"};
+  Dvm dvm(swarm.place(0), start);
+  REQUIRE(dvm.ready());
+  std::string groved;
+  for (const std::string& process : swarm.processes(2)) {
+    if (process.find("groved") != std::string::npos) groved = process.substr(0, process.find(' '));
+  }
+  REQUIRE_FALSE(groved.empty());
+  REQUIRE(kill(std::stoi(groved), SIGKILL) == 0);
+  const nlohmann::json back = nlohmann::json::array({"up", "lost", "back"});
+  auto history = [&] {
+    const nlohmann::json status = dvm.status();
+    return status["daemons"][2]["history"];
+  };
+  REQUIRE(wait_until([&] { return history() == back; }, 30s, 50ms));
+  CHECK(dvm.daemon_state(2) == "up");
+  // On node2 again, a new process.
+  bool respawned = false;
+  for (const std::string& process : swarm.processes(2)) {
+    respawned = respawned || (process.find("groved") != std::string::npos &&
+                              process.substr(0, process.find(' ')) != groved);
+  }
+  CHECK(respawned);
+  RunResult job = dvm.grove({"run", "-n", "3", "--map-by", "node",
+                             binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds", "5"});
+  INFO(job.out << job.err);
+  CHECK(job.exit_code == 0);
+  auto results = fence_results(job.out);
+  REQUIRE(results.size() == 3);
+  CHECK(results[2].second == "node2");
   dvm.stop();
   CHECK(dvm.controller().wait_exit(30s) == 0);
   CHECK(wait_gone(swarm, "groved").empty());
