@@ -44,6 +44,9 @@ Controller::~Controller() {
     timer = Timer();
   launch_.failure_timer = Timer();
   launch_.step_end_timer = Timer();
+  launch_.growth.reset();
+  launch_.grow_deadline = Timer();
+  launch_.respawns.clear();
   signals_.interrupt = SignalWatch();
   signals_.terminate = SignalWatch();
   signals_.child = SignalWatch();
@@ -135,6 +138,7 @@ void Controller::on_help(const ShowHelpTopic& help) {
 
 void Controller::on_peer_lost(Vpid peer) {
   apply(roster_->on_connection_closed(peer));
+  if (jobs_) settle_leaving();
 }
 
 void Controller::on_link_lost(Vpid reporter, Vpid peer) {

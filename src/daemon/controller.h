@@ -126,6 +126,7 @@ class Controller {
   void settle_drains();
   void drain_overdue(std::uint64_t id);
   void finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply);
+  void settle_leaving();
 
   // controller_grow.cc: grove grow, daemons joining the running DVM.
   void request_grow(const GrowRequest& request, ReplyFn reply);
@@ -197,7 +198,6 @@ class Controller {
     ReplyFn reply;
     std::vector<Vpid> waiting;  // launched, not yet joined
     std::vector<Vpid> joined;
-    Timer deadline;  // a joiner that never reports is given up
   };
   // dvm_respawn_lost: a vpid's respawns so far, the next one's timer, and
   // the deadline of the one under way.
@@ -208,7 +208,9 @@ class Controller {
   struct Launching {
     explicit Launching(LaunchSupervisor decides) : supervisor(std::move(decides)) {}
     LaunchSupervisor supervisor;
-    Timer report_deadline, failure_timer, step_end_timer;
+    // grow_deadline: a joiner that never reports is given up (made once,
+    // then armed and cancelled: it ends growths from inside its callback).
+    Timer report_deadline, failure_timer, step_end_timer, grow_deadline;
     std::uint64_t endpoint_table_op = 0;  // its broadcast, once every daemon is up
     std::optional<Growth> growth;         // grove grow, one at a time
     std::map<Vpid, Respawn> respawns;
@@ -260,6 +262,15 @@ class Controller {
     };
     std::vector<Drain> drains;
     std::uint64_t next_drain = 1;
+    // Removed, answered once each has closed its connection (or after a
+    // while): a grove grow --host that follows finds them gone.
+    struct Leaving {
+      std::vector<Vpid> daemons;
+      ReplyFn reply;
+      nlohmann::json answer;
+      TimeNs until_ns = 0;
+    };
+    std::vector<Leaving> leaving;
   };
   std::optional<Jobs> jobs_;
   struct Signals {

@@ -41,10 +41,10 @@ void Controller::request_grow(const GrowRequest& request, ReplyFn reply) {
     reply(error_reply(started.error().message));
     return;
   }
-  Growth growth{std::move(reply), std::move(*started), {}, {}};
-  growth.deadline = Timer(loop_->base(), [this] { grow_overdue(); });
-  growth.deadline.arm(kJoinDeadlineMs);
-  launch_.growth = std::move(growth);
+  launch_.growth = Growth{std::move(reply), std::move(*started), {}};
+  if (!launch_.grow_deadline)
+    launch_.grow_deadline = Timer(loop_->base(), [this] { grow_overdue(); });
+  launch_.grow_deadline.arm(kJoinDeadlineMs);
   finish_growth();  // none could be started: answer at once
 }
 
@@ -108,7 +108,10 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
     if (!valid_host_name(host.name)) return Error{"--host " + host.name + ": not a host name"};
     names.push_back(host.name);
   }
-  auto targets = roster_->grow_targets(names);
+  std::vector<std::string> planned_names;
+  for (const PlannedDaemon& planned : options_.plan->daemons)
+    planned_names.push_back(planned.host.name);
+  auto targets = roster_->grow_targets(names, planned_names);
   if (!targets) return targets.error();
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     const std::optional<Vpid> back = (*targets)[i];
@@ -119,6 +122,10 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
                    "by itself once the controller has been silent for "
                    "daemon_controller_timeout_ms: try again in " +
                    std::to_string((wait + 999) / 1000) + " s"};
+    }
+    if (back && !roster_->gone(*back)) {
+      return Error{"--host " + hosts[i].name + ": " + roster_->describe(*back) +
+                   " is still leaving the DVM (its connection is open): try again in a moment"};
     }
   }
   SpawnPlan& plan = *options_.plan;
@@ -131,7 +138,7 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
     if (const std::optional<Vpid> back = (*targets)[i]) {
       // Back at its old vpid: a return, which the engine declares once it reports.
       vpid = *back;
-      roster_->revive(vpid);
+      roster_->revive(vpid);  // gone: grow_targets said so
       if (!host.user.empty()) plan.daemons[vpid].host.user = host.user;
       if (slots) roster_->planned(vpid, roster_->record(vpid).hostname, slots, true);
     } else {
@@ -179,6 +186,9 @@ void Controller::admit_joiner(roster::AdmitJoiner& admit) {
     daemon_lost(admit.vpid, "the engine refused its join", /*may_still_run=*/true);
     return;
   }
+  if (auto respawn = launch_.respawns.find(admit.vpid); respawn != launch_.respawns.end())
+    respawn->second.deadline.cancel();
+  launch_.evicted_ns.erase(admit.vpid);  // this one runs; its predecessor left
   JoinWelcome welcome{std::move(admit.table), encode_join_seed(runtime_->join_seed())};
   runtime_->send_control(admit.vpid, daemon_tags::welcome, encode(welcome));
   log_.verbose("daemon", 1, "%s joined the DVM at epoch %llu",
@@ -191,7 +201,7 @@ void Controller::admit_joiner(roster::AdmitJoiner& admit) {
 }
 
 void Controller::grow_overdue() {
-  if (!launch_.growth) return;
+  if (!launch_.growth || stopping_.sequence.stopping()) return;
   const std::vector<Vpid> late = launch_.growth->waiting;
   for (Vpid vpid : late)
     daemon_lost(vpid, "did not report within 30 s of grove grow", /*may_still_run=*/true);
@@ -209,6 +219,8 @@ void Controller::finish_growth() {
   if (!launch_.growth->waiting.empty()) return;
   Growth growth = std::move(*launch_.growth);
   launch_.growth.reset();
+  launch_.grow_deadline.cancel();
+  std::ranges::sort(growth.joined);  // in vpid order, whichever reported first
   nlohmann::json joined = nlohmann::json::array();
   for (Vpid vpid : growth.joined) {
     const DaemonRecord& record = roster_->record(vpid);

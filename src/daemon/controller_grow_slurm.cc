@@ -20,10 +20,13 @@ Result<std::vector<HostEntry>> Controller::unused_allocation_nodes(
   if (!allocation) return Error{"grove grow --activate: " + allocation.error().message};
   const std::string& controller_host = roster_->record(kControllerVpid).hostname;
   // A node whose daemon was lost or removed counts as used: under Slurm it
-  // cannot come back at its old vpid yet.
+  // cannot come back at its old vpid yet. One whose daemon never reported
+  // (its step failed) is free again.
   auto daemon_on = [&](const std::string& node) -> std::optional<Vpid> {
     for (const DaemonRecord& daemon : roster_->records()) {
-      if (names_host(node, daemon.hostname, controller_host)) return daemon.vpid;
+      const bool never_ran =
+          daemon.state == DaemonStateKind::failed && !roster_->ever_up(daemon.vpid);
+      if (!never_ran && names_host(node, daemon.hostname, controller_host)) return daemon.vpid;
     }
     return std::nullopt;
   };

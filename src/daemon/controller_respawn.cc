@@ -14,6 +14,7 @@ namespace grove {
 namespace {
 constexpr std::int64_t kMaxRespawnDelayMs = 60'000;
 constexpr std::int64_t kRespawnReportMs = 30'000;  // as for grove grow
+constexpr std::int64_t kGoneRecheckMs = 200;
 }  // namespace
 
 std::int64_t Controller::eviction_wait_ms(Vpid vpid) const {
@@ -30,8 +31,10 @@ std::int64_t Controller::eviction_wait_ms(Vpid vpid) const {
 }
 
 void Controller::consider_respawn(Vpid vpid) {
+  // One that never reported (a grow whose launch failed) was never in the
+  // DVM: nothing to bring back.
   if (!params_.get_bool("dvm_respawn_lost") || stopping_.sequence.stopping() ||
-      launch_.supervisor.phase() != LaunchSupervisor::Phase::ready) {
+      launch_.supervisor.phase() != LaunchSupervisor::Phase::ready || !roster_->ever_up(vpid)) {
     return;
   }
   if (options_.plan && options_.launcher != RemoteLauncherKind::ssh) {
@@ -47,7 +50,8 @@ void Controller::consider_respawn(Vpid vpid) {
   if (!respawn.timer) {
     respawn.timer = Timer(loop_->base(), [this, vpid] { this->respawn(vpid); });
     respawn.deadline = Timer(loop_->base(), [this, vpid] {
-      if (roster_->record(vpid).state == DaemonStateKind::launching)
+      if (!stopping_.sequence.stopping() &&
+          roster_->record(vpid).state == DaemonStateKind::launching)
         daemon_lost(vpid, "did not report within 30 s of its respawn", /*may_still_run=*/true);
     });
   }
@@ -75,6 +79,11 @@ void Controller::respawn(Vpid vpid) {
   if (stopping_.sequence.stopping() || roster_->record(vpid).state != DaemonStateKind::failed)
     return;
   Respawn& respawn = launch_.respawns[vpid];
+  if (!roster_->gone(vpid)) {
+    // Its process or connection is still ending: never beside it. Soon.
+    respawn.timer.arm(kGoneRecheckMs);
+    return;
+  }
   ++respawn.count;
   roster_->revive(vpid);
   if (options_.plan) {

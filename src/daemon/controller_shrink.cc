@@ -18,6 +18,8 @@ constexpr const char* kRemovedReason = "removed by grove shrink";
 // are counted as ended with them (a rank that even SIGKILL does not end, a
 // daemon that hangs while its heartbeats still come).
 constexpr std::int64_t kDrainDeadlineMs = 10'000;
+// How long a shrink's answer waits for the daemons to close their connections.
+constexpr std::int64_t kLeaveWaitMs = 5'000;
 }  // namespace
 
 void Controller::request_shrink(const ShrinkRequest& request, ReplyFn reply) {
@@ -91,7 +93,9 @@ void Controller::drain_overdue(std::uint64_t id) {
   drain = overdue();  // what the exits settled may have finished it
   if (drain == jobs_->drains.end()) return;
   drain->jobs.clear();
-  settle_drains();
+  // Settled from the loop: settling ends the drain, and with it the timer
+  // whose callback this is.
+  run_later(loop_->base(), 0, [this] { settle_drains(); });
 }
 
 void Controller::finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply) {
@@ -110,7 +114,29 @@ void Controller::finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& r
   }
   // A status gathering waits for one answer fewer.
   apply(cli_.service.daemon_lost(roster_->living()));
-  reply({{"ok", true}, {"removed", removed}, {"lost", lost}, {"daemons", roster_->living()}});
+  nlohmann::json answer{
+      {"ok", true}, {"removed", removed}, {"lost", lost}, {"daemons", roster_->living()}};
+  jobs_->leaving.push_back({daemons, reply, std::move(answer),
+                            runtime_->now() + static_cast<TimeNs>(kLeaveWaitMs) * 1'000'000ULL});
+  // The loop runs no callback once the controller (and its loop) is gone.
+  run_later(loop_->base(), kLeaveWaitMs, [this] { settle_leaving(); });
+  settle_leaving();
+}
+
+void Controller::settle_leaving() {
+  const TimeNs now = runtime_ ? runtime_->now() : 0;
+  std::vector<Jobs::Leaving> done;
+  std::erase_if(jobs_->leaving, [&](Jobs::Leaving& leaving) {
+    const bool left = std::ranges::all_of(leaving.daemons, [this](Vpid vpid) {
+      const DaemonStateKind state = roster_->record(vpid).state;
+      return state != DaemonStateKind::removed || roster_->gone(vpid);
+    });
+    if (!left && now < leaving.until_ns) return false;
+    done.push_back(std::move(leaving));
+    return true;
+  });
+  for (Jobs::Leaving& leaving : done)
+    leaving.reply(leaving.answer);
 }
 
 }  // namespace grove

@@ -51,6 +51,18 @@ void Controller::end_work(const std::string& reason) {
   apply(cli_.service.stopping());
   for (auto& drain : std::exchange(jobs_->drains, {}))
     drain.reply(error_reply("the DVM is stopping"));
+  for (auto& leaving : std::exchange(jobs_->leaving, {}))
+    leaving.reply(leaving.answer);  // they left; the rest stops anyway
+  if (launch_.growth) {
+    launch_.growth->reply(error_reply("the DVM is stopping"));
+    launch_.growth.reset();
+    launch_.grow_deadline.cancel();
+  }
+  // Cancelled, not destroyed: this may run inside one of their callbacks.
+  for (auto& [vpid, respawn] : launch_.respawns) {
+    respawn.timer.cancel();
+    respawn.deadline.cancel();
+  }
   apply(jobs_->table.end_all("the DVM is stopping"));
 }
 

@@ -53,6 +53,9 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
       auto nth = parse_int(trim(fields[2]));
       if (!nth || *nth < 1) return fail("N must be a positive integer");
       spec.nth = static_cast<std::uint64_t>(*nth);
+      const bool join =
+          spec.point == FaultPoint::join_welcomed || spec.point == FaultPoint::join_seeded;
+      if (join && spec.nth != 1) return fail("a daemon joins once: N must be 1 at a join point");
     }
     plan.push_back(spec);
   }

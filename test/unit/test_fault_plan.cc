@@ -38,6 +38,7 @@ TEST_CASE("a bad fault plan names the entry and what is wrong with it", "[fault_
       {"3:release-sent", "unknown point 'release-sent'"},
       {"3:release-received:0", "N must be a positive integer"},
       {"3:release-received,", "wrong number of fields"},
+      {"3:join-seeded:2", "N must be 1 at a join point"},
   };
   for (const auto& [text, why] : bad) {
     INFO(text);

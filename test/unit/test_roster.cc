@@ -313,19 +313,30 @@ TEST_CASE("daemons grown into a running DVM are admitted as they report", "[rost
 
 TEST_CASE("a host whose daemon was lost gets it back at its old vpid", "[roster]") {
   DaemonRoster roster = running_roster(4);
-  (void)roster.lose(2, "its process killed by signal 9", /*may_still_run=*/false);
+  (void)roster.lose(2, "missed 3 heartbeats", /*may_still_run=*/true);
   (void)roster.remove(3, "grove shrink");
-  // node1 is up, node2 lost, node3 removed, node9 new to the DVM.
-  auto targets = roster.grow_targets({"node2", "node3.example.org", "node9"});
+  // Declared out, but their connections are open: they may still reach the
+  // DVM, and their vpids cannot be taken yet.
+  CHECK_FALSE(roster.gone(2));
+  CHECK_FALSE(roster.revive(2));
+  CHECK(roster.record(2).state == DaemonStateKind::failed);
+  (void)roster.on_connection_closed(2);
+  (void)roster.on_connection_closed(3);
+  CHECK(roster.gone(2));
+  CHECK(roster.gone(3));
+  // node1 is up, node2 lost, node3 removed, node9 new to the DVM; node3 is
+  // also found under the name it was started with.
+  auto targets = roster.grow_targets({"node2", "10.0.0.3", "node9"}, {"", "", "", "10.0.0.3"});
   REQUIRE(targets.ok());
   CHECK(*targets == std::vector<std::optional<Vpid>>{2, 3, std::nullopt});
   auto refused = roster.grow_targets({"node9", "node1"});
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message == "--host node1: daemon 1 (node1) is in the DVM already (up)");
-  // The controller's own host too.
+  // The controller's own host too; one host named twice.
   CHECK_FALSE(roster.grow_targets({"localhost"}).ok());
+  CHECK_FALSE(roster.grow_targets({"node2", "node2.example.org"}).ok());
 
-  roster.revive(2);
+  CHECK(roster.revive(2));
   CHECK(roster.record(2).state == DaemonStateKind::launching);
   CHECK(roster.record(2).failure.empty());
   CHECK_FALSE(roster.grow_targets({"node2"}).ok());  // launching again: in the DVM
@@ -337,14 +348,26 @@ TEST_CASE("a host whose daemon was lost gets it back at its old vpid", "[roster]
   CHECK(roster.record(3).history == std::vector<std::string>{"up", "removed"});
   CHECK(roster.living() == 3);
   // An up daemon is not revived by mistake.
-  roster.revive(1);
+  CHECK_FALSE(roster.revive(1));
   CHECK(roster.record(1).state == DaemonStateKind::up);
   // The history keeps its last kMaxHistory entries.
   for (int life = 0; life < 20; ++life) {
-    (void)roster.lose(2, "again", /*may_still_run=*/false);
-    roster.revive(2);
+    (void)roster.on_connection_closed(2);
+    CHECK(roster.revive(2));
     roster.on_report(2, report_of(2), 8 * kMs);
   }
   CHECK(roster.record(2).history.size() == kMaxHistory);
   CHECK(roster.record(2).history.back() == "back");
+}
+
+TEST_CASE("a daemon grown in that never reported leaves no place to come back to", "[roster]") {
+  DaemonRoster roster = running_roster(2);
+  const Vpid added = roster.add_daemons(1, "node5").front();
+  (void)roster.lose(added, "could not be started: ssh to node5 exited with status 255",
+                    /*may_still_run=*/false);
+  CHECK_FALSE(roster.ever_up(added));
+  // Grown again, node5 takes a new vpid: the first never had a place in the trees.
+  auto targets = roster.grow_targets({"node5"});
+  REQUIRE(targets.ok());
+  CHECK(*targets == std::vector<std::optional<Vpid>>{std::nullopt});
 }

@@ -58,34 +58,55 @@ std::vector<Vpid> DaemonRoster::add_daemons(std::uint32_t count, std::string hos
 }
 
 Result<std::vector<std::optional<Vpid>>> DaemonRoster::grow_targets(
-    const std::vector<std::string>& hosts) const {
+    const std::vector<std::string>& hosts, const std::vector<std::string>& planned_names) const {
   const std::string& controller_host = daemons_[kControllerVpid].hostname;
+  auto on_host = [&](const std::string& host, const DaemonRecord& daemon) {
+    return names_host(host, daemon.hostname, controller_host) ||
+           (daemon.vpid < planned_names.size() && !planned_names[daemon.vpid].empty() &&
+            names_host(host, planned_names[daemon.vpid], controller_host));
+  };
   std::vector<std::optional<Vpid>> targets;
   for (const std::string& host : hosts) {
     std::optional<Vpid> back;
     for (const DaemonRecord& daemon : daemons_) {
-      if (!names_host(host, daemon.hostname, controller_host)) continue;
-      if (daemon.state == DaemonStateKind::failed || daemon.state == DaemonStateKind::removed) {
+      if (!on_host(host, daemon)) continue;
+      const bool out =
+          daemon.state == DaemonStateKind::failed || daemon.state == DaemonStateKind::removed;
+      // One that never reported never had a place in the trees: not its vpid.
+      if (out && !ever_up(daemon.vpid)) continue;
+      if (out) {
         if (!back) back = daemon.vpid;
         continue;
       }
       return Error{"--host " + host + ": " + describe(daemon.vpid) + " is in the DVM already (" +
                    std::string(daemon_state_name(daemon.state)) + ")"};
     }
+    for (std::size_t earlier = 0; earlier < targets.size(); ++earlier) {
+      if (names_host(host, hosts[earlier], controller_host) || (back && targets[earlier] == back))
+        return Error{"--host " + host + ": names the host " + hosts[earlier] + " names"};
+    }
     targets.push_back(back);
   }
   return targets;
 }
 
-void DaemonRoster::revive(Vpid vpid) {
+bool DaemonRoster::gone(Vpid vpid) const {
+  const DaemonRecord& record = daemons_.at(vpid);
+  const bool out =
+      record.state == DaemonStateKind::failed || record.state == DaemonStateKind::removed;
+  return out && !record.link_open && record.pid <= 0;
+}
+
+bool DaemonRoster::revive(Vpid vpid) {
+  if (!gone(vpid)) return false;
   DaemonRecord& record = daemons_.at(vpid);
-  if (record.state != DaemonStateKind::failed && record.state != DaemonStateKind::removed) return;
   record.state = DaemonStateKind::launching;
-  record.returning = true;
+  record.returning = ever_up(vpid);
   record.pid = 0;
   record.host_pid = 0;
   record.endpoint.clear();
   record.failure.clear();
+  return true;
 }
 
 void DaemonRoster::note(DaemonRecord& record, std::string event) {
@@ -131,6 +152,8 @@ roster::Outbox DaemonRoster::on_report(Vpid from, const DaemonReport& report, Ti
   record.endpoint = report.endpoint;
   record.state = DaemonStateKind::up;
   record.last_seen_ns = now;
+  record.link_open = true;
+  record.reported = true;
   note(record, record.returning ? "back" : phase_ == Phase::running ? "joined" : "up");
   record.returning = false;
   if (phase_ == Phase::running) {
@@ -194,7 +217,9 @@ roster::Outbox DaemonRoster::check_heartbeats(TimeNs now) {
 }
 
 roster::Outbox DaemonRoster::on_connection_closed(Vpid peer) {
-  if (phase_ == Phase::stopping || peer >= daemons_.size()) return {};
+  if (peer >= daemons_.size()) return {};
+  daemons_[peer].link_open = false;
+  if (phase_ == Phase::stopping) return {};
   return lose(peer, "its connection to the controller closed", /*may_still_run=*/false);
 }
 

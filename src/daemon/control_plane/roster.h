@@ -44,6 +44,10 @@ struct DaemonRecord {
   // lost, back, removed (grove status).
   std::vector<std::string> history;
   bool returning = false;  // launched again at its old vpid; its report is a return
+  // Its connection to the controller is open (from its report until the
+  // transport says it closed): a daemon that left is gone only then.
+  bool link_open = false;
+  bool reported = false;  // ever: it had a place in the trees
 };
 inline constexpr std::size_t kMaxHistory = 16;
 
@@ -154,14 +158,23 @@ class DaemonRoster {
   // `hostname`; returns their vpids. Their reports admit them (AdmitJoiner).
   std::vector<Vpid> add_daemons(std::uint32_t count, std::string hostname);
   // grove grow --host: for each host, the vpid of the daemon it lost (or
-  // that was removed from it), to come back at; nullopt for a host new to
-  // the DVM. A host with a daemon in the DVM (or launching) is an error
-  // naming it.
+  // that was removed from it), to come back at once gone(); nullopt for a
+  // host new to the DVM. A host with a daemon in the DVM (or launching), or
+  // named twice, is an error naming it.
+  // `planned_names`: by vpid, the name each was started under (a host list's,
+  // which may differ from the name it reported), "" where none.
   Result<std::vector<std::optional<Vpid>>> grow_targets(
-      const std::vector<std::string>& hosts) const;
+      const std::vector<std::string>& hosts,
+      const std::vector<std::string>& planned_names = {}) const;
   // It is launched again at its old vpid: launching until its report
-  // admits it (AdmitJoiner, a return in the engine).
-  void revive(Vpid vpid);
+  // admits it (AdmitJoiner, a return in the engine). Only once the process
+  // that had the vpid is gone (gone()); false otherwise.
+  bool revive(Vpid vpid);
+  // Failed or removed, its connection closed and (a local one) its process
+  // reaped: nothing of it can still reach the DVM, and its vpid may return.
+  bool gone(Vpid vpid) const;
+  // Whether it ever was in the DVM (reported at least once).
+  bool ever_up(Vpid vpid) const { return daemons_.at(vpid).reported; }
   // It takes no new ranks from now on (the job table places on `up` only).
   void drain(Vpid vpid);
   // It leaves cleanly: a departure every daemon takes in step (its vpid a
