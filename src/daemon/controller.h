@@ -135,7 +135,16 @@ class Controller {
   Result<std::vector<Vpid>> grow_hosts(const std::vector<GrowHost>& hosts);
   // controller_grow_slurm.cc: grove grow --activate, one more srun step.
   Result<std::vector<Vpid>> grow_activate(const std::vector<std::string>& nodes);
-  Result<std::vector<HostEntry>> unused_allocation_nodes(const std::vector<std::string>& nodes);
+  // The allocation's nodes without a daemon, each new or back at its old vpid.
+  struct ActivateTarget {
+    HostEntry host;
+    std::optional<Vpid> back;
+  };
+  Result<std::vector<ActivateTarget>> unused_allocation_nodes(
+      const std::vector<std::string>& nodes);
+  // Starts these joiners (consecutive vpids, the plan's hosts) in one srun
+  // step; lost at once if srun cannot start.
+  void start_srun_step(const std::vector<Vpid>& vpids);
   // Starts these vpids (new or revived) as joiners: on this host, or over
   // ssh from here. Those that could not be started are lost already.
   void start_local_joiner(Vpid vpid);

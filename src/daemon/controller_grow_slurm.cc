@@ -1,8 +1,10 @@
 // grove grow --activate at the controller: inside the Slurm allocation the
-// DVM was started in, daemons on the nodes it does not use yet, started by
-// one more srun step (one task per node, each joining at the next vpid in
-// the allocation's order, as srun numbers them). They are admitted as
-// grove grow --host's are (controller_grow.cc).
+// DVM was started in, daemons on the nodes it does not use, started by one
+// more srun step (one task per node, each joining at the next vpid in the
+// allocation's order, as srun numbers them). A node whose daemon left (grove
+// shrink, or lost from a grown step) gets one back at its old vpid, in a
+// step of its own. They are admitted as grove grow --host's are
+// (controller_grow.cc); dvm_respawn_lost starts its steps here too.
 #include <cstdlib>
 
 #include "daemon/controller.h"
@@ -13,22 +15,25 @@
 
 namespace grove {
 
-Result<std::vector<HostEntry>> Controller::unused_allocation_nodes(
+Result<std::vector<Controller::ActivateTarget>> Controller::unused_allocation_nodes(
     const std::vector<std::string>& nodes) {
   auto allocation =
       allocation_hosts(read_slurm_environment([](const char* name) { return std::getenv(name); }));
   if (!allocation) return Error{"grove grow --activate: " + allocation.error().message};
   const std::string& controller_host = roster_->record(kControllerVpid).hostname;
-  // A node whose daemon was lost or removed counts as used: under Slurm it
-  // cannot come back at its old vpid yet. One whose daemon never reported
-  // (its step failed) is free again.
+  // The daemon a node has or had (one that never reported had no place: its
+  // node is free again).
   auto daemon_on = [&](const std::string& node) -> std::optional<Vpid> {
     for (const DaemonRecord& daemon : roster_->records()) {
-      const bool never_ran =
-          daemon.state == DaemonStateKind::failed && !roster_->ever_up(daemon.vpid);
-      if (!never_ran && names_host(node, daemon.hostname, controller_host)) return daemon.vpid;
+      if (roster_->ever_up(daemon.vpid) || daemon.state != DaemonStateKind::failed) {
+        if (names_host(node, daemon.hostname, controller_host)) return daemon.vpid;
+      }
     }
     return std::nullopt;
+  };
+  auto out = [this](Vpid vpid) {
+    const DaemonStateKind state = roster_->record(vpid).state;
+    return state == DaemonStateKind::failed || state == DaemonStateKind::removed;
   };
   for (const std::string& node : nodes) {
     bool allocated = false;
@@ -40,18 +45,29 @@ Result<std::vector<HostEntry>> Controller::unused_allocation_nodes(
         list += (list.empty() ? "" : ",") + host.name;
       return Error{"--activate " + node + ": not a node of this allocation (" + list + ")"};
     }
-    if (auto vpid = daemon_on(node)) {
-      return Error{"--activate " + node + ": " + roster_->describe(*vpid) + " is there already (" +
+    const std::optional<Vpid> vpid = daemon_on(node);
+    if (!vpid) continue;
+    const std::string named = "--activate " + node + ": " + roster_->describe(*vpid);
+    if (!out(*vpid)) {
+      return Error{named + " is there already (" +
                    std::string(daemon_state_name(roster_->record(*vpid).state)) + ")"};
     }
+    if (const std::int64_t wait = eviction_wait_ms(*vpid); wait > 0) {
+      return Error{named + " was declared lost while it may still run: try again in " +
+                   std::to_string((wait + 999) / 1000) + " s"};
+    }
+    if (!roster_->gone(*vpid))
+      return Error{named + " is still leaving the DVM: try again in a moment"};
   }
-  std::vector<HostEntry> chosen;  // in the allocation's order
+  std::vector<ActivateTarget> chosen;  // in the allocation's order
   for (const HostEntry& host : *allocation) {
-    if (daemon_on(host.name)) continue;
+    const std::optional<Vpid> vpid = daemon_on(host.name);
+    // Unnamed, a node whose daemon is leaving or may still run waits for a later grow.
+    if (vpid && (!out(*vpid) || !roster_->gone(*vpid) || eviction_wait_ms(*vpid) > 0)) continue;
     bool named = nodes.empty();
     for (const std::string& node : nodes)
       named = named || names_host(node, host.name, controller_host);
-    if (named) chosen.push_back(host);
+    if (named) chosen.push_back({host, vpid});
   }
   if (chosen.empty()) {
     return Error{"grove grow --activate: every node of the allocation (" +
@@ -71,18 +87,38 @@ Result<std::vector<Vpid>> Controller::grow_activate(const std::vector<std::strin
   auto chosen = unused_allocation_nodes(nodes);
   if (!chosen) return chosen.error();
   SpawnPlan& plan = *options_.plan;
-  std::vector<Vpid> vpids;
-  for (const HostEntry& host : *chosen) {
-    const Vpid vpid = roster_->add_daemons(1, host.name).front();
-    roster_->planned(vpid, host.name, host.slots, true);
-    plan.daemons.push_back(PlannedDaemon{vpid, host, true});
-    vpids.push_back(vpid);
+  std::vector<Vpid> fresh;
+  std::vector<Vpid> launched;
+  for (const ActivateTarget& target : *chosen) {
+    if (target.back) {
+      // Back at its old vpid, in a step of its own (srun numbers a step's
+      // nodes from 0: its vpid is the step's first).
+      roster_->revive(*target.back);
+      start_srun_step({*target.back});
+      launched.push_back(*target.back);
+      continue;
+    }
+    const Vpid vpid = roster_->add_daemons(1, target.host.name).front();
+    roster_->planned(vpid, target.host.name, target.host.slots, true);
+    plan.daemons.push_back(PlannedDaemon{vpid, target.host, true});
+    fresh.push_back(vpid);
   }
+  // The newcomers' vpids follow each other, in the allocation's order: one step.
+  if (!fresh.empty()) start_srun_step(fresh);
+  launched.insert(launched.end(), fresh.begin(), fresh.end());
+  std::erase_if(launched, [this](Vpid vpid) {
+    return roster_->record(vpid).state != DaemonStateKind::launching;
+  });
+  if (launched.empty()) return Error{"no daemon could be started (see grove log)"};
+  return launched;
+}
+
+void Controller::start_srun_step(const std::vector<Vpid>& vpids) {
   SrunLaunchConfig config;
   config.srun = split_words(params_.get_string("plm_slurm_srun"));
   config.extra_args = split_words(params_.get_string("plm_slurm_args"));
   config.param_arguments = remote_param_arguments();
-  config.bootstrap = Bootstrap{identity_.secret, plan, remote_settings()};
+  config.bootstrap = Bootstrap{identity_.secret, *options_.plan, remote_settings()};
   config.bootstrap.plan->tree_spawn = false;
   config.first_vpid = vpids.front();
   config.count = static_cast<std::uint32_t>(vpids.size());
@@ -103,12 +139,10 @@ Result<std::vector<Vpid>> Controller::grow_activate(const std::vector<std::strin
   if (auto started = srun->start(); !started) {
     for (Vpid vpid : vpids)
       daemon_lost(vpid, started.error().message);
-    return started.error();
+    return;
   }
   remote_.add(std::move(srun));
-  log_.notice("daemon", "grove grow --activate: starting %zu daemon(s) in one srun step",
-              vpids.size());
-  return vpids;
+  log_.notice("daemon", "starting %zu daemon(s) in an srun step of their own", vpids.size());
 }
 
 }  // namespace grove

@@ -1,6 +1,7 @@
 // dvm_respawn_lost: the controller starts a lost daemon again on its host,
 // at its old vpid, as grove grow --host would: revived in the roster, started
-// with --join, and admitted when it reports (a return in the engine). Each
+// with --join (forked here, over ssh, or in an srun step of its own), and
+// admitted when it reports (a return in the engine). Each
 // vpid is respawned at most dvm_respawn_max times, the first after
 // dvm_respawn_delay_ms and each later one after twice the wait before it (at
 // most a minute): a daemon that dies at once every time does not make the
@@ -35,13 +36,6 @@ void Controller::consider_respawn(Vpid vpid) {
   // DVM: nothing to bring back.
   if (!params_.get_bool("dvm_respawn_lost") || stopping_.sequence.stopping() ||
       launch_.supervisor.phase() != LaunchSupervisor::Phase::ready || !roster_->ever_up(vpid)) {
-    return;
-  }
-  if (options_.plan && options_.launcher != RemoteLauncherKind::ssh) {
-    log_.error(
-        "dvm_respawn_lost: %s is not respawned: a DVM started under Slurm cannot start "
-        "daemons again yet",
-        roster_->describe(vpid).c_str());
     return;
   }
   Respawn& respawn = launch_.respawns[vpid];
@@ -86,7 +80,9 @@ void Controller::respawn(Vpid vpid) {
   }
   ++respawn.count;
   roster_->revive(vpid);
-  if (options_.plan) {
+  if (options_.plan && options_.launcher == RemoteLauncherKind::slurm) {
+    start_srun_step({vpid});
+  } else if (options_.plan) {
     start_joiners_over_ssh({vpid});
   } else {
     start_local_joiner(vpid);

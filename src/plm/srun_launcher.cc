@@ -39,6 +39,9 @@ std::vector<std::string> srun_argv(const SrunLaunchConfig& config) {
   argv.insert(argv.end(), {"--nodes=" + daemons, "--ntasks=" + daemons, "--ntasks-per-node=1",
                            "--nodelist=" + join_hosts(config), "--kill-on-bad-exit=1", "--mpi=none",
                            "--cpu-bind=none", "--job-name=grove-dvm"});
+  // A node a daemon left may still be held by the step that started it (its
+  // other tasks run on): a joiner's step shares the node with it.
+  if (config.joining) argv.push_back("--overlap");
   argv.insert(argv.end(), config.extra_args.begin(), config.extra_args.end());
   argv.insert(argv.end(),
               {remote.groved_path, "--vpid-from-slurm", std::to_string(config.first_vpid),

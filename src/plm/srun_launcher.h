@@ -28,7 +28,8 @@ struct SrunLaunchConfig {
   // end), on their hosts in the allocation's order (srun numbers them so).
   Vpid first_vpid = 1;
   std::uint32_t count = 0;
-  // Daemons grown into a running DVM (grove grow --activate): --join.
+  // Daemons grown into a running DVM (grove grow --activate, a respawn):
+  // --join, and --overlap (the node may still be in an older step).
   bool joining = false;
 
   std::uint32_t daemons() const { return count != 0 ? count : bootstrap.plan->size() - first_vpid; }

@@ -1,6 +1,8 @@
 // DVMs inside a Slurm allocation: a real Slurm (Debian's slurmctld, slurmd
 // and munge) on the namespace swarm, `grove start` under salloc starting its
-// daemons with one srun step, real PMIx clients and Open MPI programs.
+// daemons with one srun step, real PMIx clients and Open MPI programs; a
+// DVM grown onto the rest of its allocation (grove grow --activate), and a
+// node shrunk away and brought back at its old vpid.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -158,8 +160,10 @@ TEST_CASE("Slurm start failures and a lost step stop the DVM, naming what happen
   CHECK(dvm_steps(swarm).empty());
 }
 
-TEST_CASE("grove grow --activate: the allocation's unused nodes join in one more srun step",
-          "[swarm][slurm]") {
+TEST_CASE(
+    "grove grow --activate: the allocation's unused nodes join in one more srun step, and "
+    "one shrunk away comes back",
+    "[swarm][slurm]") {
   Swarm swarm(4, true);
   INFO(swarm.error());
   REQUIRE(swarm.ok());
@@ -204,6 +208,23 @@ TEST_CASE("grove grow --activate: the allocation's unused nodes join in one more
     CHECK(entry.first == results[0].first);
     CHECK(entry.second == "node" + std::to_string(rank / 2));  // the allocation's 2 CPUs a node
   }
+  // node3 leaves (its daemon exits 0: the step goes on) and comes back at
+  // vpid 3, in a step of its own.
+  RunResult shrunk = dvm.grove({"shrink", "--host", "node3"});
+  INFO(shrunk.out << shrunk.err);
+  REQUIRE(shrunk.exit_code == 0);
+  RunResult back = dvm.grove({"grow", "--activate"}, 90s);
+  INFO(back.out << back.err << dvm.controller().err());
+  REQUIRE(back.exit_code == 0);
+  CHECK_THAT(back.out,
+             Catch::Contains("grove: daemon 3 (node3) is back in the DVM at its old vpid"));
+  CHECK(dvm.status()["daemons"][3]["history"] ==
+        nlohmann::json::array({"joined", "removed", "back"}));
+  auto again =
+      dvm.grove({"run", "-n", "8", binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds", "5"});
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(fence_results(again.out).size() == 8);
   RunResult full = dvm.grove({"grow", "--activate"});
   CHECK(full.exit_code == 1);
   CHECK_THAT(full.err, Catch::Contains("every node of the allocation (4) runs a daemon"));

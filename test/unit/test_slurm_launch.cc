@@ -149,6 +149,7 @@ TEST_CASE("the srun command starts one daemon per remote host of the plan", "[pl
   config.first_vpid = 3;
   config.count = 2;
   config.joining = true;
+  config.extra_args.clear();
   argv = srun_argv(config);
   CHECK(argv[2] == "--nodes=2");
   CHECK(argv[3] == "--ntasks=2");
@@ -157,6 +158,7 @@ TEST_CASE("the srun command starts one daemon per remote host of the plan", "[pl
   REQUIRE(from != argv.end());
   CHECK(*(from + 1) == "3");
   CHECK(std::find(argv.begin(), argv.end(), "--join") != argv.end());
+  CHECK(std::find(argv.begin(), argv.end(), "--overlap") != argv.end());
 }
 
 TEST_CASE("with a prefix srun's environment puts its bin and lib first", "[plm]") {
