@@ -154,6 +154,9 @@ class Controller {
   // How long until a daemon declared lost while it may still run has
   // surely left by itself (it gives up on a silent controller); 0: now.
   std::int64_t eviction_wait_ms(Vpid vpid) const;
+  // Whether a departed daemon's vpid may be started again now (its
+  // predecessor surely gone), else why not: "daemon 2 (node2) ...".
+  Status may_return(Vpid vpid) const;
   void respawn(Vpid vpid);
   void admit_joiner(roster::AdmitJoiner& admit);
   void grow_overdue();

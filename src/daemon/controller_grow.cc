@@ -114,18 +114,9 @@ Result<std::vector<Vpid>> Controller::grow_hosts(const std::vector<GrowHost>& ho
   auto targets = roster_->grow_targets(names, planned_names);
   if (!targets) return targets.error();
   for (std::size_t i = 0; i < hosts.size(); ++i) {
-    const std::optional<Vpid> back = (*targets)[i];
-    const std::int64_t wait = back ? eviction_wait_ms(*back) : 0;
-    if (wait > 0) {
-      return Error{"--host " + hosts[i].name + ": " + roster_->describe(*back) +
-                   " was declared lost while it may still run (silent, or cut off); it leaves "
-                   "by itself once the controller has been silent for "
-                   "daemon_controller_timeout_ms: try again in " +
-                   std::to_string((wait + 999) / 1000) + " s"};
-    }
-    if (back && !roster_->gone(*back)) {
-      return Error{"--host " + hosts[i].name + ": " + roster_->describe(*back) +
-                   " is still leaving the DVM (its connection is open): try again in a moment"};
+    if (const std::optional<Vpid> back = (*targets)[i]) {
+      if (Status ready = may_return(*back); !ready)
+        return Error{"--host " + hosts[i].name + ": " + ready.error().message};
     }
   }
   SpawnPlan& plan = *options_.plan;

@@ -47,23 +47,18 @@ Result<std::vector<Controller::ActivateTarget>> Controller::unused_allocation_no
     }
     const std::optional<Vpid> vpid = daemon_on(node);
     if (!vpid) continue;
-    const std::string named = "--activate " + node + ": " + roster_->describe(*vpid);
     if (!out(*vpid)) {
-      return Error{named + " is there already (" +
+      return Error{"--activate " + node + ": " + roster_->describe(*vpid) + " is there already (" +
                    std::string(daemon_state_name(roster_->record(*vpid).state)) + ")"};
     }
-    if (const std::int64_t wait = eviction_wait_ms(*vpid); wait > 0) {
-      return Error{named + " was declared lost while it may still run: try again in " +
-                   std::to_string((wait + 999) / 1000) + " s"};
-    }
-    if (!roster_->gone(*vpid))
-      return Error{named + " is still leaving the DVM: try again in a moment"};
+    if (Status ready = may_return(*vpid); !ready)
+      return Error{"--activate " + node + ": " + ready.error().message};
   }
   std::vector<ActivateTarget> chosen;  // in the allocation's order
   for (const HostEntry& host : *allocation) {
     const std::optional<Vpid> vpid = daemon_on(host.name);
     // Unnamed, a node whose daemon is leaving or may still run waits for a later grow.
-    if (vpid && (!out(*vpid) || !roster_->gone(*vpid) || eviction_wait_ms(*vpid) > 0)) continue;
+    if (vpid && (!out(*vpid) || !may_return(*vpid))) continue;
     bool named = nodes.empty();
     for (const std::string& node : nodes)
       named = named || names_host(node, host.name, controller_host);

@@ -31,6 +31,21 @@ std::int64_t Controller::eviction_wait_ms(Vpid vpid) const {
   return gone_ns > now ? static_cast<std::int64_t>((gone_ns - now) / 1'000'000ULL) + 1 : 0;
 }
 
+Status Controller::may_return(Vpid vpid) const {
+  if (const std::int64_t wait = eviction_wait_ms(vpid); wait > 0) {
+    return Error{roster_->describe(vpid) +
+                 " was declared lost while it may still run (silent, or cut off); it leaves by "
+                 "itself once the controller has been silent for daemon_controller_timeout_ms: "
+                 "try again in " +
+                 std::to_string((wait + 999) / 1000) + " s"};
+  }
+  if (!roster_->gone(vpid)) {
+    return Error{roster_->describe(vpid) +
+                 " is still leaving the DVM (its connection is open): try again in a moment"};
+  }
+  return ok_status();
+}
+
 void Controller::consider_respawn(Vpid vpid) {
   // One that never reported (a grow whose launch failed) was never in the
   // DVM: nothing to bring back.
@@ -73,7 +88,7 @@ void Controller::respawn(Vpid vpid) {
   if (stopping_.sequence.stopping() || roster_->record(vpid).state != DaemonStateKind::failed)
     return;
   Respawn& respawn = launch_.respawns[vpid];
-  if (!roster_->gone(vpid)) {
+  if (!may_return(vpid)) {
     // Its process or connection is still ending: never beside it. Soon.
     respawn.timer.arm(kGoneRecheckMs);
     return;

@@ -18,6 +18,14 @@ std::vector<std::string> wait_gone(Swarm& swarm, const std::string& needle,
   return left;
 }
 
+int pid_on(Swarm& swarm, int host, const std::string& needle) {
+  for (const std::string& process : swarm.processes(host)) {
+    if (process.find(needle) != std::string::npos)
+      return std::stoi(process.substr(0, process.find(' ')));
+  }
+  return 0;
+}
+
 std::map<int, std::pair<std::string, std::string>> fence_results(const std::string& out) {
   std::map<int, std::pair<std::string, std::string>> results;
   std::regex line(

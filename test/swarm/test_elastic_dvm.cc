@@ -136,13 +136,9 @@ TEST_CASE("grove grow --host: 4 hosts grow to 6 while a job fences; a killed dae
 
   // node2's daemon dies; grove grow --host brings one back at vpid 2 (a
   // return: its failed bit cleared in a new epoch), and a job uses it.
-  std::string groved_pid;
-  for (const std::string& process : swarm.processes(2)) {
-    if (process.find("groved") != std::string::npos)
-      groved_pid = process.substr(0, process.find(' '));
-  }
-  REQUIRE_FALSE(groved_pid.empty());
-  REQUIRE(kill(std::stoi(groved_pid), SIGKILL) == 0);
+  const int groved = pid_on(swarm, 2, "groved");
+  REQUIRE(groved > 0);
+  REQUIRE(kill(groved, SIGKILL) == 0);
   REQUIRE(wait_until([&] { return dvm.daemon_state(2) == "failed"; }, 30s, 50ms));
   RunResult back = dvm.grove({"grow", "--host", "node2"}, 90s);
   INFO(back.out << back.err);
@@ -187,11 +183,7 @@ TEST_CASE("a daemon lost while it may still run is not started beside itself", "
   REQUIRE(dvm.ready());
   // node2's daemon stops (SIGSTOP): silent, declared lost, told to leave;
   // it cannot hear that until it runs again, so it may still be there.
-  int groved = 0;
-  for (const std::string& process : swarm.processes(2)) {
-    if (process.find("groved") != std::string::npos)
-      groved = std::stoi(process.substr(0, process.find(' ')));
-  }
+  const int groved = pid_on(swarm, 2, "groved");
   REQUIRE(groved > 0);
   REQUIRE(kill(groved, SIGSTOP) == 0);
   REQUIRE(wait_until([&] { return dvm.daemon_state(2) == "failed"; }, 30s, 50ms));
@@ -227,12 +219,9 @@ TEST_CASE("dvm_respawn_lost over ssh: a killed daemon is started again on its ho
                 "100"};
   Dvm dvm(swarm.place(0), start);
   REQUIRE(dvm.ready());
-  std::string groved;
-  for (const std::string& process : swarm.processes(2)) {
-    if (process.find("groved") != std::string::npos) groved = process.substr(0, process.find(' '));
-  }
-  REQUIRE_FALSE(groved.empty());
-  REQUIRE(kill(std::stoi(groved), SIGKILL) == 0);
+  const int groved = pid_on(swarm, 2, "groved");
+  REQUIRE(groved > 0);
+  REQUIRE(kill(groved, SIGKILL) == 0);
   const nlohmann::json back = nlohmann::json::array({"up", "lost", "back"});
   auto history = [&] {
     const nlohmann::json status = dvm.status();
@@ -241,12 +230,9 @@ TEST_CASE("dvm_respawn_lost over ssh: a killed daemon is started again on its ho
   REQUIRE(wait_until([&] { return history() == back; }, 30s, 50ms));
   CHECK(dvm.daemon_state(2) == "up");
   // On node2 again, a new process.
-  bool respawned = false;
-  for (const std::string& process : swarm.processes(2)) {
-    respawned = respawned || (process.find("groved") != std::string::npos &&
-                              process.substr(0, process.find(' ')) != groved);
-  }
-  CHECK(respawned);
+  const int respawned = pid_on(swarm, 2, "groved");
+  CHECK(respawned > 0);
+  CHECK(respawned != groved);
   RunResult job = dvm.grove({"run", "-n", "3", "--map-by", "node",
                              binary_from_env("GROVE_PMIX_FENCE_CLIENT"), "--rounds", "5"});
   INFO(job.out << job.err);
