@@ -192,6 +192,34 @@ Result<ControlRequest> decode_bench(const nlohmann::json& request) {
   return ControlRequest{BenchRequest{*kind, *size, *count}};
 }
 
+// How the ranks start: --bind-to (absent: mpirun's default, chosen when the
+// job is mapped), --report-bindings and --mpi.
+Status decode_rank_start(const nlohmann::json& request, JobRequest& run) {
+  run.bind_default = request.find("bind_to") == request.end();
+  auto bind_to = string_field(request, "bind_to", std::string("none"));
+  if (!bind_to) return bind_to.error();
+  const std::string qualifier = ":overload-allowed";
+  if (bind_to->size() > qualifier.size() &&
+      bind_to->compare(bind_to->size() - qualifier.size(), qualifier.size(), qualifier) == 0) {
+    bind_to->resize(bind_to->size() - qualifier.size());
+    run.overload_allowed = true;
+  }
+  if (!JobSpec::valid_bind_to(*bind_to)) {
+    return Error{"--bind-to '" + *bind_to +
+                 "': expected none, core, hwthread or socket (with :overload-allowed)"};
+  }
+  run.bind_to = *bind_to;
+  auto report = bool_field(request, "report_bindings", false);
+  if (!report) return report.error();
+  run.report_bindings = *report;
+  auto mpi = string_field(request, "mpi", std::string("auto"));
+  if (!mpi) return mpi.error();
+  if (!JobSpec::valid_mpi(*mpi))
+    return Error{"--mpi '" + *mpi + "': expected auto, pmix, pmi1 or pmi2"};
+  run.mpi = *mpi;
+  return ok_status();
+}
+
 Result<ControlRequest> decode_run(const nlohmann::json& request) {
   RunRequest run;
   JobApp& app = run.apps.emplace_back();
@@ -252,24 +280,7 @@ Result<ControlRequest> decode_run(const nlohmann::json& request) {
       run.hosts.push_back(std::move(choice));
     }
   }
-  // Absent: mpirun's default binding, chosen when the job is mapped.
-  run.bind_default = request.find("bind_to") == request.end();
-  auto bind_to = string_field(request, "bind_to", std::string("none"));
-  if (!bind_to) return bind_to.error();
-  const std::string qualifier = ":overload-allowed";
-  if (bind_to->size() > qualifier.size() &&
-      bind_to->compare(bind_to->size() - qualifier.size(), qualifier.size(), qualifier) == 0) {
-    bind_to->resize(bind_to->size() - qualifier.size());
-    run.overload_allowed = true;
-  }
-  if (!JobSpec::valid_bind_to(*bind_to)) {
-    return Error{"--bind-to '" + *bind_to +
-                 "': expected none, core, hwthread or socket (with :overload-allowed)"};
-  }
-  run.bind_to = *bind_to;
-  auto report = bool_field(request, "report_bindings", false);
-  if (!report) return report.error();
-  run.report_bindings = *report;
+  if (Status started = decode_rank_start(request, run); !started) return started.error();
   auto display = bool_field(request, "display_map", false);
   if (!display) return display.error();
   run.display_map = *display;

@@ -125,7 +125,28 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), call.data.size());
   fence.data = std::move(call.data);
   PmixFenceBook::Begun begun = fences_.begin(std::move(fence), round);
-  fence_waiters_.emplace(begun.id, FenceWaiter{std::move(call.answer), Timer()});
+  fence_waiters_.emplace(begun.id, FenceWaiter{std::move(call.answer), Timer(), nullptr});
+  drive(std::move(begun.outbox));
+}
+
+void PmixBridge::fence_job(const std::string& nspace, Bytes data, JobFenceDone done) {
+  const JobSpec* job = job_by_nspace(nspace);
+  if (job == nullptr) {
+    done(pmix_fence::Outcome::job_ended, {});
+    return;
+  }
+  PmixFenceBook::Call fence;
+  std::vector<Vpid> hosts;
+  for (const RankPlacement& placement : job->ranks)
+    hosts.push_back(placement.daemon);
+  fence.jobs.push_back({job->job, nspace, {}});
+  fence.placed_epoch = job->placed_epoch;
+  fence.hosts = VpidSet::from_list(std::move(hosts));
+  fence.data = std::move(data);
+  const std::string signature = PmixFenceBook::signature_of(fence.jobs);
+  const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;
+  PmixFenceBook::Begun begun = fences_.begin(std::move(fence), round);
+  fence_waiters_.emplace(begun.id, FenceWaiter{PmixAnswer<Bytes>(), Timer(), std::move(done)});
   drive(std::move(begun.outbox));
 }
 
@@ -161,6 +182,11 @@ void PmixBridge::drive(pmix_fence::Outbox outbox) {
           if constexpr (std::is_same_v<Step, pmix_fence::Answer>) {
             auto waiter = fence_waiters_.find(step.id);
             if (waiter == fence_waiters_.end()) return;
+            if (JobFenceDone done = std::move(waiter->second.other_front_end)) {
+              fence_waiters_.erase(waiter);
+              done(step.outcome, std::move(step.aggregate));
+              return;
+            }
             PmixAnswer<Bytes> answer = std::move(waiter->second.answer);
             fence_waiters_.erase(waiter);  // and its timer
             if (step.outcome == pmix_fence::Outcome::released) {

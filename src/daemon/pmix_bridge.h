@@ -69,6 +69,12 @@ class PmixBridge {
   // The job ended: its PMIx registration (if it had ranks here) and the
   // engine's record of its fences go.
   void forget_job(std::uint32_t job, const std::string& nspace);
+  // A fence over every rank of job `nspace` for another front end (PMI's
+  // barriers, daemon/simple_pmi_host.h): `data` is this daemon's part;
+  // `done` runs once, with how it ended and, released, every other daemon's
+  // data concatenated.
+  using JobFenceDone = std::function<void(pmix_fence::Outcome, Bytes others)>;
+  void fence_job(const std::string& nspace, Bytes data, JobFenceDone done);
   // A local rank's exit, as the controller should hear it: an exit after
   // PMIx_Init without PMIx_Finalize becomes ExitKind::left_without_finalize.
   void classify_exit(RankExit& exit);
@@ -177,6 +183,7 @@ class PmixBridge {
   struct FenceWaiter {
     PmixAnswer<Bytes> answer;
     Timer timeout;
+    JobFenceDone other_front_end;  // set: answered here instead of `answer`
   };
   PmixFenceBook fences_;
   std::map<std::uint64_t, FenceWaiter> fence_waiters_;

@@ -10,15 +10,25 @@ namespace {
 // registrations, the environment, pending handshakes) and hwloc (binding).
 class BridgeRankSetup : public RankSetup {
  public:
-  BridgeRankSetup(std::unique_ptr<PmixBridge>& pmix, hwloc_topology* topology)
-      : pmix_(pmix), topology_(topology) {}
+  BridgeRankSetup(std::unique_ptr<PmixBridge>& pmix, std::unique_ptr<SimplePmiHost>& pmi,
+                  hwloc_topology* topology)
+      : pmix_(pmix), pmi_(pmi), topology_(topology) {}
 
   void prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
                      std::function<void(RankFailures)> done) override {
     pmix_->prepare_ranks(spec, ranks, std::move(done));
   }
-  Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank) override {
-    return pmix_->rank_env(spec, rank);
+  Result<RankExtras> rank_env(const JobSpec& spec, std::uint32_t rank) override {
+    RankExtras extras;
+    if (spec.mpi != "pmi1" && spec.mpi != "pmi2") {
+      auto env = pmix_->rank_env(spec, rank);
+      if (!env) return env.error();
+      extras.env = std::move(*env);
+    } else {
+      extras.env.push_back("GROVE_JOB=" + std::to_string(spec.job));
+    }
+    if (Status offered = pmi_->offer(spec, rank, extras); !offered) return offered.error();
+    return extras;
   }
   Result<std::optional<RankCpus>> rank_cpus(const JobSpec& spec, std::uint32_t rank) override {
     auto binding =
@@ -39,7 +49,8 @@ class BridgeRankSetup : public RankSetup {
   }
 
  private:
-  std::unique_ptr<PmixBridge>& pmix_;  // the RankHost's, set once the bridge exists
+  std::unique_ptr<PmixBridge>& pmix_;    // the RankHost's, set once the bridge exists
+  std::unique_ptr<SimplePmiHost>& pmi_;  // likewise
   hwloc_topology* topology_;
 };
 
@@ -52,7 +63,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
   std::unique_ptr<RankHost> host(new RankHost());
   RankHost* raw = host.get();
   host->runtime_ = &runtime;
-  host->setup_ = std::make_unique<BridgeRankSetup>(host->pmix_, topology);
+  host->setup_ = std::make_unique<BridgeRankSetup>(host->pmix_, host->pmi_, topology);
   // The JobHost's reports: the PMIx side's first, then the role's.
   auto report = [raw, reports = std::move(reports)](job_host::Report& report) {
     // The bridge exists before any rank does and goes only after the JobHost.
@@ -62,6 +73,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
           if constexpr (std::is_same_v<T, job_host::JobNoted>) {
             raw->pmix_->note_job(*r.spec);
           } else if constexpr (std::is_same_v<T, job_host::JobForgotten>) {
+            raw->pmi_->forget_job(r.job);
             raw->pmix_->forget_job(r.job, r.nspace);
           } else if constexpr (std::is_same_v<T, job_host::RankForked>) {
             raw->pmix_->rank_started(*r.spec, r.rank, r.pid);
@@ -71,6 +83,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
             reports.output(r);
           } else if constexpr (std::is_same_v<T, RankExit>) {
             raw->pmix_->classify_exit(r);  // left without finalizing, the rounds it took part in
+            raw->pmi_->classify_exit(r);
             reports.exit(r);
           } else {
             static_assert(std::is_same_v<T, RanksStarted>, "a JobHost report nobody takes");
@@ -90,6 +103,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
       params.get_int("pmix_call_timeout_ms"), topology);
   if (!pmix) return pmix.error();
   host->pmix_ = std::move(*pmix);
+  host->pmi_ = std::make_unique<SimplePmiHost>(base, runtime, log, *host->pmix_);
   host->control_tags_ = runtime.own_control(
       {job_tags::stdin_data, job_tags::output_ack, pmix_tags::modex_request, pmix_tags::modex_reply,
        pmix_tags::publish_reply, pmix_tags::lookup_reply, pmix_tags::spawn_reply},
@@ -110,6 +124,7 @@ Result<std::unique_ptr<RankHost>> RankHost::create(event_base* base, DaemonRunti
 RankHost::~RankHost() {
   // Ranks first: their exits are classified by the bridge.
   job_host_.reset();
+  pmi_.reset();
   pmix_.reset();
 }
 

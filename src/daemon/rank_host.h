@@ -1,5 +1,6 @@
 // The part of a daemon that hosts ranks, the same in the controller and in
-// groved: the JobHost that forks them and the PmixBridge that serves them,
+// groved: the JobHost that forks them, the PmixBridge and the SimplePmiHost
+// (PMI-1, PMI-2) that serve them,
 // wired to each other once here. Only where the ranks' reports go differs:
 // the controller hands them to its job table, groved sends them to the
 // controller.
@@ -12,6 +13,7 @@
 
 #include "daemon/daemon_runtime.h"
 #include "daemon/pmix_bridge.h"
+#include "daemon/simple_pmi_host.h"
 #include "jobs/host/job_host.h"
 #include "util/log.h"
 #include "util/param_registry.h"
@@ -58,6 +60,7 @@ class RankHost {
   std::unique_ptr<RankSetup> setup_;   // answers the JobHost from the PMIx bridge
   std::unique_ptr<JobHost> job_host_;  // null once end_ranks has run
   std::unique_ptr<PmixBridge> pmix_;
+  std::unique_ptr<SimplePmiHost> pmi_;  // PMI-1 and PMI-2, beside PMIx; before pmix_ goes
   TagClaim control_tags_, broadcast_tags_;
 };
 

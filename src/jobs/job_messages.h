@@ -61,12 +61,19 @@ struct JobSpec {
   // joined after it hosts none of its ranks (its fences count it lost,
   // FenceRequest::placed_epoch). UINT64_MAX: not stated.
   std::uint64_t placed_epoch = UINT64_MAX;
+  // What the ranks are offered to start with (grove run --mpi): "auto"
+  // (PMIx and PMI-1/PMI-2 at once), "pmix", "pmi1" or "pmi2".
+  std::string mpi = "auto";
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
                     m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank, m.bind_to,
-                    m.report_bindings, m.bind_by_default, m.placed_epoch);
+                    m.report_bindings, m.bind_by_default, m.placed_epoch, m.mpi);
+  }
+  // auto, pmix, pmi1 or pmi2 (--mpi).
+  static bool valid_mpi(const std::string& text) {
+    return text == "auto" || text == "pmix" || text == "pmi1" || text == "pmi2";
   }
   // none, core, hwthread or socket (--bind-to).
   static bool valid_bind_to(const std::string& text) {
@@ -136,6 +143,8 @@ struct RankExit {
   std::uint32_t rank = 0;
   ExitKind kind = ExitKind::exited;
   std::int32_t status = 0;
+  // failed_start: why. left_without_finalize: the call it did not make
+  // (empty: PMIx_Finalize; PMI_Finalize for a PMI rank).
   std::string message;
   // The job's fence rounds released on the rank's daemon when it exited: the
   // rank took part in none after them.
@@ -190,9 +199,10 @@ struct JobAbort {
   std::uint32_t rank = 0;
   std::int32_t status = 0;
   std::string message;
+  std::string call = "PMIx_Abort";  // what the rank called (PMI_Abort, PMI2_Abort)
 
   static constexpr const char* wire_name = "abort";
-  static auto wire_fields(auto& m) { return std::tie(m.job, m.rank, m.status, m.message); }
+  static auto wire_fields(auto& m) { return std::tie(m.job, m.rank, m.status, m.message, m.call); }
 };
 
 // A PMIx server asks the daemon hosting a rank for the data the rank put

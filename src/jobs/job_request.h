@@ -39,7 +39,8 @@ struct JobRequest {
   // hwthreads) may share them; without it such a job is refused.
   bool overload_allowed = false;
   bool report_bindings = false;
-  bool display_map = false;  // the started event carries the map
+  bool display_map = false;
+  std::string mpi = "auto";  // JobSpec::mpi  // the started event carries the map
   // grove run -H/--hostfile: only these hosts' daemons (empty: all).
   std::vector<HostChoice> hosts;
   // Runtime parameters the caller set for this run (name, canonical value):

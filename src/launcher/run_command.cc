@@ -278,6 +278,7 @@ nlohmann::json run_request(const CliContext& context, const RunOptions& options,
                          {"display_map", options.display_map}};
   if (!options.bind_to.empty()) request["bind_to"] = options.bind_to;
   if (!options.rank_by.empty()) request["rank_by"] = options.rank_by;
+  if (options.mpi != "auto") request["mpi"] = options.mpi;
   // The DVM started for this job runs on those hosts already, under the
   // names its daemons report (an address given to -H is not one of them).
   if (!inputs.hosts.empty() && dvm.started_uri.empty()) request["hosts"] = inputs.hosts;

@@ -148,6 +148,11 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       ->type_name("FILE");
   command.add_flag("--report-bindings", options.report_bindings,
                    "Each rank's daemon says where it is bound (on the rank's stderr)");
+  command
+      .add_option("--mpi", options.mpi,
+                  "What the ranks are offered to start with (srun's spelling): auto (PMIx and "
+                  "PMI-1/PMI-2 at once: Open MPI and MPICH both run), pmix, pmi1 or pmi2")
+      ->check(CLI::IsMember({"auto", "pmix", "pmi1", "pmi2"}));
   command.add_flag("--display-map", options.display_map,
                    "Print which daemon runs which ranks before the job's output");
   command

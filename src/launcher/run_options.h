@@ -28,6 +28,7 @@ struct RunOptions {
   std::string hostfile;             // --hostfile FILE
   bool report_bindings = false;
   bool display_map = false;
+  std::string mpi = "auto";  // --mpi: pmix, pmi1, pmi2 or auto
   bool verbose_to_terminal = false;
   std::uint32_t timeout_s = 0;
   std::vector<std::string> exports;   // -x VAR or VAR=value

@@ -21,14 +21,15 @@ ALLOWED = {
     "daemon/control_plane": {"util", "rml", "grpcomm", "jobs"},
     "sim": {"util", "rml", "grpcomm", "jobs", "daemon/control_plane"},
     "pmix": {"util", "os", "rml/transport"},
+    "pmi": {"util"},
     "control": {"util", "os", "rml", "rml/transport", "grpcomm", "jobs"},
     "plm": {"util", "os", "rml", "rml/transport"},
     "daemon": {"util", "os", "rml", "rml/transport", "grpcomm", "jobs", "jobs/host", "control",
-               "pmix", "plm", "daemon/control_plane"},
+               "pmix", "pmi", "plm", "daemon/control_plane"},
     "launcher": {"util", "os", "rml", "rml/transport", "grpcomm", "sim", "jobs", "jobs/host",
-                 "control", "pmix", "plm", "daemon", "daemon/control_plane"},
+                 "control", "pmix", "pmi", "plm", "daemon", "daemon/control_plane"},
 }
-PURE = {"util", "rml", "grpcomm", "jobs", "sim", "daemon/control_plane"}
+PURE = {"util", "rml", "grpcomm", "jobs", "sim", "daemon/control_plane", "pmi"}
 # What the pure layers must not include: sockets, event loops, threads, PMIx,
 # process-global state (CPU binding, rlimits, the allocator) and children.
 IMPURE_SYSTEM = re.compile(

@@ -54,6 +54,10 @@ TEST_CASE("well-formed requests decode to their types", "[control]") {
   CHECK(job.np() == 4);
   CHECK(job.policy == MapSpec{MapPolicy::node, 0});
   CHECK(job.timeout_s == 9);
+  CHECK(job.mpi == "auto");  // both PMIx and PMI, unless asked
+  auto pmi2 = parse_control_request(R"({"cmd":"run","argv":["true"],"np":1,"mpi":"pmi2"})");
+  REQUIRE(pmi2.ok());
+  CHECK(std::get<RunRequest>(*pmi2).mpi == "pmi2");
   auto with_params = parse_control_request(
       R"({"cmd":"run","argv":["true"],"np":1,"params":{"rml_base_radix2":"4"}})");
   REQUIRE(with_params.ok());
@@ -91,6 +95,8 @@ TEST_CASE("requests of the wrong shape are refused, naming the field", "[control
              Catch::Contains("'env' must be NAME=value"));
   CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"map_by":"fast"})"),
              Catch::Contains("fast"));
+  CHECK_THAT(error_of(R"({"cmd":"run","argv":["true"],"np":1,"mpi":"pmi3"})"),
+             Catch::Contains("--mpi 'pmi3': expected auto, pmix, pmi1 or pmi2"));
   CHECK_THAT(error_of(R"({"cmd":"dance"})"), Catch::Contains("unknown request 'dance'"));
   CHECK_THAT(error_of(R"([1,2])"), Catch::Contains("expected one JSON object"));
   CHECK_THAT(error_of("{not json"), Catch::Contains("expected one JSON object"));

@@ -43,8 +43,9 @@ M round_trip(const M& message) {
 TEST_CASE("the byte layout is big-endian fields in declaration order", "[wire]") {
   CHECK(encode(OutputAck{7, 0x0102030405060708ULL}) == hex({0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8}));
   // Signed as two's complement at its width; enums at theirs; text as u32 length + bytes.
-  CHECK(encode(JobAbort{1, 2, -1, "ab"}) ==
-        hex({0, 0, 0, 1, 0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 2, 'a', 'b'}));
+  CHECK(
+      encode(JobAbort{1, 2, -1, "ab", "c"}) ==
+      hex({0, 0, 0, 1, 0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 2, 'a', 'b', 0, 0, 0, 1, 'c'}));
   CHECK(encode(JobOutput{1, 0, OutputStream::err, "", 0x0102}) ==
         hex({0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2}));
   // An optional: a presence byte, then the value.

@@ -67,7 +67,8 @@ Outbox JobTable::on_exit(const RankExit& exit, std::int64_t now_s) {
       // As PRRTE does: a rank that joined PMIx and left without finalizing
       // may hold up every fence of its job, so the job ends now.
       const std::string why = rank + " exited with status " + std::to_string(exit.status) +
-                              " without calling PMIx_Finalize";
+                              " without calling " +
+                              (exit.message.empty() ? std::string("PMIx_Finalize") : exit.message);
       if (!job.end.failed) {
         report_failure(job, exit.rank, RankFailure::left_without_finalize, exit.status, why, out);
       }
@@ -82,8 +83,8 @@ Outbox JobTable::on_exit(const RankExit& exit, std::int64_t now_s) {
 Outbox JobTable::on_abort(const JobAbort& abort) {
   Job* job = find(abort.job);
   if (job == nullptr) return {};
-  const std::string why = "rank " + std::to_string(abort.rank) + " called PMIx_Abort with status " +
-                          std::to_string(abort.status) +
+  const std::string why = "rank " + std::to_string(abort.rank) + " called " + abort.call +
+                          " with status " + std::to_string(abort.status) +
                           (abort.message.empty() ? "" : ": " + abort.message);
   Outbox out;
   report_failure(*job, abort.rank, RankFailure::aborted, abort.status, why, out);

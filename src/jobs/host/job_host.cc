@@ -158,7 +158,7 @@ std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
   if (!app.cwd.empty()) add_env("PWD=" + app.cwd);
   auto extra = setup_.rank_env(spec, placement.rank);
   if (!extra) return fail(extra.error().message);
-  for (const auto& entry : *extra)
+  for (const auto& entry : extra->env)
     add_env(entry);
   RankSpawn spawn;
   auto binding = setup_.rank_cpus(spec, placement.rank);
@@ -187,6 +187,7 @@ std::unique_ptr<JobHost::HeldRank> JobHost::start_held(const JobSpec& spec,
   spawn.stderr_fd = forked->err_pipe.write.get();
   spawn.go_fd = forked->go_pipe.read.get();
   spawn.exec_fd = forked->exec_pipe.write.get();
+  spawn.pmi_fd = extra->pmi.get();  // ours closes when `extra` goes: the child has its copy
   if (grove_exec_.empty()) {
     auto helper = find_grove_exec();
     if (!helper) return fail(helper.error().message);

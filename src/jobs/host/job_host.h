@@ -18,6 +18,7 @@
 #include "jobs/host/rank_stdin.h"
 #include "jobs/job_messages.h"
 #include "os/event_ptr.h"
+#include "os/fd.h"
 #include "os/timer.h"
 #include "util/log.h"
 
@@ -40,9 +41,14 @@ class RankSetup {
   // start and why.
   virtual void prepare_ranks(const JobSpec& spec, const std::vector<std::uint32_t>& ranks,
                              std::function<void(RankFailures)> done) = 0;
-  // Extra environment for one rank (the PMIx server's, Open MPI's); an
-  // Error fails that rank's start.
-  virtual Result<std::vector<std::string>> rank_env(const JobSpec& spec, std::uint32_t rank) = 0;
+  // Extra environment for one rank (the PMIx server's, Open MPI's, PMI's),
+  // and the rank's end of its PMI connection (handed down at kRankPmiFd;
+  // invalid: none); an Error fails that rank's start.
+  struct RankExtras {
+    std::vector<std::string> env;
+    Fd pmi;
+  };
+  virtual Result<RankExtras> rank_env(const JobSpec& spec, std::uint32_t rank) = 0;
   // Where the rank is bound; nothing: it runs on every CPU its daemon was
   // given. An Error fails that rank's start.
   virtual Result<std::optional<RankCpus>> rank_cpus(const JobSpec& spec, std::uint32_t rank) = 0;

@@ -14,7 +14,7 @@ namespace {
 // The child's descriptors: 0-2, then the go (3) and exec (4) pipes.
 constexpr int kChildGo = 3;
 constexpr int kChildExec = 4;
-constexpr int kFirstClosed = 5;
+static_assert(kRankPmiFd == kChildExec + 1);
 
 bool executable_file(const std::string& path) {
   struct stat info {};
@@ -52,8 +52,9 @@ Result<SpawnedRank> spawn_rank(const std::string& helper, const RankSpawn& spawn
                ChildFd::copy(STDOUT_FILENO, spawn.stdout_fd),
                ChildFd::copy(STDERR_FILENO, spawn.stderr_fd), ChildFd::copy(kChildGo, spawn.go_fd),
                ChildFd::copy(kChildExec, spawn.exec_fd)};
+  if (spawn.pmi_fd >= 0) child.fds.push_back(ChildFd::copy(kRankPmiFd, spawn.pmi_fd));
   // None of the daemon's other descriptors (sockets, other ranks' pipes).
-  child.close_from = kFirstClosed;
+  child.close_from = spawn.pmi_fd >= 0 ? kRankPmiFd + 1 : kRankPmiFd;
   child.group = ProcessGroup::own_group;  // a group of its own: the job's signals
   child.signals = SignalReset::all;
   child.mask = SignalMask::empty;

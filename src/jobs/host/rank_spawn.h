@@ -20,6 +20,10 @@
 
 namespace grove {
 
+// Where a rank finds its PMI connection (PMI_FD): after stdin, stdout,
+// stderr, and grove-exec's go and exec pipes, which exec closes.
+inline constexpr int kRankPmiFd = 5;
+
 struct RankSpawn {
   std::vector<std::string> argv;  // the program, then its arguments
   std::vector<std::string> env;   // "NAME=value", the whole environment
@@ -29,6 +33,7 @@ struct RankSpawn {
   int stderr_fd = -1;
   int go_fd = -1;    // the read end of the go pipe
   int exec_fd = -1;  // the write end of the exec pipe
+  int pmi_fd = -1;   // the rank's end of its PMI connection (-1: none), at kRankPmiFd
   // The CPUs it may run on; nothing: the CPUs the daemon was given.
   std::optional<std::vector<int>> cpus;
 };
