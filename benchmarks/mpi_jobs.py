@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Whole Open MPI jobs, launch to exit, under grove and under mpirun (issue 18).
+"""Whole MPI jobs, launch to exit: Open MPI's under grove and mpirun (issue 18),
+MPICH's under grove and Hydra (issue 41).
 
 Every row is one MPI program (test/mpi/) at one size, run by each runtime in
 turn, round after round, so machine noise hits all of them alike:
@@ -16,6 +17,11 @@ turn, round after round, so machine noise hits all of them alike:
 
   grove-dvm-unbound  the kept DVM with --bind-to none (only with --unbound):
                  grove binds as mpirun does by default
+  hydra          MPICH's own launcher, Debian's `mpiexec.hydra -n N ...`, for
+                 the mpich-* rows (MPICH speaks PMI-1 to grove and to Hydra)
+
+The mpich-* rows run the same programs built with MPICH (mpicc.mpich):
+hello at 2, 16 and 64 ranks and collectives at 16, grove against Hydra.
 
 Rows: hello (init, barrier, finalize) at 2, 16 and 64 ranks; collectives
 (allreduce, alltoall, barrier) at 16; pingpong between two ranks within one
@@ -27,7 +33,8 @@ and init64 (only with --rows) run test/mpi/mpi_init_profile.c and report
 when every rank had reached main and when the last left MPI_Init, from the
 first rank's start.
 
-Prints a table of medians (and grove / mpirun ratios) and writes JSON.
+Prints a table of medians (and grove / mpirun, or grove / hydra for the
+mpich rows, ratios) and writes JSON.
 
 Usage: benchmarks/mpi_jobs.py [--build DIR] [--rounds N] [--prrte-prefix DIR]
            [--rows hello2,...] [--unbound] [--out benchmarks/results/mpi_jobs.json]
@@ -61,7 +68,26 @@ ROWS = {
     # Not run unless asked (--rows): where the time before MPI_Init returns goes.
     "init16": ("mpi_init_profile", 16, False),
     "init64": ("mpi_init_profile", 64, False),
+    # MPICH (Hydra's simple PMI): grove against mpiexec.hydra.
+    "mpich-hello2": ("mpich_hello", 2, False),
+    "mpich-hello16": ("mpich_hello", 16, False),
+    "mpich-hello64": ("mpich_hello", 64, False),
+    "mpich-collectives16": ("mpich_collectives", 16, False),
 }
+# Which runtimes run a row: MPICH's programs under Hydra, Open MPI's under
+# mpirun and PRRTE; grove runs both.
+MPICH_ONLY = {"hydra"}
+OMPI_ONLY = {"mpirun", "prterun"}
+
+
+def runs_row(runtime, row):
+    if row.startswith("mpich-"):
+        return runtime not in OMPI_ONLY
+    return runtime not in MPICH_ONLY
+
+
+def baseline_of(row):
+    return "hydra" if row.startswith("mpich-") else "mpirun"
 DEFAULT_ROWS = [row for row in ROWS if not row.startswith("init")]
 
 
@@ -108,6 +134,10 @@ class Grove:
         return [self.grove, "run", "-n", str(ranks), *extra, program]
 
 
+def hydra_argv(program, ranks, between):
+    return ["mpiexec.hydra", "-n", str(ranks), program]
+
+
 def mpirun_argv(program, ranks, between):
     extra = ["--mca", "btl", "self,tcp"] if between else []
     return ["mpirun", "--oversubscribe", "-np", str(ranks), *extra, program]
@@ -152,13 +182,17 @@ def git_head():
 
 
 def print_table(summary, runtimes):
-    header = "| row | " + " | ".join(runtimes) + " | grove-dvm / mpirun | grove / mpirun |"
+    header = ("| row | " + " | ".join(runtimes) +
+              " | grove-dvm / base | grove / base | base |")
     print(header)
-    print("|" + "---|" * (len(runtimes) + 3))
+    print("|" + "---|" * (len(runtimes) + 4))
     for row, cells in summary.items():
         parts = []
         for rt in runtimes:
-            cell = cells.get(rt, {})
+            cell = cells.get(rt)
+            if cell is None:
+                parts.append("-")
+                continue
             text = "fails" if cell.get("seconds_median") is None else \
                 f"{cell['seconds_median'] * 1000:.0f} ms"
             if cell.get("latency_us_median") is not None:
@@ -170,7 +204,8 @@ def print_table(summary, runtimes):
             parts.append(text)
         ratios = [cells.get("ratios", {}).get(k) for k in ("grove-dvm", "grove")]
         ratio_text = ["-" if r is None else f"{r:.2f}" for r in ratios]
-        print(f"| {row} | " + " | ".join(parts) + " | " + " | ".join(ratio_text) + " |")
+        print(f"| {row} | " + " | ".join(parts) + " | " + " | ".join(ratio_text) +
+              f" | {baseline_of(row)} |")
 
 
 def parse_args():
@@ -201,13 +236,17 @@ def parse_args():
 
 def main():
     args = parse_args()
-    programs = {name: os.path.join(args.build, "test", "mpi", name)
-                for name in ("mpi_hello", "mpi_collectives", "mpi_pingpong", "mpi_init_profile")}
-    for path in programs.values():
+    needed = sorted({ROWS[row][0] for row in args.rows})
+    programs = {name: os.path.join(args.build, "test", "mpi", name) for name in needed}
+    for name, path in programs.items():
         if not os.access(path, os.X_OK):
-            sys.exit(f"mpi_jobs: {path} is missing (needs Open MPI's libopenmpi-dev at setup)")
-    if shutil.which("mpirun") is None:
+            dev = "libmpich-dev" if name.startswith("mpich") else "Open MPI's libopenmpi-dev"
+            sys.exit(f"mpi_jobs: {path} is missing (needs {dev} at setup)")
+    if any(not row.startswith("mpich-") for row in args.rows) and shutil.which("mpirun") is None:
         sys.exit("mpi_jobs: mpirun is not installed (Debian's openmpi-bin)")
+    if any(row.startswith("mpich-") for row in args.rows) and \
+            shutil.which("mpiexec.hydra") is None:
+        sys.exit("mpi_jobs: mpiexec.hydra is not installed (Debian's mpich)")
     work = tempfile.mkdtemp(prefix="grove-mpi-jobs-")
     env = dict(os.environ, TMPDIR=work, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PRTE_ALLOW_RUN_AS_ROOT="1",
@@ -218,14 +257,15 @@ def main():
     oneshot_tmp = os.path.join(work, "oneshot")
     os.makedirs(oneshot_tmp)
     envs = {"grove": dict(env, TMPDIR=oneshot_tmp)}
-    runtimes = {"grove-dvm": grove.dvm_argv, "grove": grove.oneshot_argv, "mpirun": mpirun_argv}
+    runtimes = {"grove-dvm": grove.dvm_argv, "grove": grove.oneshot_argv, "mpirun": mpirun_argv,
+                "hydra": hydra_argv}
     if args.unbound:
         runtimes["grove-dvm-unbound"] = grove.unbound_argv
     if args.prrte_prefix:
         runtimes["prterun"] = prterun_argv(args.prrte_prefix)
     samples = {row: {rt: {"seconds": [], "latency_us": [], "bandwidth_MBps": [], "failures": [],
                           "start_spread_s": [], "init_done_s": []}
-                     for rt in runtimes} for row in args.rows}
+                     for rt in runtimes if runs_row(rt, row)} for row in args.rows}
     grove.start()
     try:
         for round_index in range(args.rounds):
@@ -237,6 +277,8 @@ def main():
             for row in args.rows:
                 program, ranks, between = ROWS[row]
                 for rt in order:
+                    if not runs_row(rt, row):
+                        continue
                     argv = runtimes[rt](programs[program], ranks, between)
                     seconds, out = timed(argv, envs.get(rt, env), args.timeout)
                     cell = samples[row][rt]
@@ -267,7 +309,7 @@ def main():
                          "start_spread_s_median": median(cell["start_spread_s"]),
                          "init_done_s_median": median(cell["init_done_s"]),
                          "runs": len(cell["seconds"]), "failures": len(cell["failures"])}
-        base = cells["mpirun"]["seconds_median"]
+        base = cells[baseline_of(row)]["seconds_median"]
         cells["ratios"] = {rt: (cells[rt]["seconds_median"] / base
                                 if base and cells[rt]["seconds_median"] else None)
                            for rt in ("grove-dvm", "grove", "prterun") if rt in cells}

@@ -40,6 +40,7 @@ Controller::~Controller() {
   heartbeat_timer_ = Timer();
   for (Timer& timer : stopping_.timers)
     timer = Timer();
+  stopping_.exit_when_answered = Timer();
   for (Timer& timer : cli_.timers)
     timer = Timer();
   launch_.failure_timer = Timer();

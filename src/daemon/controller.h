@@ -235,6 +235,10 @@ class Controller {
     StopSequence sequence;
     std::array<Timer, 4> timers;  // by StopTimer
     std::vector<ReplyFn> replies;
+    // Once stopped: the loop ends when every control client has its answer
+    // and is gone, or after 100 ms (what is due in them still runs).
+    Timer exit_when_answered;
+    int exit_checks = 0;
     std::uint64_t shutdown_op = 0;
     int exit_code = 0;  // the controller's
   };

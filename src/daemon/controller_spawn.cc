@@ -26,6 +26,11 @@ Result<JobRequest> spawn_request(const SpawnMessage& message) {
     return Error{"the spawn asks for " + std::to_string(ranks) + " processes; at most " +
                  std::to_string(kMaxRanksPerJob) + " per job"};
   }
+  for (const std::string& pair : message.pmi_preput) {
+    if (pair.find('=') == std::string::npos || pair.front() == '=')
+      return Error{"a spawn's preput '" + pair.substr(0, 64) + "' is not KEY=VALUE"};
+  }
+  request.pmi_preput = message.pmi_preput;
   if (!message.map_by.empty()) {
     Result<MapSpec> policy = parse_map_policy(message.map_by);
     if (!policy) return Error{"PMIX_MAPBY: " + policy.error().message};

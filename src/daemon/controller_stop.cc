@@ -113,7 +113,17 @@ void Controller::complete_stop() {
     reply(out);
   stopping_.replies.clear();
   log_.verbose("daemon", 1, "DVM stopped (%s)", stopping_.sequence.reason().c_str());
-  loop_->exit(100);  // what is due in the next 100 ms still runs
+  // A one-shot grove run waits for this process to end: lingering a fixed
+  // 100 ms for the answers to go out cost each such job 100 ms.
+  stopping_.exit_when_answered = Timer(loop_->base(), [this] {
+    const bool answered = !control_ || control_->clients() == 0;
+    if (answered || ++stopping_.exit_checks >= 100) {
+      loop_->exit(0);
+      return;
+    }
+    stopping_.exit_when_answered.arm(1);
+  });
+  stopping_.exit_when_answered.arm(0);
 }
 
 }  // namespace grove

@@ -129,6 +129,10 @@ void PmixBridge::on_fence(PmixFenceCall call) {
   drive(std::move(begun.outbox));
 }
 
+void PmixBridge::spawn_job(SpawnMessage message, SpawnDone done) {
+  forward(pmix_tags::spawn, std::move(message), std::move(done), awaiting_.other_spawns);
+}
+
 void PmixBridge::fence_job(const std::string& nspace, Bytes data, JobFenceDone done) {
   const JobSpec* job = job_by_nspace(nspace);
   if (job == nullptr) {
@@ -319,6 +323,8 @@ bool PmixBridge::on_control(Vpid from, std::uint16_t tag, const Bytes& payload) 
     if (auto reply = wire_decode<SpawnReply>(payload)) {
       if (auto answer = take_forwarded(awaiting_.spawn, reply->handle))
         (*answer)(reply->ok ? kPmixSuccess : kPmixErrorJobFailedToLaunch, reply->nspace);
+      if (auto done = take_forwarded(awaiting_.other_spawns, reply->handle))
+        (*done)(reply->ok, reply->ok ? reply->nspace : reply->error);
     }
     return true;
   }
@@ -376,6 +382,15 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
   forget_forwarded(awaiting_.publish, nspace, kPmixProcTerminated);
   forget_forwarded(awaiting_.lookup, nspace, kPmixProcTerminated);
   forget_forwarded(awaiting_.spawn, nspace, kPmixErrorJobFailedToLaunch);
+  for (auto entry = awaiting_.other_spawns.begin(); entry != awaiting_.other_spawns.end();) {
+    if (entry->second.nspace != nspace) {
+      ++entry;
+      continue;
+    }
+    SpawnDone done = std::move(entry->second.answer);
+    entry = awaiting_.other_spawns.erase(entry);
+    done(false, "the spawning job has ended");
+  }
   runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
   if (registering_.count(job) != 0) ended_while_registering_.insert(job);

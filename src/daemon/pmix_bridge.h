@@ -75,6 +75,11 @@ class PmixBridge {
   // data concatenated.
   using JobFenceDone = std::function<void(pmix_fence::Outcome, Bytes others)>;
   void fence_job(const std::string& nspace, Bytes data, JobFenceDone done);
+  // A spawn for another front end (a PMI rank's): forwarded to the
+  // controller as PMIx_Spawn's are; `done` runs once, with the new job's
+  // nspace or why it did not start.
+  using SpawnDone = std::function<void(bool started, const std::string& nspace_or_why)>;
+  void spawn_job(SpawnMessage message, SpawnDone done);
   // A local rank's exit, as the controller should hear it: an exit after
   // PMIx_Init without PMIx_Finalize becomes ExitKind::left_without_finalize.
   void classify_exit(RankExit& exit);
@@ -198,6 +203,7 @@ class PmixBridge {
     ForwardedMap<PmixAnswer<>> publish;  // publish and unpublish
     ForwardedMap<PmixAnswer<std::vector<FoundValueWire>>> lookup;
     ForwardedMap<PmixAnswer<std::string>> spawn;
+    ForwardedMap<SpawnDone> other_spawns;  // spawn_job's
     std::map<std::uint64_t, PmixAnswer<Bytes>> modex;
     std::uint64_t next_handle = 1;  // of every kind
   };

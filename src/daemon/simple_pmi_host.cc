@@ -65,6 +65,11 @@ pmi::JobFacts SimplePmiHost::facts_of(const JobSpec& spec, Vpid self) {
                                                               : std::string());
     if (placement.daemon == self) ++facts.local_ranks;
   }
+  for (const std::string& pair : spec.pmi_preput) {
+    const std::size_t equals = pair.find('=');
+    if (equals != std::string::npos)
+      facts.preput.emplace_back(pair.substr(0, equals), pair.substr(equals + 1));
+  }
   std::string mapping = pmi::format_mapping(pmi::mapping_blocks(pmi::number_nodes(hosts)));
   // Too long for one value: "" says it cannot be expressed, and MPICH asks
   // each rank's host name instead.
@@ -217,12 +222,33 @@ void SimplePmiHost::drive(pmi::Outbox outbox) {
                 encode(JobAbort{step.job, step.rank, step.code, step.message, step.call}));
           } else if constexpr (std::is_same_v<Step, pmi::effect::Notice>) {
             log_.error_limited("pmi", "%s", step.text.c_str());
+          } else if constexpr (std::is_same_v<Step, pmi::effect::Spawn>) {
+            spawn(step);
           } else {
             static_assert(sizeof(Step) == 0, "a PMI effect without a driver");
           }
         },
         effect);
   }
+}
+
+void SimplePmiHost::spawn(const pmi::effect::Spawn& request) {
+  auto nspace = nspaces_.find(request.job);
+  if (nspace == nspaces_.end()) {
+    drive(server_.spawn_done(request.conn, false, "the job has ended"));
+    return;
+  }
+  SpawnMessage message;
+  message.nspace = nspace->second;
+  message.rank = request.rank;
+  for (const pmi::SpawnProgram& program : request.programs)
+    message.apps.push_back(SpawnApp{program.argv, {}, "", program.np});
+  for (const auto& [key, value] : request.preput)
+    message.pmi_preput.push_back(key + "=" + value);
+  const pmi::ConnId conn = request.conn;
+  bridge_.spawn_job(std::move(message), [this, conn](bool started, const std::string& text) {
+    drive(server_.spawn_done(conn, started, text));
+  });
 }
 
 void SimplePmiHost::classify_exit(RankExit& exit) {

@@ -58,6 +58,8 @@ class SimplePmiHost {
   void send(Conn& conn, const std::string& bytes);
   void end(Conn& conn);  // the connection is over: swept later, out of its callbacks
   void drive(pmi::Outbox outbox);
+  // A rank's spawn, through the controller as PMIx_Spawn's.
+  void spawn(const pmi::effect::Spawn& request);
   void sweep();
   Conn* find(pmi::ConnId id);
 

@@ -64,12 +64,15 @@ struct JobSpec {
   // What the ranks are offered to start with (grove run --mpi): "auto"
   // (PMIx and PMI-1/PMI-2 at once), "pmix", "pmi1" or "pmi2".
   std::string mpi = "auto";
+  // KEY=VALUE pairs the spawning rank put for this job's PMI ranks (MPICH's
+  // PARENT_ROOT_PORT_NAME): in the job's PMI key-value store from the start.
+  std::vector<std::string> pmi_preput;
 
   static constexpr const char* wire_name = "job launch";
   static auto wire_fields(auto& m) {
     return std::tie(m.job, m.nspace, m.env, m.env_replaces, m.apps, m.ranks, m.hostnames,
                     m.node_slots, m.map_by, m.parent_nspace, m.parent_rank, m.stdin_rank, m.bind_to,
-                    m.report_bindings, m.bind_by_default, m.placed_epoch, m.mpi);
+                    m.report_bindings, m.bind_by_default, m.placed_epoch, m.mpi, m.pmi_preput);
   }
   // auto, pmix, pmi1 or pmi2 (--mpi).
   static bool valid_mpi(const std::string& text) {

@@ -40,7 +40,8 @@ struct JobRequest {
   bool overload_allowed = false;
   bool report_bindings = false;
   bool display_map = false;
-  std::string mpi = "auto";  // JobSpec::mpi  // the started event carries the map
+  std::string mpi = "auto";             // JobSpec::mpi
+  std::vector<std::string> pmi_preput;  // JobSpec::pmi_preput  // the started event carries the map
   // grove run -H/--hostfile: only these hosts' daemons (empty: all).
   std::vector<HostChoice> hosts;
   // Runtime parameters the caller set for this run (name, canonical value):

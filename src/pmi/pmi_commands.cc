@@ -81,7 +81,7 @@ void Server::handle_v1(Conn& conn, Job& job, const Command& command, Outbox& out
   } else if (name == "publish_name" || name == "unpublish_name" || name == "lookup_name") {
     fail(conn, name.substr(0, name.find('_')) + "_result", name + " " + kNotServed, out);
   } else if (name == "spawn") {
-    fail(conn, "spawn_result", "spawn " + kNotServed, out);
+    spawn_v1(conn, command, out);
   } else {
     out.push_back(effect::Notice{"PMI: rank " + std::to_string(conn.rank) + " of job " +
                                  std::to_string(conn.job) + " sent the unknown PMI-1 command '" +
@@ -177,8 +177,10 @@ void Server::handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out
   } else if (name == "abort") {
     const std::string* message = command.find("msg");
     out.push_back(effect::Abort{conn.job, conn.rank, 1, message ? *message : "", "PMI2_Abort"});
+  } else if (name == "spawn") {
+    spawn_v2(conn, command, out);
   } else if (name == "name-publish" || name == "name-unpublish" || name == "name-lookup" ||
-             name == "spawn" || name == "job-connect" || name == "job-disconnect") {
+             name == "job-connect" || name == "job-disconnect") {
     fail(conn, answer, name + " " + kNotServed, out);
   } else {
     out.push_back(effect::Notice{"PMI: rank " + std::to_string(conn.rank) + " of job " +

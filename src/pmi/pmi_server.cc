@@ -60,6 +60,8 @@ Result<std::vector<std::pair<std::string, std::string>>> decode_puts(std::string
 void Server::add_job(JobFacts facts) {
   Job& job = jobs_[facts.job];
   job.facts = std::move(facts);
+  for (const auto& [key, value] : job.facts.preput)
+    job.kvs[key] = value;
   // Every rank may read the mapping with a PMI-1 get as well.
   if (!job.facts.process_mapping.empty())
     job.kvs["PMI_process_mapping"] = job.facts.process_mapping;

@@ -35,6 +35,13 @@ struct JobFacts {
   std::string process_mapping;    // "": cannot be expressed (MPICH then asks each rank's host)
   std::string spawner;            // the parent job's kvsname; "": not spawned
   Accepts accepts = Accepts::both;
+  Pairs preput;  // put by the spawner for the job's ranks to get (PARENT_ROOT_PORT_NAME)
+};
+
+// One program of a rank's spawn (MPI_Comm_spawn has one, _multiple several).
+struct SpawnProgram {
+  std::vector<std::string> argv;  // the program, then its arguments
+  std::uint32_t np = 0;
 };
 
 using ConnId = std::uint64_t;
@@ -65,10 +72,18 @@ struct Abort {
 struct Notice {
   std::string text;  // an error line for the log
 };
+// A rank asked for a new job (MPI_Comm_spawn): answer with spawn_done(conn).
+struct Spawn {
+  ConnId conn = 0;
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;
+  std::vector<SpawnProgram> programs;
+  Pairs preput;
+};
 }  // namespace effect
 
-using Effect =
-    std::variant<effect::Send, effect::Close, effect::Contribute, effect::Abort, effect::Notice>;
+using Effect = std::variant<effect::Send, effect::Close, effect::Contribute, effect::Abort,
+                            effect::Notice, effect::Spawn>;
 using Outbox = std::vector<Effect>;
 
 // A fence's data: (key, value) pairs, each length-prefixed, so that every
@@ -102,6 +117,9 @@ class Server {
   // (`why` says what happened).
   Outbox fence_done(std::uint32_t job, bool released, std::string_view others,
                     const std::string& why);
+  // The spawn a rank asked for started (its new job's name) or not (why).
+  // `text`: the new job's namespace if it started, else why not.
+  Outbox spawn_done(ConnId conn, bool started, const std::string& text);
   // The job is over here: its state goes (its connections stay until closed,
   // answering nothing more).
   void job_ended(std::uint32_t job);
@@ -122,6 +140,9 @@ class Server {
   void enter_barrier(Conn& conn, Job& job, Outbox& out);
   void maybe_contribute(Job& job, Outbox& out);
   void depart(std::uint32_t job, std::uint32_t rank, Outbox& out);
+  // PMI-1's mcmd=spawn blocks (one per program) and PMI-2's spawn.
+  void spawn_v1(Conn& conn, const Command& command, Outbox& out);
+  void spawn_v2(Conn& conn, const Command& command, Outbox& out);
   // Checks of a put's key and value against the limits; an error to answer.
   std::optional<std::string> refuse_put(const Job& job, const std::string* kvsname,
                                         const std::string* key, const std::string* value) const;
@@ -141,6 +162,12 @@ class Server {
       broken
     } state = State::fresh;
     std::string thrid;  // PMI-2: echoed in the reply to the command that carried it
+    // PMI-1 spawn blocks so far (answered after the last), and the thrid of
+    // a PMI-2 spawn waiting for its answer.
+    std::vector<SpawnProgram> spawning;
+    Pairs spawn_preput;
+    std::string spawn_thrid;
+    bool spawn_pending = false;
   };
   struct Job {
     JobFacts facts;

@@ -28,10 +28,12 @@ struct SpawnMessage {
   std::uint32_t rank = 0;
   std::vector<SpawnApp> apps;
   std::string map_by;  // PMIX_MAPBY, as `--map-by` reads it; empty: the default
+  // A PMI rank's spawn: KEY=VALUE pairs for the new job's ranks to get.
+  std::vector<std::string> pmi_preput;
 
   static constexpr const char* wire_name = "spawn";
   static auto wire_fields(auto& m) {
-    return std::tie(m.handle, m.nspace, m.rank, m.apps, m.map_by);
+    return std::tie(m.handle, m.nspace, m.rank, m.apps, m.map_by, m.pmi_preput);
   }
 };
 

@@ -8,6 +8,8 @@ its connection) and never the daemon. Prints every reply as
   pmi_raw_client.py unknown    init, an unknown command, then get_appnum and finalize
   pmi_raw_client.py v2garbage  a PMI-2 init, then bytes that are no PMI-2 command
   pmi_raw_client.py nofinalize init, then exit 0 without finalize
+  pmi_raw_client.py spawn      MPICH's spawn of two of this script ("child"), with a
+                               preput PARENT_ROOT_PORT_NAME; each child reads it back
 """
 import os
 import socket
@@ -64,5 +66,24 @@ elif mode == "v2garbage":
 elif mode == "nofinalize":
     conn.sendall(b"cmd=init pmi_version=1 pmi_subversion=1\n")
     say(reply())
+elif mode == "spawn":
+    conn.sendall(b"cmd=init pmi_version=1 pmi_subversion=1\n")
+    reply()
+    conn.sendall(("mcmd=spawn\nnprocs=2\nexecname=" + sys.executable + "\ntotspawns=1\n"
+                  "spawnssofar=1\nargcnt=2\narg1=" + os.path.abspath(__file__) + "\narg2=child\n"
+                  "preput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0=port-of-rank-" +
+                  rank + "\ninfo_num=0\nendcmd\n").encode())
+    say(reply())
+    conn.sendall(b"cmd=finalize\n")
+    say(reply())
+elif mode == "child":
+    conn.sendall(b"cmd=init pmi_version=1 pmi_subversion=1\ncmd=get_my_kvsname\n")
+    reply()
+    kvsname = reply().split("kvsname=")[1]
+    conn.sendall(f"cmd=get kvsname={kvsname} key=PARENT_ROOT_PORT_NAME\n".encode())
+    value = reply()
+    say(f"child of {kvsname} spawned={os.environ.get('PMI_SPAWNED')} size={os.environ.get('PMI_SIZE')}: {value}")
+    conn.sendall(b"cmd=finalize\n")
+    reply()
 else:
     sys.exit(f"unknown mode {mode}")

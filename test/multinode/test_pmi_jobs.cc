@@ -103,6 +103,21 @@ TEST_CASE("PMI-2: fullinit, job id, PMI_process_mapping, kvs fence and node attr
   CHECK_THAT(aborted.err, Catch::Contains("rank 0 gives up"));
 }
 
+TEST_CASE("a PMI-1 spawn starts a job whose ranks read what their spawner put", "[pmi]") {
+  const std::string raw = binary_from_env("GROVE_PMI_RAW_CLIENT");
+  Dvm dvm(2);
+  REQUIRE(dvm.ready());
+  auto run = dvm.grove({"run", "-n", "1", "/usr/bin/python3", raw, "spawn"});
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("rank 0: cmd=spawn_result rc=0"));
+  for (int child : {0, 1}) {
+    CHECK(std::regex_search(run.out, std::regex("rank " + std::to_string(child) +
+                                                ": child of \\S+ spawned=1 size=2: cmd=get_result "
+                                                "rc=0 msg=success value=port-of-rank-0")));
+  }
+}
+
 TEST_CASE("a malformed or unknown PMI command costs its rank an error, never the daemon", "[pmi]") {
   const std::string raw = binary_from_env("GROVE_PMI_RAW_CLIENT");
   Dvm dvm(2);

@@ -205,6 +205,68 @@ TEST_CASE("Bad input costs its connection only, with an answer naming the proble
   CHECK(aborts[0].code == 7);
 }
 
+TEST_CASE("A spawn of several programs is one request, answered once after the last") {
+  Server server;
+  server.add_job(two_local());
+  server.open(1, 3, 0, 0);
+  server.receive(1, "cmd=init pmi_version=1 pmi_subversion=1\n");
+  Outbox out = server.receive(1,
+                              "mcmd=spawn\nnprocs=2\nexecname=/bin/a\ntotspawns=2\n"
+                              "spawnssofar=1\nargcnt=1\narg1=x\npreput_num=1\n"
+                              "preput_key_0=PARENT_ROOT_PORT_NAME\npreput_val_0=tag#0$\n"
+                              "info_num=0\nendcmd\n");
+  CHECK(out.empty());
+  out = server.receive(1,
+                       "mcmd=spawn\nnprocs=1\nexecname=/bin/b\ntotspawns=2\n"
+                       "spawnssofar=2\nargcnt=0\nendcmd\n");
+  auto spawns = all_of<effect::Spawn>(out);
+  REQUIRE(spawns.size() == 1);
+  CHECK(spawns[0].rank == 0);
+  REQUIRE(spawns[0].programs.size() == 2);
+  CHECK(spawns[0].programs[0].argv == std::vector<std::string>{"/bin/a", "x"});
+  CHECK(spawns[0].programs[0].np == 2);
+  CHECK(spawns[0].programs[1].argv == std::vector<std::string>{"/bin/b"});
+  CHECK(spawns[0].preput == Pairs{{"PARENT_ROOT_PORT_NAME", "tag#0$"}});
+  CHECK(sent_to(out, 1).empty());
+  // A second spawn while one is under way is refused; the first is answered once.
+  out = server.receive(1, "mcmd=spawn\nnprocs=1\nexecname=/bin/c\nendcmd\n");
+  CHECK(sent_to(out, 1).rfind("cmd=spawn_result rc=-1 msg=a_spawn_of_this_rank", 0) == 0);
+  CHECK(sent_to(server.spawn_done(1, true, "grove.4"), 1) == "cmd=spawn_result rc=0\n");
+  CHECK(server.spawn_done(1, true, "grove.4").empty());
+  // The new job's ranks find what was put for them.
+  JobFacts child = two_local();
+  child.job = 4;
+  child.kvsname = "grove.4";
+  child.spawner = "grove.3";
+  child.preput = spawns[0].preput;
+  server.add_job(child);
+  server.open(2, 4, 0, 0);
+  out = server.receive(2,
+                       "cmd=init pmi_version=1 pmi_subversion=1\n"
+                       "cmd=get kvsname=grove.4 key=PARENT_ROOT_PORT_NAME\n");
+  CHECK(sent_to(out, 2).find("value=tag#0$\n") != std::string::npos);
+  // PMI-2: one command, answered with the new job's id.
+  server.open(3, 3, 1, 0);
+  out = server.receive(3, "cmd=init pmi_version=2 pmi_subversion=0\n" + v2("fullinit") +
+                              v2("spawn", {{"thrid", "t"},
+                                           {"ncmds", "1"},
+                                           {"preputcount", "1"},
+                                           {"ppkey0", "k"},
+                                           {"ppval0", "v;1"},
+                                           {"subcmd", "/bin/d"},
+                                           {"maxprocs", "3"},
+                                           {"argc", "1"},
+                                           {"argv0", "y"},
+                                           {"infokeycount", "0"}}));
+  spawns = all_of<effect::Spawn>(out);
+  REQUIRE(spawns.size() == 1);
+  CHECK(spawns[0].programs[0].argv == std::vector<std::string>{"/bin/d", "y"});
+  CHECK(spawns[0].programs[0].np == 3);
+  CHECK(spawns[0].preput == Pairs{{"k", "v;1"}});
+  CHECK(sent_to(server.spawn_done(3, false, "no room"), 3) ==
+        v2("spawn-response", {{"thrid", "t"}, {"rc", "-1"}, {"errmsg", "no room"}}));
+}
+
 TEST_CASE("--mpi pmi1 or pmi2 refuses the other protocol at init") {
   Server server;
   server.add_job(two_local(Accepts::v1));

@@ -184,10 +184,19 @@ TEST_CASE("every message survives a round trip", "[wire]") {
                {2, 1},
                "ppr:1:node",
                "grove.1",
-               5};
+               5,
+               0,
+               "none",
+               false,
+               false,
+               UINT64_MAX,
+               "pmi1",
+               {"PARENT_ROOT_PORT_NAME=tag#0$"}};
   auto spec_back = round_trip(spec);
   CHECK(spec_back.env_replaces);
   CHECK(spec_back.map_by == "ppr:1:node");
+  CHECK(spec_back.mpi == "pmi1");
+  CHECK(spec_back.pmi_preput == std::vector<std::string>{"PARENT_ROOT_PORT_NAME=tag#0$"});
   CHECK(spec_back.parent_nspace == "grove.1");
   CHECK(spec_back.parent_rank == 5);
   REQUIRE(spec_back.apps.size() == 1);
@@ -237,8 +246,9 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(found.timed_out);
   CHECK(found.found.at(0).rank == 4);
   auto spawn = round_trip(SpawnMessage{
-      10, "ns", 3, {{{"a.out", "-v"}, {"A=1"}, "/tmp", 2}, {{"b"}, {}, "", 1}}, "node"});
+      10, "ns", 3, {{{"a.out", "-v"}, {"A=1"}, "/tmp", 2}, {{"b"}, {}, "", 1}}, "node", {"K=v"}});
   CHECK(spawn.apps.size() == 2);
+  CHECK(spawn.pmi_preput == std::vector<std::string>{"K=v"});
   CHECK(spawn.apps[0].argv == std::vector<std::string>{"a.out", "-v"});
   CHECK(spawn.apps[0].np == 2);
   CHECK(spawn.map_by == "node");

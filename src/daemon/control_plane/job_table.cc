@@ -179,6 +179,7 @@ JobTable::Job& JobTable::launch(Launch how, Outbox& out) {
   spec.bind_by_default = request.bind_default;
   spec.report_bindings = request.report_bindings;
   spec.mpi = request.mpi;
+  spec.pmi_preput = request.pmi_preput;
   spec.placed_epoch = epoch_;
   if (how.parent != nullptr) {
     spec.parent_nspace = how.parent->spec.nspace;

@@ -23,6 +23,7 @@ Outbox JobTable::spawn(const JobRequest& request, const std::string& parent_nspa
   JobRequest inherited = request;
   inherited.env = parent->spec.env;
   inherited.env_replaces = parent->spec.env_replaces;
+  inherited.mpi = parent->spec.mpi;  // MPICH's children speak PMI as their parent
   inherited.env.insert(inherited.env.end(), request.env.begin(), request.env.end());
   for (JobApp& app : inherited.apps) {
     if (app.cwd.empty()) app.cwd = parent->spec.apps.front().cwd;
