@@ -23,9 +23,10 @@ enum class MapPolicy : std::uint8_t {
 // bits (PMIx's local and node ranks).
 inline constexpr std::uint32_t kMaxRanksPerDaemon = 65535;
 // What a daemon's open-file limit lets it host: each running rank holds
-// three descriptors (stdout, stderr, its PMIx connection), and the daemon
-// keeps some for itself (peers, listeners, the ranks it is starting).
-inline constexpr std::uint64_t kDescriptorsPerRank = 3;
+// four descriptors (stdout, stderr, its PMIx connection, its PMI socket),
+// and the daemon keeps some for itself (peers, listeners, the ranks it is
+// starting).
+inline constexpr std::uint64_t kDescriptorsPerRank = 4;
 inline constexpr std::uint64_t kDescriptorsKept = 1024;
 std::uint32_t max_ranks_for_open_files(std::uint64_t open_files);
 

@@ -287,7 +287,7 @@ TEST_CASE("a job too large for its daemons' open-file limits is refused at once,
   RunOptions options;
   options.extra_env = {tmpdir.env()};
   options.timeout = std::chrono::seconds(60);
-  // 1500 descriptors: room for (1500 - 1024) / 3 = 158 ranks per daemon.
+  // 1500 descriptors: room for (1500 - 1024) / 4 = 119 ranks per daemon.
   auto result = run_program({"/bin/sh", "-c",
                              "ulimit -n 1500 && exec \"$0\" run -n 400 --daemons 2 --map-by node "
                              "true",
@@ -297,9 +297,9 @@ TEST_CASE("a job too large for its daemons' open-file limits is refused at once,
   CHECK(result.exit_code != 0);
   CHECK_THAT(result.err, Catch::Contains("would put 200 on daemon 0"));
   CHECK_THAT(result.err,
-             Catch::Contains("can host at most 158 ranks of a job (its open-file limit"));
+             Catch::Contains("can host at most 119 ranks of a job (its open-file limit"));
   auto fits = run_program({"/bin/sh", "-c",
-                           "ulimit -n 1500 && exec \"$0\" run -n 300 --daemons 2 --map-by node "
+                           "ulimit -n 1500 && exec \"$0\" run -n 230 --daemons 2 --map-by node "
                            "true",
                            grove_binary()},
                           options);
