@@ -3,8 +3,9 @@
 // between two ranks' connections and into reads; every chunk goes to the
 // server. Whatever the bytes, nothing crashes, every reply is one whole
 // command in its connection's wire (a PMI-1 line; a PMI-2 command its own
-// decoder reads back), a malformed command closes its connection only, and
-// a barrier's contribution decodes. Built and run by .ci/fuzz.
+// decoder reads back), a malformed command closes its connection only, a
+// barrier's contribution decodes, and a spawn names programs of at least
+// one process each. Built and run by .ci/fuzz.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -46,6 +47,15 @@ void drain(pmi::Server& server, const pmi::Outbox& out, bool& closed) {
   for (const pmi::Effect& effect : out) {
     if (auto* send = std::get_if<pmi::effect::Send>(&effect)) check_reply(send->bytes);
     if (std::get_if<pmi::effect::Close>(&effect)) closed = true;
+    if (auto* spawn = std::get_if<pmi::effect::Spawn>(&effect)) {
+      FUZZ_CHECK(!spawn->programs.empty());
+      for (const pmi::SpawnProgram& program : spawn->programs)
+        FUZZ_CHECK(!program.argv.empty() && program.np > 0);
+      // Answered at once, started or not by the parity of its size.
+      bool ignored = false;
+      const bool started = spawn->programs.size() % 2 == 1;
+      drain(server, server.spawn_done(spawn->conn, started, started ? "grove.2" : "no"), ignored);
+    }
     if (auto* contribute = std::get_if<pmi::effect::Contribute>(&effect)) {
       FUZZ_CHECK(pmi::decode_puts(contribute->data));
       // Released at once with this daemon's own data as the others'.
