@@ -56,13 +56,15 @@ pmi::JobFacts SimplePmiHost::facts_of(const JobSpec& spec, Vpid self) {
   facts.accepts = spec.mpi == "pmi1"   ? pmi::Accepts::v1
                   : spec.mpi == "pmi2" ? pmi::Accepts::v2
                                        : pmi::Accepts::both;
-  // MPICH reads the mapping to find which ranks share a host's memory:
-  // nodes are hosts, so daemons that share one share a node.
-  std::vector<std::string> hosts;
-  hosts.reserve(spec.ranks.size());
+  // MPICH reads the mapping to find which ranks share memory, and elects
+  // one rank per node to share node attributes (PMI-2's, kept per daemon):
+  // a node is a daemon, as it is to PMIx. Daemons sharing a host (grove
+  // start --local N) are then nodes of their own, whose ranks talk over
+  // MPICH's network module, not its shared memory.
+  std::vector<std::string> nodes;
+  nodes.reserve(spec.ranks.size());
   for (const RankPlacement& placement : spec.ranks) {
-    hosts.push_back(placement.node_id < spec.hostnames.size() ? spec.hostnames[placement.node_id]
-                                                              : std::string());
+    nodes.push_back(std::to_string(placement.daemon));
     if (placement.daemon == self) ++facts.local_ranks;
   }
   for (const std::string& pair : spec.pmi_preput) {
@@ -70,7 +72,7 @@ pmi::JobFacts SimplePmiHost::facts_of(const JobSpec& spec, Vpid self) {
     if (equals != std::string::npos)
       facts.preput.emplace_back(pair.substr(0, equals), pair.substr(equals + 1));
   }
-  std::string mapping = pmi::format_mapping(pmi::mapping_blocks(pmi::number_nodes(hosts)));
+  std::string mapping = pmi::format_mapping(pmi::mapping_blocks(pmi::number_nodes(nodes)));
   // Too long for one value: "" says it cannot be expressed, and MPICH asks
   // each rank's host name instead.
   if (mapping.size() <= pmi::Limits{}.vallen_max) facts.process_mapping = std::move(mapping);
@@ -121,14 +123,24 @@ void SimplePmiHost::on_readable(pmi::ConnId id) {
   if (Conn* conn = find(id)) pump(*conn);
 }
 
-void SimplePmiHost::pump(Conn& conn) {
+void SimplePmiHost::pump(Conn& conn, bool to_the_end) {
   const pmi::ConnId id = conn.id;
   char buffer[16384];
+  std::size_t taken = 0;
   for (;;) {
     Conn* live = find(id);  // effects of the last pass may have ended it
     if (live == nullptr || live->closing) return;
+    // A rank that sends without reading its answers is not read further
+    // until it has taken them; one pass reads a bounded amount, so the
+    // loop's other work goes on.
+    if (live->backlog.size() > kMaxBacklog) {
+      live->readable.disable();
+      return;
+    }
+    if (!to_the_end && taken >= kMaxReadPerPass) return;
     const ssize_t got = recv(live->fd.get(), buffer, sizeof buffer, MSG_DONTWAIT);
     if (got > 0) {
+      taken += static_cast<std::size_t>(got);
       drive(server_.receive(id, std::string_view(buffer, static_cast<std::size_t>(got))));
       continue;
     }
@@ -173,7 +185,9 @@ void SimplePmiHost::on_writable(pmi::ConnId id) {
   if (conn->backlog.empty() && conn->closing) {
     end(*conn);
     drive(server_.closed(id));
+    return;
   }
+  if (!conn->closing && conn->backlog.size() <= kMaxBacklog) conn->readable.enable();
 }
 
 void SimplePmiHost::end(Conn& conn) {
@@ -254,11 +268,12 @@ void SimplePmiHost::spawn(const pmi::effect::Spawn& request) {
 void SimplePmiHost::classify_exit(RankExit& exit) {
   auto id = by_rank_.find({exit.job, exit.rank});
   if (id != by_rank_.end()) {
-    if (Conn* conn = find(id->second)) pump(*conn);  // a finalize it sent as it went
+    if (Conn* conn = find(id->second)) pump(*conn, true);  // a finalize it sent as it went
   }
-  if (server_.owes_finalize(exit.job, exit.rank) && exit.kind == ExitKind::exited) {
+  if (auto owed = server_.owed_finalize(exit.job, exit.rank);
+      owed && exit.kind == ExitKind::exited) {
     exit.kind = ExitKind::left_without_finalize;
-    exit.message = "PMI_Finalize";
+    exit.message = *owed;
   }
   id = by_rank_.find({exit.job, exit.rank});
   if (id != by_rank_.end()) {

@@ -53,8 +53,12 @@ class SimplePmiHost {
   };
   void on_readable(pmi::ConnId id);
   void on_writable(pmi::ConnId id);
-  // Reads what the rank sent, until it would block or the rank is gone.
-  void pump(Conn& conn);
+  // Reads what the rank sent, until it would block, the rank is gone, its
+  // unread answers pass kMaxBacklog, or (unless `to_the_end`) one pass has
+  // read kMaxReadPerPass.
+  void pump(Conn& conn, bool to_the_end = false);
+  static constexpr std::size_t kMaxBacklog = 1 << 20;
+  static constexpr std::size_t kMaxReadPerPass = 64 * 1024;
   void send(Conn& conn, const std::string& bytes);
   void end(Conn& conn);  // the connection is over: swept later, out of its callbacks
   void drive(pmi::Outbox outbox);

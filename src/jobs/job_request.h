@@ -39,9 +39,9 @@ struct JobRequest {
   // hwthreads) may share them; without it such a job is refused.
   bool overload_allowed = false;
   bool report_bindings = false;
-  bool display_map = false;
+  bool display_map = false;             // the started event carries the map
   std::string mpi = "auto";             // JobSpec::mpi
-  std::vector<std::string> pmi_preput;  // JobSpec::pmi_preput  // the started event carries the map
+  std::vector<std::string> pmi_preput;  // JobSpec::pmi_preput
   // grove run -H/--hostfile: only these hosts' daemons (empty: all).
   std::vector<HostChoice> hosts;
   // Runtime parameters the caller set for this run (name, canonical value):

@@ -11,7 +11,7 @@ void Server::enter_barrier(Conn& conn, Job& job, Outbox& out) {
     fail(conn, v2 ? "kvs-fence-response" : "barrier_out", "this rank is in a barrier already", out);
     return;
   }
-  job.in_barrier[conn.rank] = conn.id;
+  job.in_barrier[conn.rank] = {conn.id, conn.thrid};
   maybe_contribute(job, out);
 }
 
@@ -50,11 +50,11 @@ Outbox Server::fence_done(std::uint32_t job_id, bool released, std::string_view 
   }
   auto waiting = std::move(state.in_barrier);
   state.in_barrier.clear();
-  for (auto& [rank, id] : waiting) {
-    auto conn = conns_.find(id);
+  for (auto& [rank, waiter] : waiting) {
+    auto conn = conns_.find(waiter.first);
     if (conn == conns_.end()) continue;
     const bool v2 = conn->second.decoder.wire() == Wire::v2;
-    conn->second.thrid.clear();
+    conn->second.thrid = v2 ? waiter.second : std::string();
     const std::string name = v2 ? "kvs-fence-response" : "barrier_out";
     if (released) {
       reply(conn->second, name, {}, out);
@@ -101,10 +101,12 @@ void Server::job_ended(std::uint32_t job) {
   jobs_.erase(job);
 }
 
-bool Server::owes_finalize(std::uint32_t job_id, std::uint32_t rank) const {
+std::optional<std::string> Server::owed_finalize(std::uint32_t job_id, std::uint32_t rank) const {
   auto job = jobs_.find(job_id);
-  return job != jobs_.end() && job->second.initialized.count(rank) != 0 &&
-         job->second.finalized.count(rank) == 0;
+  if (job == jobs_.end() || job->second.initialized.count(rank) == 0 ||
+      job->second.finalized.count(rank) != 0)
+    return std::nullopt;
+  return job->second.speaks_v2.count(rank) != 0 ? "PMI2_Finalize" : "PMI_Finalize";
 }
 
 }  // namespace grove::pmi

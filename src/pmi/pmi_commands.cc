@@ -55,7 +55,11 @@ void Server::handle_v1(Conn& conn, Job& job, const Command& command, Outbox& out
     } else if (kvsname != nullptr && *kvsname != facts.kvsname) {
       fail(conn, "get_result", "kvsname " + *kvsname + " is not this job's", out);
     } else if (const std::string* value = get(job, *key)) {
-      reply(conn, "get_result", {{"msg", "success"}, {"value", *value}}, out);
+      if (v1_safe(*value)) {
+        reply(conn, "get_result", {{"msg", "success"}, {"value", *value}}, out);
+      } else {  // put over PMI-2 or in a spawn: PMI-1 cannot carry it
+        fail(conn, "get_result", "the value of " + *key + " holds a space or newline", out);
+      }
     } else {
       fail(conn, "get_result", "key_" + *key + "_not_found", out);
     }
@@ -175,8 +179,18 @@ void Server::handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out
     job.finalized.insert(conn.rank);
     depart(conn.job, conn.rank, out);
   } else if (name == "abort") {
-    const std::string* message = command.find("msg");
-    out.push_back(effect::Abort{conn.job, conn.rank, 1, message ? *message : "", "PMI2_Abort"});
+    // Slurm's libpmi2 and MPICH 4.0 send msg=; MPICH 4.1 exitcode= and message=.
+    const std::string* message = command.find("message");
+    if (message == nullptr) message = command.find("msg");
+    int exit_code = 1;
+    if (const std::string* code = command.find("exitcode")) {
+      try {
+        exit_code = std::stoi(*code);
+      } catch (...) {
+      }
+    }
+    out.push_back(
+        effect::Abort{conn.job, conn.rank, exit_code, message ? *message : "", "PMI2_Abort"});
   } else if (name == "spawn") {
     spawn_v2(conn, command, out);
   } else if (name == "name-publish" || name == "name-unpublish" || name == "name-lookup" ||

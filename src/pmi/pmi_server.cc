@@ -184,6 +184,7 @@ void Server::handle(Conn& conn, const Command& command, Outbox& out) {
       reply(conn, "fullinit-response", std::move(pairs), out);
       conn.state = Conn::State::v2;
       job->second.initialized.insert(conn.rank);
+      job->second.speaks_v2.insert(conn.rank);
       return;
     }
     case Conn::State::v1:

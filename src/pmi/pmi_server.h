@@ -123,8 +123,9 @@ class Server {
   // The job is over here: its state goes (its connections stay until closed,
   // answering nothing more).
   void job_ended(std::uint32_t job);
-  // Whether the rank initialized over PMI and has not finalized.
-  bool owes_finalize(std::uint32_t job, std::uint32_t rank) const;
+  // What the rank owes if it initialized over PMI and has not finalized:
+  // "PMI_Finalize" or "PMI2_Finalize"; nothing if it owes nothing.
+  std::optional<std::string> owed_finalize(std::uint32_t job, std::uint32_t rank) const;
   std::size_t connections() const { return conns_.size(); }
 
  private:
@@ -166,6 +167,7 @@ class Server {
     // a PMI-2 spawn waiting for its answer.
     std::vector<SpawnProgram> spawning;
     Pairs spawn_preput;
+    std::string spawn_error;  // a block failed: answered after the last
     std::string spawn_thrid;
     bool spawn_pending = false;
   };
@@ -176,10 +178,12 @@ class Server {
     std::map<std::string, std::string> node_attrs;              // PMI-2 node attributes
     // PMI-2 info-getnodeattr wait=TRUE, until the key is put.
     std::multimap<std::string, std::pair<ConnId, std::string>> node_waits;  // key -> conn, thrid
-    std::map<std::uint32_t, ConnId> in_barrier;                             // rank -> its conn
+    // rank -> its conn and the thrid its kvs-fence carried (PMI-2)
+    std::map<std::uint32_t, std::pair<ConnId, std::string>> in_barrier;
     std::set<std::uint32_t> departed;  // ranks that left (out of barriers)
     std::set<std::uint32_t> initialized, finalized;
-    bool fencing = false;  // a contribution is out, its release not back
+    std::set<std::uint32_t> speaks_v2;  // initialized over PMI-2
+    bool fencing = false;               // a contribution is out, its release not back
   };
   Limits limits_;
   std::map<ConnId, Conn> conns_;

@@ -11,6 +11,10 @@ namespace grove::pmi {
 namespace {
 
 constexpr std::uint32_t kMaxSpawnArgs = 4096;
+// Programs of one spawn a rank may name: its blocks are held until the last
+// (each at most Decoder::kMaxCommand), so this bounds what a rank can make
+// its daemon hold.
+constexpr std::size_t kMaxSpawnPrograms = 256;
 
 std::optional<std::uint32_t> number(const std::string* text) {
   if (text == nullptr) return std::nullopt;
@@ -28,11 +32,13 @@ void Server::spawn_v1(Conn& conn, const Command& command, Outbox& out) {
   const auto argcnt = number(command.find("argcnt")).value_or(0);
   const auto total = number(command.find("totspawns")).value_or(1);
   const auto sofar = number(command.find("spawnssofar")).value_or(total);
-  std::string why;
-  if (conn.spawn_pending) why = "a spawn of this rank is under way";
+  std::string& why = conn.spawn_error;  // the first block's failure stands
+  if (why.empty() && conn.spawn_pending) why = "a spawn of this rank is under way";
   if (why.empty() && (execname == nullptr || execname->empty())) why = "a spawn names no program";
   if (why.empty() && (!nprocs || *nprocs == 0)) why = "a spawn asks for no processes";
   if (why.empty() && argcnt > kMaxSpawnArgs) why = "a spawn with too many arguments";
+  if (why.empty() && conn.spawning.size() >= kMaxSpawnPrograms)
+    why = "a spawn of too many programs";
   if (why.empty()) {
     SpawnProgram program{{*execname}, *nprocs};
     for (std::uint32_t arg = 1; arg <= argcnt; ++arg) {
@@ -47,13 +53,15 @@ void Server::spawn_v1(Conn& conn, const Command& command, Outbox& out) {
       if (key != nullptr && value != nullptr) conn.spawn_preput.emplace_back(*key, *value);
     }
   }
-  if (sofar < total && why.empty()) return;  // more programs follow
+  if (sofar < total) return;  // more programs follow: one answer, after the last
   std::vector<SpawnProgram> programs = std::move(conn.spawning);
   Pairs preput = std::move(conn.spawn_preput);
   conn.spawning.clear();
   conn.spawn_preput.clear();
   if (!why.empty()) {
-    fail(conn, "spawn_result", why, out);
+    const std::string failure = std::move(why);
+    conn.spawn_error.clear();
+    fail(conn, "spawn_result", failure, out);
     return;
   }
   conn.spawn_pending = true;

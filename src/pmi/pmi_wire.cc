@@ -7,9 +7,8 @@ namespace {
 
 constexpr std::size_t kV2LengthField = 6;
 
-// One PMI-1 line's pairs into `command` (`cmd=`/`mcmd=` named it already
-// when `named`).
-Status parse_v1_pairs(std::string_view line, Command& command, bool named) {
+// One PMI-1 line into `command`: `cmd=` (or `mcmd=`) first, then pairs.
+Status parse_v1_pairs(std::string_view line, Command& command) {
   std::size_t at = 0;
   while (at < line.size()) {
     if (line[at] == ' ' || line[at] == '\t' || line[at] == '\r') {
@@ -21,12 +20,18 @@ Status parse_v1_pairs(std::string_view line, Command& command, bool named) {
     std::string_view token = line.substr(at, end - at);
     at = end;
     const std::size_t equals = token.find('=');
+    if (equals == std::string_view::npos && !command.pairs.empty()) {
+      // A value with spaces (MPICH's abort message=): the words after it
+      // are its own.
+      command.pairs.back().second.append(" ").append(token);
+      continue;
+    }
     if (equals == std::string_view::npos || equals == 0) {
       return Error{"'" + std::string(token.substr(0, 64)) + "' is not key=value"};
     }
     std::string key(token.substr(0, equals));
     std::string value(token.substr(equals + 1));
-    if (!named && command.name.empty()) {
+    if (command.name.empty()) {
       if (key != "cmd" && key != "mcmd") return Error{"a command must start with cmd="};
       if (value.empty()) return Error{"cmd= names no command"};
       command.name = std::move(value);
@@ -83,7 +88,7 @@ Result<std::optional<Command>> Decoder::next_v1() {
   if (line.rfind("mcmd=", 0) == 0) {
     // mcmd=NAME, then lines of pairs up to a line `endcmd`.
     std::size_t consumed = newline + 1;
-    if (Status parsed = parse_v1_pairs(line, command, false); !parsed) return parsed.error();
+    if (Status parsed = parse_v1_pairs(line, command); !parsed) return parsed.error();
     for (;;) {
       const std::size_t end = rest.find('\n', consumed);
       if (end == std::string_view::npos) return std::optional<Command>();
@@ -92,13 +97,20 @@ Result<std::optional<Command>> Decoder::next_v1() {
       while (!more.empty() && (more.back() == '\r' || more.back() == ' '))
         more.remove_suffix(1);
       if (more == "endcmd") break;
-      if (Status parsed = parse_v1_pairs(more, command, true); !parsed) return parsed.error();
+      if (more.empty()) continue;
+      // One key=value per line, the value to the line's end (spaces and
+      // all: a spawned program's arguments).
+      const std::size_t equals = more.find('=');
+      if (equals == std::string_view::npos || equals == 0)
+        return Error{"'" + std::string(more.substr(0, 64)) + "' in an mcmd is not key=value"};
+      command.pairs.emplace_back(std::string(more.substr(0, equals)),
+                                 std::string(more.substr(equals + 1)));
     }
     start_ += consumed;
     return std::optional<Command>(std::move(command));
   }
   start_ += newline + 1;
-  if (Status parsed = parse_v1_pairs(line, command, false); !parsed) return parsed.error();
+  if (Status parsed = parse_v1_pairs(line, command); !parsed) return parsed.error();
   if (command.name.empty()) return Error{"a line with no cmd="};
   return std::optional<Command>(std::move(command));
 }
@@ -107,18 +119,23 @@ Result<std::optional<Command>> Decoder::next_v2() {
   std::string_view rest(buffer_);
   rest.remove_prefix(start_);
   if (rest.size() < kV2LengthField) return std::optional<Command>();
-  // The length: decimal digits, then spaces to fill six bytes.
+  // The length in six bytes: decimal digits, with spaces before (MPICH
+  // 4.1's "%6u") or after (MPICH 4.0's and Slurm's).
   std::size_t length = 0;
   std::size_t digits = 0;
+  bool after_digits = false;
   for (std::size_t i = 0; i < kV2LengthField; ++i) {
     const char c = rest[i];
-    if (c >= '0' && c <= '9' && digits == i) {
+    if (c >= '0' && c <= '9' && !after_digits) {
       length = length * 10 + static_cast<std::size_t>(c - '0');
       ++digits;
-    } else if (c != ' ' || digits == 0) {
+    } else if (c == ' ') {
+      after_digits = digits > 0;
+    } else {
       return Error{"a PMI-2 command must start with its length in six bytes"};
     }
   }
+  if (digits == 0) return Error{"a PMI-2 command must start with its length in six bytes"};
   if (length == 0) return Error{"a PMI-2 command of length 0"};
   if (length > kMaxCommand) {
     return Error{"a PMI-2 command of " + std::to_string(length) + " bytes (at most " +

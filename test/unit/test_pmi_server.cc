@@ -61,7 +61,7 @@ TEST_CASE("PMI-1: init, the job's facts, put, barrier, get and finalize") {
         "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=960\n"
         "cmd=my_kvsname rc=0 kvsname=grove.3\ncmd=universe_size rc=0 size=4\n"
         "cmd=appnum rc=0 appnum=0\n");
-  CHECK(server.owes_finalize(3, 0));
+  CHECK(server.owed_finalize(3, 0) == "PMI_Finalize");
   out = server.receive(10,
                        "cmd=get kvsname=grove.3 key=PMI_process_mapping\n"
                        "cmd=put kvsname=grove.3 key=card0 value=tcp://a\ncmd=barrier_in\n");
@@ -89,8 +89,8 @@ TEST_CASE("PMI-1: init, the job's facts, put, barrier, get and finalize") {
         "cmd=get_result rc=0 msg=success value=tcp://d\n"
         "cmd=get_result rc=-1 msg=key_nothing_not_found\n"
         "cmd=finalize_ack rc=0\n");
-  CHECK(!server.owes_finalize(3, 1));
-  CHECK(server.owes_finalize(3, 0));
+  CHECK(!server.owed_finalize(3, 1));
+  CHECK(server.owed_finalize(3, 0) == "PMI_Finalize");
 }
 
 TEST_CASE("PMI-2: init switches the wire; fullinit, kvs, job and node attributes") {
@@ -273,7 +273,7 @@ TEST_CASE("--mpi pmi1 or pmi2 refuses the other protocol at init") {
   server.open(1, 3, 0, 0);
   Outbox out = server.receive(1, "cmd=init pmi_version=2 pmi_subversion=0\n");
   CHECK(sent_to(out, 1).rfind("cmd=response_to_init rc=-1 pmi_version=1", 0) == 0);
-  CHECK(!server.owes_finalize(3, 0));
+  CHECK(!server.owed_finalize(3, 0));
   Server v2_only;
   v2_only.add_job(two_local(Accepts::v2));
   v2_only.open(1, 3, 0, 0);
@@ -291,4 +291,45 @@ TEST_CASE("A job's end: its ranks' further commands are answered with an error")
   CHECK(sent_to(out, 1) == "cmd=barrier_in_result rc=-1 msg=the_job_has_ended\n");
   CHECK(server.closed(1).empty());
   CHECK(server.connections() == 0);
+}
+
+TEST_CASE("Answers keep their thread ids, a failed spawn block answers once, aborts keep codes") {
+  Server server;
+  server.add_job(two_local());
+  server.open(1, 3, 0, 0);
+  server.open(2, 3, 1, 0);
+  server.receive(1, "cmd=init pmi_version=2 pmi_subversion=0\n" + v2("fullinit"));
+  server.receive(2, "cmd=init pmi_version=1 pmi_subversion=1\n");
+  // A threaded PMI-2 client's kvs-fence is answered under its thrid.
+  server.receive(1, v2("kvs-fence", {{"thrid", "0xabc"}}));
+  server.receive(2, "cmd=barrier_in\n");
+  Outbox out = server.fence_done(3, true, "", "");
+  CHECK(sent_to(out, 1) == v2("kvs-fence-response", {{"thrid", "0xabc"}, {"rc", "0"}}));
+  // A value PMI-1 cannot carry is refused to a PMI-1 rank, not sent broken.
+  server.receive(1, v2("kvs-put", {{"key", "spaced"}, {"value", "a b"}}));
+  out = server.receive(2, "cmd=get kvsname=grove.3 key=spaced\n");
+  CHECK(sent_to(out, 2).rfind("cmd=get_result rc=-1 msg=the_value_of_spaced_holds", 0) == 0);
+  // The first of two spawn blocks fails: one answer, after the second.
+  out = server.receive(2,
+                       "mcmd=spawn\nnprocs=0\nexecname=/bin/a\ntotspawns=2\nspawnssofar=1\n"
+                       "endcmd\n");
+  CHECK(sent_to(out, 2).empty());
+  out = server.receive(2,
+                       "mcmd=spawn\nnprocs=1\nexecname=/bin/b\ntotspawns=2\nspawnssofar=2\n"
+                       "endcmd\n");
+  CHECK(sent_to(out, 2) == "cmd=spawn_result rc=-1 msg=a_spawn_asks_for_no_processes\n");
+  CHECK(all_of<effect::Spawn>(out).empty());
+  // PMI-2 abort with MPICH 4.1's exitcode= and message=; PMI-1 with a message of words.
+  out =
+      server.receive(1, v2("abort", {{"isworld", "TRUE"}, {"exitcode", "7"}, {"message", "m;x"}}));
+  auto aborts = all_of<effect::Abort>(out);
+  REQUIRE(aborts.size() == 1);
+  CHECK(aborts[0].code == 7);
+  CHECK(aborts[0].message == "m;x");
+  CHECK(aborts[0].call == "PMI2_Abort");
+  CHECK(server.owed_finalize(3, 0) == "PMI2_Finalize");
+  out = server.receive(2, "cmd=abort exitcode=3 message=called MPI_Abort\n");
+  aborts = all_of<effect::Abort>(out);
+  REQUIRE(aborts.size() == 1);
+  CHECK(aborts[0].message == "called MPI_Abort");
 }

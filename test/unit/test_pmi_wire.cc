@@ -173,3 +173,38 @@ TEST_CASE("PMI_process_mapping round-trips over many placements") {
   }
   CHECK(checked == 2187);
 }
+
+TEST_CASE("PMI-2 lengths right-aligned (MPICH 4.1's %6u) decode as left-aligned ones do") {
+  Decoder decoder;
+  decoder.use(Wire::v2);
+  decoder.feed("     8cmd=abc;");
+  auto command = decoder.next();
+  REQUIRE(command);
+  REQUIRE(*command);
+  CHECK((*command)->name == "abc");
+  for (std::string bad :
+       {std::string("  1 2 cmd=x;"), std::string("      "), std::string(" 9  9 cmd=x;")}) {
+    Decoder again;
+    again.use(Wire::v2);
+    again.feed(bad + std::string(12, ' '));
+    INFO(bad);
+    CHECK(!again.next());
+  }
+}
+
+TEST_CASE("Values with spaces: an mcmd line's runs to its end, an abort message takes its words") {
+  Decoder decoder;
+  decoder.feed(
+      "mcmd=spawn\nexecname=/opt/my prog\narg1=a b  c\nendcmd\n"
+      "cmd=abort exitcode=2 message=application called MPI_Abort(MPI_COMM_WORLD, 2)\n");
+  auto spawn = decoder.next();
+  REQUIRE(spawn);
+  REQUIRE(*spawn);
+  CHECK(*(*spawn)->find("execname") == "/opt/my prog");
+  CHECK(*(*spawn)->find("arg1") == "a b  c");
+  auto abort = decoder.next();
+  REQUIRE(abort);
+  REQUIRE(*abort);
+  CHECK(*(*abort)->find("exitcode") == "2");
+  CHECK(*(*abort)->find("message") == "application called MPI_Abort(MPI_COMM_WORLD, 2)");
+}

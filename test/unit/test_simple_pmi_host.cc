@@ -1,6 +1,6 @@
 // What a daemon serves a job's PMI ranks (SimplePmiHost::facts_of), from
 // grove's own mapper: PMI_process_mapping puts ranks on one node exactly
-// when they share a host, for every policy and rank order.
+// when they share a daemon, for every policy and rank order.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,7 +13,8 @@
 using namespace grove;
 
 TEST_CASE("PMI_process_mapping as a daemon serves it is exact for grove's mappings") {
-  // Six daemons on four hosts (two hosts run two daemons), uneven slots.
+  // Six daemons on four hosts (two hosts run two daemons: still two nodes),
+  // uneven slots.
   const std::vector<MapDaemon> daemons{{0, 4, "a"}, {1, 2, "b"}, {2, 3, "b"},
                                        {3, 4, "c"}, {4, 1, "d"}, {5, 2, "a"}};
   std::uint32_t checked = 0;
@@ -47,13 +48,10 @@ TEST_CASE("PMI_process_mapping as a daemon serves it is exact for grove's mappin
         }
         const auto nodes = pmi::expand_mapping(blocks, static_cast<std::uint32_t>(np));
         REQUIRE(nodes.size() == np);
-        // Same node id exactly when the same host.
+        // Same node id exactly when the same daemon (a node is a daemon).
         for (std::uint32_t r = 0; r < np; ++r) {
-          for (std::uint32_t s = 0; s < np; ++s) {
-            const bool same_host =
-                spec.hostnames[spec.ranks[r].node_id] == spec.hostnames[spec.ranks[s].node_id];
-            REQUIRE((nodes[r] == nodes[s]) == same_host);
-          }
+          for (std::uint32_t s = 0; s < np; ++s)
+            REQUIRE((nodes[r] == nodes[s]) == (spec.ranks[r].daemon == spec.ranks[s].daemon));
         }
         CHECK(facts.local_ranks == static_cast<std::uint32_t>(std::count_if(
                                        spec.ranks.begin(), spec.ranks.end(),
