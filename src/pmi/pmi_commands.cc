@@ -94,34 +94,12 @@ void Server::handle_v1(Conn& conn, Job& job, const Command& command, Outbox& out
   }
 }
 
-void Server::handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out) {
+// PMI-2's node attributes: shared by the ranks of this daemon (a node of
+// the mapping); a get with wait=TRUE is answered when the key is put.
+void Server::node_attribute(Conn& conn, Job& job, const Command& command, Outbox& out) {
   const std::string& name = command.name;
   const std::string answer = name + "-response";
-  const JobFacts& facts = job.facts;
-  if (name == "job-getid") {
-    reply(conn, answer, {{"jobid", facts.kvsname}}, out);
-  } else if (name == "kvs-put") {
-    const std::string *key = command.find("key"), *value = command.find("value");
-    if (auto refused = refuse_put(job, nullptr, key, value)) {
-      fail(conn, answer, *refused, out);
-      return;
-    }
-    put(job, *key, *value);
-    reply(conn, answer, {}, out);
-  } else if (name == "kvs-get") {
-    const std::string *jobid = command.find("jobid"), *key = command.find("key");
-    if (key == nullptr) {
-      fail(conn, answer, "kvs-get needs key=", out);
-    } else if (jobid != nullptr && !jobid->empty() && *jobid != facts.kvsname) {
-      fail(conn, answer, "jobid " + *jobid + " is not this job's", out);
-    } else if (const std::string* value = get(job, *key)) {
-      reply(conn, answer, {{"found", "TRUE"}, {"value", *value}}, out);
-    } else {
-      reply(conn, answer, {{"found", "FALSE"}}, out);
-    }
-  } else if (name == "kvs-fence") {
-    enter_barrier(conn, job, out);
-  } else if (name == "info-putnodeattr") {
+  if (name == "info-putnodeattr") {
     const std::string *key = command.find("key"), *value = command.find("value");
     if (auto refused = refuse_put(job, nullptr, key, value)) {
       fail(conn, answer, *refused, out);
@@ -156,6 +134,38 @@ void Server::handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out
     } else {
       reply(conn, answer, {{"found", "FALSE"}}, out);
     }
+  }
+}
+
+void Server::handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out) {
+  const std::string& name = command.name;
+  const std::string answer = name + "-response";
+  const JobFacts& facts = job.facts;
+  if (name == "job-getid") {
+    reply(conn, answer, {{"jobid", facts.kvsname}}, out);
+  } else if (name == "kvs-put") {
+    const std::string *key = command.find("key"), *value = command.find("value");
+    if (auto refused = refuse_put(job, nullptr, key, value)) {
+      fail(conn, answer, *refused, out);
+      return;
+    }
+    put(job, *key, *value);
+    reply(conn, answer, {}, out);
+  } else if (name == "kvs-get") {
+    const std::string *jobid = command.find("jobid"), *key = command.find("key");
+    if (key == nullptr) {
+      fail(conn, answer, "kvs-get needs key=", out);
+    } else if (jobid != nullptr && !jobid->empty() && *jobid != facts.kvsname) {
+      fail(conn, answer, "jobid " + *jobid + " is not this job's", out);
+    } else if (const std::string* value = get(job, *key)) {
+      reply(conn, answer, {{"found", "TRUE"}, {"value", *value}}, out);
+    } else {
+      reply(conn, answer, {{"found", "FALSE"}}, out);
+    }
+  } else if (name == "kvs-fence") {
+    enter_barrier(conn, job, out);
+  } else if (name == "info-putnodeattr" || name == "info-getnodeattr") {
+    node_attribute(conn, job, command, out);
   } else if (name == "info-getjobattr") {
     const std::string* key = command.find("key");
     if (key == nullptr) {

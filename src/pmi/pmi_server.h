@@ -134,6 +134,7 @@ class Server {
   void handle(Conn& conn, const Command& command, Outbox& out);
   void handle_v1(Conn& conn, Job& job, const Command& command, Outbox& out);
   void handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out);
+  void node_attribute(Conn& conn, Job& job, const Command& command, Outbox& out);
   void reply(const Conn& conn, const std::string& name, Pairs pairs, Outbox& out) const;
   void fail(const Conn& conn, const std::string& name, const std::string& why, Outbox& out) const;
   void put(Job& job, std::string key, std::string value);
