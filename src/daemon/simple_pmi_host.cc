@@ -33,6 +33,7 @@ std::string outcome_text(pmix_fence::Outcome outcome) {
 }
 
 std::string as_text(const Bytes& bytes) {
+  if (bytes.empty()) return {};
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
@@ -222,7 +223,7 @@ void SimplePmiHost::drive(pmi::Outbox outbox) {
             auto nspace = nspaces_.find(step.job);
             if (nspace == nspaces_.end()) return;
             Bytes data(step.data.size());
-            std::memcpy(data.data(), step.data.data(), step.data.size());
+            if (!data.empty()) std::memcpy(data.data(), step.data.data(), data.size());
             const std::uint32_t job = step.job;
             bridge_.fence_job(
                 nspace->second, std::move(data),
