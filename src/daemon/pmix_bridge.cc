@@ -118,14 +118,19 @@ void PmixBridge::on_fence(PmixFenceCall call) {
     call.answer(kPmixErrorNotFound, {});
     return;
   }
-  const std::string signature = PmixFenceBook::signature_of(fence.jobs);
-  const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;  // joined
   fence.hosts = VpidSet::from_list(std::move(hosts));
   fence.timeout_seconds = call.timeout_seconds;
-  log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), call.data.size());
   fence.data = std::move(call.data);
+  begin_fence(std::move(fence), FenceWaiter{std::move(call.answer), Timer(), nullptr});
+}
+
+void PmixBridge::begin_fence(PmixFenceBook::Call fence, FenceWaiter waiter) {
+  // Joins the signature's next round: the engine's generation + 1.
+  const std::string signature = PmixFenceBook::signature_of(fence.jobs);
+  const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;
+  log_.verbose("daemon", 2, "PMIx fence %s: %zu bytes in", signature.c_str(), fence.data.size());
   PmixFenceBook::Begun begun = fences_.begin(std::move(fence), round);
-  fence_waiters_.emplace(begun.id, FenceWaiter{std::move(call.answer), Timer(), nullptr});
+  fence_waiters_.emplace(begun.id, std::move(waiter));
   drive(std::move(begun.outbox));
 }
 
@@ -147,11 +152,7 @@ void PmixBridge::fence_job(const std::string& nspace, Bytes data, JobFenceDone d
   fence.placed_epoch = job->placed_epoch;
   fence.hosts = VpidSet::from_list(std::move(hosts));
   fence.data = std::move(data);
-  const std::string signature = PmixFenceBook::signature_of(fence.jobs);
-  const std::uint64_t round = runtime_.engine().fence_generation(signature) + 1;
-  PmixFenceBook::Begun begun = fences_.begin(std::move(fence), round);
-  fence_waiters_.emplace(begun.id, FenceWaiter{PmixAnswer<Bytes>(), Timer(), std::move(done)});
-  drive(std::move(begun.outbox));
+  begin_fence(std::move(fence), FenceWaiter{PmixAnswer<Bytes>(), Timer(), std::move(done)});
 }
 
 namespace {

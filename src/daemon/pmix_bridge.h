@@ -193,6 +193,8 @@ class PmixBridge {
   PmixFenceBook fences_;
   std::map<std::uint64_t, FenceWaiter> fence_waiters_;
   void on_fence_done(const FenceDone& done);  // of a fence in a PMIx scope
+  // A fence of this daemon's (a PMIx call's or fence_job's) into the book.
+  void begin_fence(PmixFenceBook::Call fence, FenceWaiter waiter);
   TagClaim fence_claim_;
 
   event_base* base_ = nullptr;

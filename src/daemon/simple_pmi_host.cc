@@ -83,10 +83,7 @@ pmi::JobFacts SimplePmiHost::facts_of(const JobSpec& spec, Vpid self) {
 Status SimplePmiHost::offer(const JobSpec& spec, std::uint32_t rank,
                             RankSetup::RankExtras& extras) {
   if (spec.mpi == "pmix") return ok_status();
-  if (!server_.has_job(spec.job)) {
-    server_.add_job(facts_of(spec, runtime_.self()));
-    nspaces_[spec.job] = spec.nspace;
-  }
+  if (!server_.job_facts(spec.job)) server_.add_job(facts_of(spec, runtime_.self()));
   int ends[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
     return Error{std::string("cannot make its PMI connection: ") + std::strerror(errno)};
@@ -220,13 +217,13 @@ void SimplePmiHost::drive(pmi::Outbox outbox) {
               drive(server_.closed(step.conn));
             }
           } else if constexpr (std::is_same_v<Step, pmi::effect::Contribute>) {
-            auto nspace = nspaces_.find(step.job);
-            if (nspace == nspaces_.end()) return;
+            const pmi::JobFacts* facts = server_.job_facts(step.job);
+            if (facts == nullptr) return;
             Bytes data(step.data.size());
             if (!data.empty()) std::memcpy(data.data(), step.data.data(), data.size());
             const std::uint32_t job = step.job;
             bridge_.fence_job(
-                nspace->second, std::move(data),
+                facts->kvsname, std::move(data),
                 [this, job](pmix_fence::Outcome outcome, Bytes others) {
                   const bool released = outcome == pmix_fence::Outcome::released;
                   drive(server_.fence_done(job, released, as_text(others), outcome_text(outcome)));
@@ -248,13 +245,13 @@ void SimplePmiHost::drive(pmi::Outbox outbox) {
 }
 
 void SimplePmiHost::spawn(const pmi::effect::Spawn& request) {
-  auto nspace = nspaces_.find(request.job);
-  if (nspace == nspaces_.end()) {
+  const pmi::JobFacts* facts = server_.job_facts(request.job);
+  if (facts == nullptr) {
     drive(server_.spawn_done(request.conn, false, "the job has ended"));
     return;
   }
   SpawnMessage message;
-  message.nspace = nspace->second;
+  message.nspace = facts->kvsname;
   message.rank = request.rank;
   for (const pmi::SpawnProgram& program : request.programs)
     message.apps.push_back(SpawnApp{program.argv, {}, "", program.np});
@@ -287,13 +284,10 @@ void SimplePmiHost::classify_exit(RankExit& exit) {
 
 void SimplePmiHost::forget_job(std::uint32_t job) {
   server_.job_ended(job);
-  nspaces_.erase(job);
   for (auto& [id, conn] : conns_) {
-    if (conn->job == job && !conn->dead) end(*conn);
-  }
-  // Whatever the server held of the job's connections goes with them.
-  for (auto& [id, conn] : conns_) {
-    if (conn->job == job) (void)server_.closed(id);
+    if (conn->job != job) continue;
+    if (!conn->dead) end(*conn);
+    (void)server_.closed(id);  // the job has ended: nothing to answer
   }
 }
 

@@ -74,7 +74,6 @@ class SimplePmiHost {
   pmi::Server server_;
   std::map<pmi::ConnId, std::unique_ptr<Conn>> conns_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, pmi::ConnId> by_rank_;
-  std::map<std::uint32_t, std::string> nspaces_;  // of the jobs served here
   pmi::ConnId next_id_ = 1;
   Timer sweeper_;
 };

@@ -1,9 +1,20 @@
 // The commands of an initialized rank, PMI-1's and PMI-2's (docs/jobs.md
 // lists what each does).
+#include <charconv>
+
 #include "pmi/pmi_server.h"
 
 namespace grove::pmi {
 namespace {
+
+// An abort's exitcode= (1 when absent or not a number).
+int exit_code_of(const Command& command) {
+  const std::string* code = command.find("exitcode");
+  int value = 1;
+  if (code == nullptr) return value;
+  auto [end, error] = std::from_chars(code->data(), code->data() + code->size(), value);
+  return error == std::errc() && end == code->data() + code->size() ? value : 1;
+}
 
 const std::string kNotServed =
     "is not served over PMI by grove (it is over PMIx: grove run --mpi pmix)";
@@ -71,14 +82,7 @@ void Server::handle_v1(Conn& conn, Job& job, const Command& command, Outbox& out
     job.finalized.insert(conn.rank);
     depart(conn.job, conn.rank, out);
   } else if (name == "abort") {
-    const std::string* code = command.find("exitcode");
-    int exit_code = 1;
-    if (code != nullptr) {
-      try {
-        exit_code = std::stoi(*code);
-      } catch (...) {
-      }
-    }
+    const int exit_code = exit_code_of(command);
     const std::string* message = command.find("message");
     out.push_back(
         effect::Abort{conn.job, conn.rank, exit_code, message ? *message : "", "PMI_Abort"});
@@ -192,13 +196,7 @@ void Server::handle_v2(Conn& conn, Job& job, const Command& command, Outbox& out
     // Slurm's libpmi2 and MPICH 4.0 send msg=; MPICH 4.1 exitcode= and message=.
     const std::string* message = command.find("message");
     if (message == nullptr) message = command.find("msg");
-    int exit_code = 1;
-    if (const std::string* code = command.find("exitcode")) {
-      try {
-        exit_code = std::stoi(*code);
-      } catch (...) {
-      }
-    }
+    const int exit_code = exit_code_of(command);
     out.push_back(
         effect::Abort{conn.job, conn.rank, exit_code, message ? *message : "", "PMI2_Abort"});
   } else if (name == "spawn") {

@@ -105,7 +105,11 @@ class Server {
 
   // A job with ranks here, before any of them connects.
   void add_job(JobFacts facts);
-  bool has_job(std::uint32_t job) const { return jobs_.count(job) != 0; }
+  // The facts of a job added and not ended; null otherwise.
+  const JobFacts* job_facts(std::uint32_t job) const {
+    auto found = jobs_.find(job);
+    return found == jobs_.end() ? nullptr : &found->second.facts;
+  }
   // The connection handed to rank `rank` of `job` (`appnum`: its app).
   void open(ConnId conn, std::uint32_t job, std::uint32_t rank, std::uint32_t appnum);
   Outbox receive(ConnId conn, std::string_view bytes);

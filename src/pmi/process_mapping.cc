@@ -1,5 +1,6 @@
 #include "pmi/process_mapping.h"
 
+#include <charconv>
 #include <map>
 
 namespace grove::pmi {
@@ -91,6 +92,31 @@ std::string format_mapping(const std::vector<MappingBlock>& blocks) {
             std::to_string(block.per_node) + ")";
   }
   return text + ")";
+}
+
+std::optional<std::vector<MappingBlock>> parse_mapping(std::string_view text) {
+  constexpr std::string_view kHead = "(vector";
+  if (text.substr(0, kHead.size()) != kHead || text.empty() || text.back() != ')')
+    return std::nullopt;
+  text.remove_prefix(kHead.size());
+  text.remove_suffix(1);
+  std::vector<MappingBlock> blocks;
+  while (!text.empty()) {
+    MappingBlock block;
+    std::uint32_t* fields[] = {&block.start, &block.nodes, &block.per_node};
+    if (text.substr(0, 2) != ",(") return std::nullopt;
+    text.remove_prefix(2);
+    for (std::size_t field = 0; field < 3; ++field) {
+      auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *fields[field]);
+      if (error != std::errc() || end == text.data()) return std::nullopt;
+      text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+      const char separator = field < 2 ? ',' : ')';
+      if (text.empty() || text.front() != separator) return std::nullopt;
+      text.remove_prefix(1);
+    }
+    blocks.push_back(block);
+  }
+  return blocks;
 }
 
 std::vector<std::uint32_t> number_nodes(const std::vector<std::string>& host_of_rank) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace grove::pmi {
@@ -23,6 +25,8 @@ struct MappingBlock {
 // blocks that expands to it.
 std::vector<MappingBlock> mapping_blocks(const std::vector<std::uint32_t>& node_of_rank);
 std::string format_mapping(const std::vector<MappingBlock>& blocks);
+// The blocks of a "(vector,(s,n,k),...)" text; nothing if it is not one.
+std::optional<std::vector<MappingBlock>> parse_mapping(std::string_view text);
 // What MPICH makes of `blocks` for `size` ranks (for the tests' and the
 // docs' checks).
 std::vector<std::uint32_t> expand_mapping(const std::vector<MappingBlock>& blocks,

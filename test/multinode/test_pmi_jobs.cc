@@ -3,13 +3,12 @@
 // and bad input costing its rank only.
 #include <catch2/catch.hpp>
 
-#include <cstdio>
 #include <map>
 #include <regex>
 #include <set>
 
 #include "dvm_harness.h"
-#include "pmi/process_mapping.h"
+#include "support/pmi_mapping.h"
 
 using namespace grove::test;
 
@@ -25,28 +24,6 @@ std::set<int> mpich_ok(const std::string& out, int size) {
        ++it)
     ranks.insert(std::stoi((*it)[1]));
   return ranks;
-}
-
-// Whether `mapping` (MPICH's reading) puts ranks on one node exactly when
-// `labels` (rank -> a label of its node) does.
-bool mapping_matches(const std::string& mapping, const std::map<int, std::string>& labels) {
-  std::vector<grove::pmi::MappingBlock> blocks;
-  for (std::size_t at = mapping.find(",("); at != std::string::npos;
-       at = mapping.find(",(", at + 1)) {
-    grove::pmi::MappingBlock block;
-    if (std::sscanf(mapping.c_str() + at, ",(%u,%u,%u)", &block.start, &block.nodes,
-                    &block.per_node) != 3)
-      return false;
-    blocks.push_back(block);
-  }
-  const auto nodes = grove::pmi::expand_mapping(blocks, static_cast<std::uint32_t>(labels.size()));
-  if (nodes.size() != labels.size()) return false;
-  for (const auto& [r, label_r] : labels) {
-    for (const auto& [s, label_s] : labels) {
-      if ((nodes[r] == nodes[s]) != (label_r == label_s)) return false;
-    }
-  }
-  return true;
 }
 
 std::set<int> all_ranks(int size) {

@@ -4,13 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <regex>
 #include <set>
 
-#include "pmi/process_mapping.h"
 #include "support/dvm.h"
+#include "support/pmi_mapping.h"
 #include "support/wait.h"
 #include "swarm/swarm_checks.h"
 #include "swarm/swarm_harness.h"
@@ -30,28 +29,6 @@ std::map<int, std::string> mpich_hosts(const std::string& out, int size) {
        ++it)
     hosts[std::stoi((*it)[1])] = (*it)[2];
   return hosts;
-}
-
-// Whether `mapping` (MPICH's reading) puts ranks on one node exactly when
-// `hosts` (rank -> host) does.
-bool mapping_matches(const std::string& mapping, const std::map<int, std::string>& hosts) {
-  std::vector<grove::pmi::MappingBlock> blocks;
-  for (std::size_t at = mapping.find(",("); at != std::string::npos;
-       at = mapping.find(",(", at + 1)) {
-    grove::pmi::MappingBlock block;
-    if (std::sscanf(mapping.c_str() + at, ",(%u,%u,%u)", &block.start, &block.nodes,
-                    &block.per_node) != 3)
-      return false;
-    blocks.push_back(block);
-  }
-  const auto nodes = grove::pmi::expand_mapping(blocks, static_cast<std::uint32_t>(hosts.size()));
-  if (nodes.size() != hosts.size()) return false;
-  for (const auto& [r, host_r] : hosts) {
-    for (const auto& [s, host_s] : hosts) {
-      if ((nodes[r] == nodes[s]) != (host_r == host_s)) return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ TEST_CASE("PMI_process_mapping round-trips over many placements") {
     auto blocks = mapping_blocks(nodes);
     INFO(format_mapping(blocks));
     REQUIRE(expand_mapping(blocks, 7) == nodes);
+    REQUIRE(parse_mapping(format_mapping(blocks)) == blocks);
     ++checked;
   }
   CHECK(checked == 2187);
@@ -207,4 +208,11 @@ TEST_CASE("Values with spaces: an mcmd line's runs to its end, an abort message 
   REQUIRE(*abort);
   CHECK(*(*abort)->find("exitcode") == "2");
   CHECK(*(*abort)->find("message") == "application called MPI_Abort(MPI_COMM_WORLD, 2)");
+}
+
+TEST_CASE("parse_mapping refuses what is not a vector mapping") {
+  for (const char* bad : {"", "(vector", "(vector,(1,2))", "(vector,(1,2,3)", "(list,(0,1,1))",
+                          "(vector,(0,1,x))", "(vector,(0,1,1),)"})
+    CHECK(!parse_mapping(bad));
+  CHECK(parse_mapping("(vector)") == std::vector<MappingBlock>{});
 }

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "daemon/simple_pmi_host.h"
 #include "jobs/job_map.h"
@@ -35,18 +34,9 @@ TEST_CASE("PMI_process_mapping as a daemon serves it is exact for grove's mappin
         const pmi::JobFacts facts = SimplePmiHost::facts_of(spec, 0);
         INFO(policy << " rank-by " << rank_by << " np " << np << ": " << facts.process_mapping);
         REQUIRE(!facts.process_mapping.empty());
-        // Parse it back as MPICH does: "(vector,(s,n,k),...)".
-        std::vector<pmi::MappingBlock> blocks;
-        std::string text = facts.process_mapping;
-        REQUIRE(text.rfind("(vector", 0) == 0);
-        for (std::size_t at = text.find(",("); at != std::string::npos;
-             at = text.find(",(", at + 1)) {
-          pmi::MappingBlock block;
-          REQUIRE(std::sscanf(text.c_str() + at, ",(%u,%u,%u)", &block.start, &block.nodes,
-                              &block.per_node) == 3);
-          blocks.push_back(block);
-        }
-        const auto nodes = pmi::expand_mapping(blocks, static_cast<std::uint32_t>(np));
+        const auto blocks = pmi::parse_mapping(facts.process_mapping);
+        REQUIRE(blocks);
+        const auto nodes = pmi::expand_mapping(*blocks, static_cast<std::uint32_t>(np));
         REQUIRE(nodes.size() == np);
         // Same node id exactly when the same daemon (a node is a daemon).
         for (std::uint32_t r = 0; r < np; ++r) {
