@@ -49,8 +49,10 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
         if constexpr (std::is_same_v<T, StopRequest>) {
           begin_stop(reply, "grove stop");
         } else if constexpr (std::is_same_v<T, StatusRequest>) {
-          apply(cli_.service.status_requested(hold_reply(reply), runtime_->counters(0),
-                                              roster_->living()));
+          CountersReply own = runtime_->counters(0);
+          own.wakes = wake_counts(*loop_, rank_host_.get());
+          apply(
+              cli_.service.status_requested(hold_reply(reply), std::move(own), roster_->living()));
         } else if constexpr (std::is_same_v<T, BenchRequest>) {
           apply(cli_.service.bench_requested(
               hold_reply(reply), {typed.kind, typed.size, typed.count},
@@ -209,7 +211,11 @@ void Controller::reply_status(cli::ReplyStatus& status) {
                         {"fence_signatures", reply.footprint.fence_signatures},
                         {"controller_rtt_us", reply.controller_rtt_ns / 1000},
                         {"heap_bytes", reply.heap_bytes},
-                        {"resident_bytes", reply.resident_bytes}});
+                        {"resident_bytes", reply.resident_bytes},
+                        {"loop_passes", reply.wakes.loop_passes},
+                        {"pmix_upcalls", reply.wakes.pmix_upcalls},
+                        {"pmix_upcall_wakes", reply.wakes.pmix_upcall_wakes},
+                        {"pmix_answers", reply.wakes.pmix_answers}});
   }
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);
@@ -253,7 +259,7 @@ void Controller::start_bench_round(const cli::Effect& round) {
     if (daemon.state == DaemonStateKind::up || daemon.state == DaemonStateKind::draining)
       living.push_back(daemon.vpid);
   }
-  BenchBarrier barrier{"bench-barrier", VpidSet::from_list(living)};
+  BenchBarrier barrier{kBenchBarrierSignature, VpidSet::from_list(living)};
   runtime_->broadcast(daemon_tags::bench_barrier, encode(barrier));
   runtime_->contribute(FenceRequest{barrier.signature, barrier.participants, {}});
 }

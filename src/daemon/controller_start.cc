@@ -130,7 +130,7 @@ void Controller::claim_tags() {
                             [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
                               on_daemon_message(from, tag, payload);
                             }));
-  claims_.push_back(runtime_->own_fences("bench-barrier", [this](const FenceDone& done) {
+  claims_.push_back(runtime_->own_fences(kBenchBarrierSignature, [this](const FenceDone& done) {
     cli_.service.fence_done(done.key.signature, runtime_->now());
   }));
   claims_.push_back(runtime_->own_control(

@@ -249,6 +249,7 @@ void DaemonNode::on_daemon_broadcast(const DeliverBroadcast& deliver) {
       if (!request) return;
       CountersReply reply = runtime_->counters(request->request);
       reply.controller_rtt_ns = controller_watch_ ? controller_watch_->rtt_ns() : 0;
+      reply.wakes = wake_counts(*loop_, rank_host_.get());
       runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
       return;
     }

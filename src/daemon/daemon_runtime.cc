@@ -21,6 +21,9 @@ EngineConfig engine_config_from(const ParamRegistry& params, Vpid self) {
   config.release_delay_ns =
       static_cast<TimeNs>(params.get_int("grpcomm_release_delay_ms")) * 1'000'000ULL;
   config.release_delay_target = params.get_int("grpcomm_release_delay_target");
+  config.ack_delay_ns =
+      static_cast<TimeNs>(params.get_int("grpcomm_release_ack_delay_us")) * 1'000ULL;
+  config.prompt_ack_signature = kBenchBarrierSignature;
 #ifdef GROVE_CHECK_INVARIANTS
   config.track_touched_ops = true;  // for check_invariants_after_input
 #endif

@@ -54,6 +54,7 @@ class PmixBridge {
   // Those of these ranks whose PMIx handshake waits for the server's answer;
   // nothing when that cannot be known (clients not verified).
   std::set<pid_t> handshakes_pending(const std::vector<pid_t>& ranks);
+  PmixHops hops() const { return server_ ? server_->hops() : PmixHops{}; }
   // Control frames with pmix_tags; returns false for other tags.
   bool on_control(Vpid from, std::uint16_t tag, const Bytes& payload);
   // Broadcasts for the PMIx side of jobs (job_tags::ranks_gone); false for

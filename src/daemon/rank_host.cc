@@ -171,4 +171,20 @@ void RankHost::end_ranks() {
   job_host_.reset();
 }
 
+PmixHops RankHost::pmix_hops() const {
+  return pmix_ ? pmix_->hops() : PmixHops{};
+}
+
+WakeCounts wake_counts(const EventLoop& loop, const RankHost* ranks) {
+  WakeCounts out;
+  out.loop_passes = loop.passes();
+  if (ranks != nullptr) {
+    const PmixHops hops = ranks->pmix_hops();
+    out.pmix_upcalls = hops.upcalls;
+    out.pmix_upcall_wakes = hops.upcall_wakes;
+    out.pmix_answers = hops.answers;
+  }
+  return out;
+}
+
 }  // namespace grove

@@ -15,6 +15,7 @@
 #include "daemon/pmix_bridge.h"
 #include "daemon/simple_pmi_host.h"
 #include "jobs/host/job_host.h"
+#include "os/event_loop.h"
 #include "util/log.h"
 #include "util/param_registry.h"
 
@@ -52,6 +53,8 @@ class RankHost {
   void reap();
   // Kills every rank hosted here now (an orderly stop of the DVM).
   void end_ranks();
+  // The hand-overs between libpmix's thread and the loop so far.
+  PmixHops pmix_hops() const;
 
  private:
   RankHost() = default;
@@ -63,5 +66,8 @@ class RankHost {
   std::unique_ptr<SimplePmiHost> pmi_;  // PMI-1 and PMI-2, beside PMIx; before pmix_ goes
   TagClaim control_tags_, broadcast_tags_;
 };
+
+// What a daemon's loop and its ranks' PMIx server have woken for so far.
+WakeCounts wake_counts(const EventLoop& loop, const RankHost* ranks);
 
 }  // namespace grove

@@ -21,7 +21,9 @@
 
 namespace grove {
 
-enum class TimerKind : std::uint8_t { release_hold };
+// release_hold: an op held by grpcomm_release_delay_ms; ack_flush: the
+// fence-release acks waiting to go together (grpcomm_release_ack_delay_us).
+enum class TimerKind : std::uint8_t { release_hold, ack_flush };
 
 struct TimerId {
   TimerKind kind = TimerKind::release_hold;

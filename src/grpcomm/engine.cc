@@ -228,6 +228,8 @@ bool Engine::adopt_notice(const Bytes& payload, Outbox& out) {
 }
 
 void Engine::repair_all(TimeNs now, Outbox& out) {
+  flush_acks(out);  // made in the old view: on the wire before the repair's
+
   const bool returned = membership_.return_epoch() > repaired_return_epoch_ &&
                         rule_on(RepairRule::void_acks_on_return);
   // The daemons renewed since the last repair for a return: new processes at

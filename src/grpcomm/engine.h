@@ -41,7 +41,14 @@ struct EngineConfig {
   std::uint64_t compress_threshold = 4096;  // payloads larger than this are deflated
   std::uint64_t max_payload = 256u << 20;   // decompression and frame limit
   TimeNs release_delay_ns = 0;              // grpcomm_release_delay_ms
-  std::int64_t release_delay_target = -1;   // vpid that delays, -1: all
+  // How long an ack of a fence release may wait for others to the same
+  // daemon, so that back-to-back fences share ack frames (0: each at once;
+  // grpcomm_release_ack_delay_us).
+  TimeNs ack_delay_ns = 0;
+  // The fence whose releases are acked at once even so: the CLI's barrier
+  // benchmark starts each round when the last one's release is complete.
+  std::string prompt_ack_signature;
+  std::int64_t release_delay_target = -1;  // vpid that delays, -1: all
   // Shared memo of derivations (the simulator gives every engine the same
   // one); null means the engine keeps its own.
   std::shared_ptr<TreeCache> tree_cache;
@@ -113,8 +120,9 @@ class Engine {
 
   // Controller only: the release seam. Broadcasts payload on the topology the
   // tag selects; returns the op id on that topology.
+  // `flags`: frame flags the op carries to every daemon (kFrameAcksMayWait).
   std::uint64_t release_bcast(TimeNs now, std::uint16_t tag, std::span<const std::byte> payload,
-                              Outbox& out);
+                              Outbox& out, std::uint16_t flags = 0);
 
   // Any daemon: this daemon's contribution to the next round of a fence.
   void contribute(TimeNs now, FenceRequest request, Outbox& out);
@@ -237,6 +245,17 @@ class Engine {
   void on_xcast_data(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
                      Outbox& out);
   void on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
+  // One child's ack of one op (its stamp, then the op advances).
+  void take_ack(TimeNs now, TopologyState& state, const FrameHeader& header, std::uint64_t op_id,
+                std::uint32_t slot, Outbox& out);
+  // ack_batch.cc: an ack to `requester` now, or, for a fence release under
+  // ack_delay_ns, with the others to it in one frame when the delay ends.
+  void send_ack(TimeNs now, const TopologyState& state, std::uint64_t op_id, std::uint16_t tag,
+                std::uint16_t op_flags, Vpid requester, SendPath path, Outbox& out);
+  // Sends every waiting ack (the delay ended, or the view is about to change).
+  void flush_acks(Outbox& out);
+  struct AckBatch;
+  void send_ack_batch(AckBatch batch, Outbox& out);
   // Once per op, when it is created here (delivery is idempotent by construction).
   void deliver(TopologyKind kind, std::uint64_t op_id, const XcastOp& op, Outbox& out);
   void advance(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op, Outbox& out);
@@ -281,6 +300,18 @@ class Engine {
   std::vector<Vpid> renewed_;  // repair_all's: who came back or joined since the last
   std::vector<std::pair<TopologyKind, std::uint64_t>> touched_;  // track_touched_ops
   std::vector<std::uint64_t> repair_ids_;  // repair_ops()'s scratch, kept to reuse
+  // Acks of fence releases waiting to share a frame (ack_delay_ns), by
+  // topology and requester. Each is what an immediate ack would have been,
+  // made then (header, slot, path), only later on the wire: to the receiver
+  // a delayed frame, which the protocol already takes from any network.
+  struct AckBatch {
+    FrameHeader header;  // the first op's ack, as made
+    std::uint32_t slot = 0;
+    SendPath path = SendPath::direct;
+    std::vector<std::uint64_t> more;  // the other ops, in the order acked
+  };
+  std::vector<std::pair<std::pair<TopologyKind, Vpid>, AckBatch>> ack_batches_;
+  bool ack_timer_armed_ = false;
   Status check_op(const TopologyState& state, std::uint64_t id, const XcastOp& op) const;
   Status check_tables() const;
 };

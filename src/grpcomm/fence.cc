@@ -73,7 +73,12 @@ void Engine::fence_progress(TimeNs now, const FenceKey& key, FenceTracker& track
     if (tracker.too_large || payload.size() > config_.max_payload) {
       payload = encode(FenceRelease{key, FenceStatus::too_large, 0, {}});
     }
-    release_bcast(now, tags::fence_release, payload, out);  // ends the tracker
+    // Its acks may wait (ack_batch.cc) unless someone waits for its end.
+    const std::uint16_t flags =
+        config_.ack_delay_ns > 0 && key.signature != config_.prompt_ack_signature
+            ? kFrameAcksMayWait
+            : 0;
+    release_bcast(now, tags::fence_release, payload, out, flags);  // ends the tracker
     return;
   }
   const std::optional<Vpid> parent = topology(TopologyKind::routing).parent;

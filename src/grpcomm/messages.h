@@ -96,6 +96,17 @@ struct XcastAck {
   static auto wire_fields(auto& m) { return std::tie(m.slot); }
 };
 
+// Acks of several fence releases in one frame (EngineConfig::ack_delay_ns):
+// the header names the first op, `more` the others, all vouched for from
+// the same slot in the same epoch. A single ack stays an XcastAck.
+struct XcastAckBatch {
+  std::uint32_t slot = 0;
+  std::vector<std::uint64_t> more;
+
+  static constexpr const char* wire_name = "xcast ack batch";
+  static auto wire_fields(auto& m) { return std::tie(m.slot, m.more); }
+};
+
 // tags::op_report: a daemon tells the controller an op failed at it.
 struct OpReport {
   TopologyKind topology = TopologyKind::routing;

@@ -18,7 +18,8 @@ bool Engine::should_hold(std::uint16_t tag) const {
 }
 
 std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
-                                    std::span<const std::byte> payload, Outbox& out) {
+                                    std::span<const std::byte> payload, Outbox& out,
+                                    std::uint16_t flags) {
   assert(is_controller());
   const TopologyKind kind = topology_for_tag(tag, config_.low_radix_release);
   if (tag == tags::fence_release && config_.low_radix_release &&
@@ -39,11 +40,12 @@ std::uint64_t Engine::release_bcast(TimeNs now, std::uint16_t tag,
   // barely shrinks (already compressed, or random) travels as it is: every
   // receiver would pay the inflate for a saving of less than an eighth.
   op.wire = share_bytes(payload);
+  op.flags = flags;
   if (payload.size() > config_.compress_threshold && worth_deflating(payload)) {
     Bytes deflated = compress_payload(payload);
     if (!deflated.empty() && deflated.size() <= payload.size() / 8 * 7) {
       op.wire = share_bytes(std::move(deflated));
-      op.flags = kFrameCompressed;
+      op.flags |= kFrameCompressed;
     }
   }
   deliver(kind, id, op, out);
@@ -166,19 +168,36 @@ void Engine::on_xcast_ack(TimeNs now, const FrameHeader& header, const Bytes& pa
                           Outbox& out) {
   TopologyState& state = topology(header.topology);
   learn_watermark(state, header.watermark, out);
-  auto found = state.ops.find(header.op_id);
-  if (found == state.ops.end()) return;  // answered after we finished: harmless
-  auto ack = wire_decode<XcastAck>(payload);
-  if (!ack) {
+  // One op's ack is an XcastAck; several share a frame as an XcastAckBatch.
+  if (auto ack = wire_decode<XcastAck>(payload)) {
+    take_ack(now, state, header, header.op_id, ack->slot, out);
+    return;
+  }
+  auto batch = wire_decode<XcastAckBatch>(payload);
+  if (!batch) {
     ++stats_.malformed;
     return;
   }
+  take_ack(now, state, header, header.op_id, batch->slot, out);
+  for (std::uint64_t op_id : batch->more)
+    take_ack(now, state, header, op_id, batch->slot, out);
+}
+
+void Engine::take_ack(TimeNs now, TopologyState& state, const FrameHeader& header,
+                      std::uint64_t op_id, std::uint32_t slot, Outbox& out) {
+  auto found = state.ops.find(op_id);
+  if (found == state.ops.end()) return;  // answered after we finished: harmless
   AckStamp& stamp = found->second.acked[header.sender];
-  if (header.epoch >= stamp.epoch) stamp = AckStamp{header.epoch, ack->slot};
-  advance(now, state, header.op_id, found->second, out);
+  if (header.epoch >= stamp.epoch) stamp = AckStamp{header.epoch, slot};
+  advance(now, state, op_id, found->second, out);
 }
 
 void Engine::on_timer(TimeNs now, TimerId id, Outbox& out) {
+  if (id.kind == TimerKind::ack_flush) {
+    ack_timer_armed_ = false;
+    flush_acks(out);
+    return;
+  }
   TopologyState& state = topology(id.topology);
   auto found = state.ops.find(id.op_id);
   if (found == state.ops.end() || found->second.phase != OpPhase::held) return;
@@ -235,8 +254,7 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
     SendPath path = state.kind == TopologyKind::routing && routing_parent == requester
                         ? SendPath::routed
                         : SendPath::direct;
-    send(requester, path, header_for(FrameType::xcast_ack, op.tag, state.kind, op_id, requester),
-         state.ack, out);
+    send_ack(now, state, op_id, op.tag, op.flags, requester, path, out);
   });
 }
 

@@ -34,6 +34,7 @@ struct SimCliOptions {
   std::uint32_t rounds = 1;
   std::uint64_t release_delay_us = 0;
   std::int64_t release_delay_target = -1;
+  std::uint64_t ack_delay_us = 0;
   double participants = 1.0;
   double alpha_us = 100;
   double copy_us = 25;
@@ -107,6 +108,7 @@ std::optional<SimOptions> sim_options(const CliContext& context, const SimCliOpt
   options.rounds = cli.rounds;
   options.release_delay_ns = cli.release_delay_us * 1000;
   options.release_delay_target = cli.release_delay_target;
+  options.ack_delay_ns = cli.ack_delay_us * 1000;
   options.participant_fraction = cli.participants;
   options.network = NetworkModel{static_cast<TimeNs>(std::llround(cli.alpha_us * 1000)),
                                  static_cast<TimeNs>(std::llround(cli.copy_us * 1000)),
@@ -363,6 +365,26 @@ int run_sim(const CliContext& context, const SimCliOptions& cli) {
   return print_sim_text(cli, *options, totals, progress);
 }
 
+// The delays a run's daemons apply: release holds (a fault's window) and
+// acks that wait to share frames.
+void add_delay_options(CLI::App& command, SimCliOptions& options) {
+  command
+      .add_option("--release-delay-us", options.release_delay_us,
+                  "Hold each release this long at every daemon (fault window)")
+      ->capture_default_str();
+  command
+      .add_option("--release-delay-target", options.release_delay_target,
+                  "Vpid that holds releases; -1 every daemon, -2 the first fault's victim")
+      ->check(CLI::Range(std::int64_t{-2}, std::int64_t{0xFFFFFFF}))
+      ->capture_default_str();
+  command
+      .add_option("--ack-delay-us", options.ack_delay_us,
+                  "Fence-release acks wait this long to share frames "
+                  "(grpcomm_release_ack_delay_us; 0: each at once)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1000000}))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void add_sim_command(CLI::App& app, CliContext& context) {
@@ -401,15 +423,7 @@ void add_sim_command(CLI::App& app, CliContext& context) {
   command->add_option("--rounds", options->rounds, "Back-to-back fences per run")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
-  command
-      ->add_option("--release-delay-us", options->release_delay_us,
-                   "Hold each release this long at every daemon (fault window)")
-      ->capture_default_str();
-  command
-      ->add_option("--release-delay-target", options->release_delay_target,
-                   "Vpid that holds releases; -1 every daemon, -2 the first fault's victim")
-      ->check(CLI::Range(std::int64_t{-2}, std::int64_t{0xFFFFFFF}))
-      ->capture_default_str();
+  add_delay_options(*command, *options);
   command
       ->add_option("--participants", options->participants,
                    "Fraction of daemons hosting fence participants")

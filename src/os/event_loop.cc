@@ -7,7 +7,14 @@ namespace grove {
 EventLoop::EventLoop() : base_(event_base_new()) {}
 
 void EventLoop::run() {
-  event_base_dispatch(base_.get());
+  // One pass at a time (what event_base_dispatch does, counted): EVLOOP_ONCE
+  // waits for something due, runs it and whatever it made active, returns.
+  event_base* base = base_.get();
+  for (;;) {
+    if (event_base_loop(base, EVLOOP_ONCE) != 0) return;  // nothing to wait for, or an error
+    ++passes_;
+    if (event_base_got_exit(base) || event_base_got_break(base)) return;
+  }
 }
 
 void EventLoop::exit(std::int64_t delay_ms) {

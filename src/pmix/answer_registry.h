@@ -39,8 +39,10 @@ class AnswerRegistry {
                              int on_job_end = kPmixAnswerNotSupported) {
     std::weak_ptr<char> alive = alive_;
     auto state = std::make_shared<TypedAnswerState<Values...>>(
-        [alive, respond = std::move(respond)](int status, Values... values) {
-          if (!alive.expired() && respond) respond(status, std::move(values)...);
+        [this, alive, respond = std::move(respond)](int status, Values... values) {
+          if (alive.expired() || !respond) return;
+          ++answered_;  // the registry is alive: `this` is too
+          respond(status, std::move(values)...);
         });
     state->nspaces = std::move(nspaces);
     state->on_job_end = on_job_end;
@@ -52,6 +54,8 @@ class AnswerRegistry {
   // Answers every pending answer that names `nspace`.
   void job_ended(const std::string& nspace);
   std::size_t pending(AnswerKind kind) const;
+  // Answers handed back to libpmix (each a wake-up of its thread).
+  std::uint64_t answered() const { return answered_; }
 
  private:
   struct Entry {
@@ -65,6 +69,7 @@ class AnswerRegistry {
   std::shared_ptr<char> alive_;
   std::vector<Entry> entries_;
   std::size_t prune_at_ = 64;
+  std::uint64_t answered_ = 0;
 };
 
 }  // namespace grove::pmix_internal

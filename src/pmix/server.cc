@@ -116,6 +116,15 @@ class PmixServer::Impl {
   std::size_t pending_direct_modex_count() const {
     return answers_.pending(pmix_internal::AnswerKind::direct_modex);
   }
+  PmixHops hops() const {
+    PmixHops out;
+    if (mailbox_) {
+      out.upcalls = mailbox_->posted();
+      out.upcall_wakes = mailbox_->cross_thread_wakes();
+    }
+    out.answers = answers_.answered();
+    return out;
+  }
 
   void drain_upcalls() {
     if (mailbox_) mailbox_->drain();
@@ -448,6 +457,9 @@ std::uint32_t PmixServer::daemon_vpid() const {
 }
 std::size_t PmixServer::pending_fence_count() const {
   return impl_->pending_fence_count();
+}
+PmixHops PmixServer::hops() const {
+  return impl_->hops();
 }
 std::size_t PmixServer::pending_direct_modex_count() const {
   return impl_->pending_direct_modex_count();

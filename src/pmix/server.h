@@ -142,6 +142,13 @@ struct PmixServerOptions {
   hwloc_topology* topology = nullptr;
 };
 
+// The hand-overs between libpmix's progress thread and the daemon's loop.
+struct PmixHops {
+  std::uint64_t upcalls = 0;       // messages libpmix's thread posted to the loop
+  std::uint64_t upcall_wakes = 0;  // of them, those that had to wake the loop (an eventfd write)
+  std::uint64_t answers = 0;       // answers the loop handed back to libpmix's thread
+};
+
 class PmixServer {
  public:
   // PMIx_server_init with PMIX_SERVER_TMPDIR and PMIX_SYSTEM_TMPDIR set to
@@ -205,6 +212,7 @@ class PmixServer {
   // Fences and direct-modex requests handed to the daemon, not yet answered.
   std::size_t pending_fence_count() const;
   std::size_t pending_direct_modex_count() const;
+  PmixHops hops() const;
 
  private:
   class Impl;

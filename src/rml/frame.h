@@ -44,8 +44,11 @@ struct WireEnum<FrameType> {
 
 enum FrameFlag : std::uint16_t {
   kFrameCompressed = 1u << 0,  // payload is deflated (grpcomm/messages.h)
+  // A release whose acks may wait to share frames (grpcomm/ack_batch.cc):
+  // set by the originator, kept by every relay.
+  kFrameAcksMayWait = 1u << 1,
 };
-inline constexpr std::uint16_t kFrameKnownFlags = kFrameCompressed;
+inline constexpr std::uint16_t kFrameKnownFlags = kFrameCompressed | kFrameAcksMayWait;
 
 struct FrameHeader {
   FrameType type = FrameType::xcast_data;

@@ -92,6 +92,10 @@ SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index) {
     options.returns = static_cast<std::uint32_t>(uniform(0, std::min(4U, options.random_faults)));
     options.joins = static_cast<std::uint32_t>(uniform(0, std::clamp(options.daemons / 8, 1U, 4U)));
   }
+  // Fence-release acks that share frames, in half the schedules: from a
+  // fraction of a release's span to many spans (the repairs must hold
+  // whatever an ack waits). Drawn last: the draws above are as before.
+  if (stream.below(2) == 1) options.ack_delay_ns = uniform(1, 400) * 1000;
   options.check_engines = true;
   options.trace_lines = 0;  // a violation is replayed with its trace
   options.seed = seed + index;

@@ -114,6 +114,10 @@ const std::map<std::string, Setter, std::less<>>& setters() {
                                         })},
       {"--release-delay-target",
        integer_in(-2, kMaxInt, [](SimOptions& o, std::int64_t v) { o.release_delay_target = v; })},
+      {"--ack-delay-us", integer_in(0, kMaxInt / 1000,
+                                    [](SimOptions& o, std::int64_t v) {
+                                      o.ack_delay_ns = static_cast<TimeNs>(v) * 1000;
+                                    })},
       {"--participants", real_where([](double v) { return v >= 0 && v <= 1; },
                                     [](SimOptions& o, double v) { o.participant_fraction = v; })},
       {"--alpha", real_where(non_negative, [](SimOptions& o,
@@ -170,6 +174,7 @@ std::string replay_arguments(const SimOptions& o) {
   if (o.pmix_fences) line << " --pmix-fences true";
   if (o.returns != 0) line << " --returns " << o.returns;
   if (o.joins != 0) line << " --joins " << o.joins;
+  if (o.ack_delay_ns != 0) line << " --ack-delay-us " << o.ack_delay_ns / 1000;
   return line.str();
 }
 

@@ -39,6 +39,7 @@ Simulation::Simulation(const SimOptions& options)
   config.low_radix_release = options.low_radix_release;
   config.compress_threshold = options.compress_threshold;
   config.release_delay_ns = options.release_delay_ns;
+  config.ack_delay_ns = options.ack_delay_ns;
   config.track_touched_ops = options.check_engines;
   // -2 means "only the first victim", set once the faults are planned; until
   // then (and with no faults at all) nobody delays.

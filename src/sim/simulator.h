@@ -59,6 +59,8 @@ struct SimOptions {
   // only there; -2 delays only at the first fault's victim (its subtree then
   // finishes last, the window in which a repair must not be declared done).
   std::int64_t release_delay_target = -1;
+  // grpcomm_release_ack_delay_us: fence-release acks share frames.
+  TimeNs ack_delay_ns = 0;
   std::uint64_t compress_threshold = 4096;
   double participant_fraction = 1.0;  // daemons hosting fence participants (0 always does)
   bool check_engines = true;          // Engine::check_invariants after every input

@@ -3,7 +3,9 @@
 
 Each fake host is a network namespace attached to a private bridge, with its
 own hostname (UTS namespace), its own /etc/hosts (a private mount namespace
-in which DIR/hosts is bind-mounted over /etc/hosts) and a real OpenSSH sshd
+in which DIR/hosts is bind-mounted over /etc/hosts), an empty home (DIR/home
+bind-mounted over root's, so logins run none of the machine's shell start-up
+files) and a real OpenSSH sshd
 listening on the host's address, port 22.  Everything the swarm creates on
 disk lives in DIR; every kernel object it creates carries a short random id
 that is stored in DIR/swarm.json, so several swarms can be up at once.
@@ -302,6 +304,7 @@ commands:
 files in DIR after up:
   swarm.json            state (id, subnet, hosts, pids)
   hosts                 bind-mounted over /etc/hosts on every host
+  home/                 empty; bind-mounted over root's home on every host
   ssh_config            client config: ssh -F DIR/ssh_config HOST CMD
                         (root, key DIR/keys/id_ed25519, BatchMode, no agent)
   ssh                   wrapper script: DIR/ssh HOST CMD

@@ -271,7 +271,10 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   reply.controller_rtt_ns = 42;
   reply.heap_bytes = 7 << 20;
   reply.resident_bytes = 9 << 20;
+  reply.wakes = WakeCounts{11, 12, 13, 14};
   auto reply_back = round_trip(reply);
+  CHECK(reply_back.wakes.loop_passes == 11);
+  CHECK(reply_back.wakes.pmix_answers == 14);
   CHECK(reply_back.heap_bytes == 7u << 20);
   CHECK(reply_back.resident_bytes == 9u << 20);
   CHECK(reply_back.engine == reply.engine);

@@ -18,8 +18,6 @@ using CliOutbox = cli::Outbox;
 
 namespace {
 
-// The barrier benchmark's fence, on every daemon.
-constexpr const char* kBarrierSignature = "bench-barrier";
 constexpr std::int64_t kStatusDeadlineMs = 3000;
 
 double microseconds(TimeNs ns) {
@@ -136,7 +134,7 @@ CliOutbox CliService::broadcast_done(std::uint16_t tag, std::uint64_t op, TimeNs
 void CliService::fence_done(const std::string& signature, TimeNs now) {
   // The round ends here for the controller (its span); the next waits for
   // the release's census (broadcast_done).
-  if (bench_ && bench_->bench.kind == "barrier" && signature == kBarrierSignature)
+  if (bench_ && bench_->bench.kind == "barrier" && signature == kBenchBarrierSignature)
     bench_->spans_us.push_back(microseconds(now - bench_->round_start_ns));
 }
 

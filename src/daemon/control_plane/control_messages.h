@@ -71,6 +71,21 @@ struct EngineFootprint {
   static auto wire_fields(auto& m) { return std::tie(m.ops, m.open_fences, m.fence_signatures); }
 };
 
+// How often a daemon woke for its work: its loop's passes, and the
+// hand-overs between libpmix's thread and the loop (docs/benchmarks.md,
+// fence_wakeups.py).
+struct WakeCounts {
+  std::uint64_t loop_passes = 0;
+  std::uint64_t pmix_upcalls = 0;       // libpmix's thread to the loop: messages
+  std::uint64_t pmix_upcall_wakes = 0;  // ... of them, those that woke the loop
+  std::uint64_t pmix_answers = 0;       // the loop to libpmix's thread
+
+  static constexpr const char* wire_name = "wake counts";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.loop_passes, m.pmix_upcalls, m.pmix_upcall_wakes, m.pmix_answers);
+  }
+};
+
 // A daemon's counters for `grove status`.
 struct CountersReply {
   std::uint64_t request = 0;
@@ -86,14 +101,20 @@ struct CountersReply {
   std::uint64_t controller_rtt_ns = 0;
   std::uint64_t heap_bytes = 0;      // malloc'd and not freed, libpmix's included
   std::uint64_t resident_bytes = 0;  // the daemon's resident set
+  WakeCounts wakes;
 
   static constexpr const char* wire_name = "counters reply";
   static auto wire_fields(auto& m) {
     return std::tie(m.request, m.vpid, m.epoch, m.tree_version, m.engine, m.transport_sent,
                     m.transport_received, m.footprint, m.controller_rtt_ns, m.heap_bytes,
-                    m.resident_bytes);
+                    m.resident_bytes, m.wakes);
   }
 };
+
+// The barrier benchmark's fence, on every daemon. Its releases are acked at
+// once (EngineConfig::prompt_ack_signature): a round starts when the last
+// one's release is complete everywhere.
+inline constexpr const char* kBenchBarrierSignature = "bench-barrier";
 
 // Start one round of the barrier benchmark: every daemon contributes nothing.
 struct BenchBarrier {

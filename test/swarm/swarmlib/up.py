@@ -22,6 +22,10 @@ ANCHOR_SCRIPT = r'''set -e
 printf 'link set lo up\naddr add %s/24 dev eth0\nlink set eth0 up\n' "$2" | ip -batch -
 hostname "$1"
 mount --bind "$3" /etc/hosts
+# A clean home for logins: the machine's root shell start-up files (pyenv's
+# init spawns dozens of processes per login: 32 logins at once took 74 s)
+# are not the swarm hosts'.
+mount --bind "$4" "$5"
 # Our private mount namespace got copies of every /run/netns/* mount, which
 # would keep other swarms' namespaces alive after they are deleted.
 umount -l /run/netns 2>/dev/null || true
@@ -110,6 +114,11 @@ def bring_up(d, st, names, timeout, with_slurm=False):
                   '::1\tlocalhost ip6-localhost ip6-loopback\n'
                   + ''.join(f'{h["addr"]}\t{h["name"]}\n' for h in hosts))
     write_file(os.path.join(d, 'hosts'), hosts_text)
+    # The hosts' home (bind-mounted over root's in each host's mount
+    # namespace): empty, so a login runs no start-up file of the machine's.
+    import pwd
+    login_home = pwd.getpwuid(os.geteuid()).pw_dir
+    os.makedirs(os.path.join(d, 'home'), mode=0o700, exist_ok=True)
     write_file(os.path.join(d, 'known_hosts'), ''.join(
         f'{h["name"]},{h["addr"]} {hostkey[0]} {hostkey[1]}\n' for h in hosts))
     write_file(os.path.join(d, 'ssh_config'), ssh_config_text(d))
@@ -135,7 +144,7 @@ def bring_up(d, st, names, timeout, with_slurm=False):
             ['ip', 'netns', 'exec', h['netns'],
              'unshare', '--uts', '--mount', '--propagation', 'private', '--',
              'sh', '-c', ANCHOR_SCRIPT, 'anchor', h['name'], h['addr'],
-             os.path.join(d, 'hosts')],
+             os.path.join(d, 'hosts'), os.path.join(d, 'home'), login_home],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True))
     for h, p in zip(hosts, anchors):
