@@ -129,7 +129,8 @@ void Controller::on_broadcast_done(const BroadcastDone& done) {
   }
   if (!cli_.service.benchmarking()) return;
   apply(cli_.service.broadcast_done(done.tag, done.op_id, done.started_ns, done.completed_ns,
-                                    done.wire_bytes, runtime_->now()));
+                                    done.wire_bytes, runtime_->now(),
+                                    (done.flags & kFrameAcksMayWait) != 0));
 }
 
 void Controller::on_help(const ShowHelpTopic& help) {

@@ -89,6 +89,7 @@ struct BroadcastDone {
   TimeNs started_ns = 0;
   TimeNs completed_ns = 0;
   bool ok = true;
+  std::uint16_t flags = 0;  // the op's frame flags (kFrameAcksMayWait: a job's fence release)
 };
 
 struct SetTimer {

@@ -260,7 +260,7 @@ void Engine::advance(TimeNs now, TopologyState& state, std::uint64_t op_id, Xcas
 
 void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op_id, XcastOp& op,
                               bool ok, Outbox& out) {
-  BroadcastDone done{op.tag, state.kind, op_id, op.wire->size(), op.started_ns, now, ok};
+  BroadcastDone done{op.tag, state.kind, op_id, op.wire->size(), op.started_ns, now, ok, op.flags};
   if (op.phase == OpPhase::held)
     out.push(CancelTimer{TimerId{TimerKind::release_hold, state.kind, op_id}});
   out.push(done);

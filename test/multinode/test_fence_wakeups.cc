@@ -74,11 +74,12 @@ TEST_CASE(
     if (vpid != 0) {
       CHECK(per_fence("loop_passes") <= 2.2);
     } else {
-      CHECK(per_fence("loop_passes") <= 1.2 + (kDaemons - 1));
+      CHECK(per_fence("loop_passes") <= 1.4 + (kDaemons - 1));
     }
   }
   // Frames, exactly: N-1 rollups and N-1 releases a fence; the acks of these
-  // 200 releases wait (1 s) and go out in a few frames per daemon.
+  // releases wait (1 s) and go out a few frames per daemon (at most 256
+  // acks a frame, and a frame a second): far fewer than one per fence.
   auto frames = [&](const Counts& from, const Counts& to, const char* type) {
     return sum_traffic(to.engine_total, type, "fence-release").first +
            sum_traffic(to.engine_total, type, "fence-rollup").first -
@@ -87,5 +88,5 @@ TEST_CASE(
   };
   CHECK(frames(short_job, long_job, "fence-rollup") == 300 * (kDaemons - 1));
   CHECK(frames(short_job, long_job, "xcast-data") == 300 * (kDaemons - 1));
-  CHECK(frames(short_job, long_job, "xcast-ack") <= 4 * (kDaemons - 1));
+  CHECK(frames(short_job, long_job, "xcast-ack") <= 300 * (kDaemons - 1) / 10);
 }

@@ -28,7 +28,8 @@ TEST_CASE("a post from the owning thread wakes its loop without the eventfd", "[
   std::unique_ptr<Mailbox<int>> box;
   auto created = Mailbox<int>::create(loop.base, [&](int& value) {
     seen.push_back(value);
-    // Posting from the handler (the owning thread) queues for the next pass.
+    // Posting from the handler (the owning thread) runs after it, in the
+    // same pass, without the eventfd.
     if (value == 1) box->post(2);
     if (value == 2) {
       box->post(3);
@@ -80,5 +81,28 @@ TEST_CASE("posts from another thread and from the owner all arrive, in each post
     REQUIRE(from_owner[i] == i);
   }
   CHECK(box->local_wakes() > 0);
-  CHECK(box->cross_thread_wakes() > 0);
+}
+
+TEST_CASE("a post from another thread to an idle loop wakes it through the eventfd", "[mailbox]") {
+  Base loop;
+  std::vector<int> seen;
+  std::unique_ptr<Mailbox<int>> box;
+  std::thread other;
+  auto created = Mailbox<int>::create(loop.base, [&](int& value) {
+    seen.push_back(value);
+    if (value == 1) {
+      // The owner is known now; the loop goes idle, and only the other
+      // thread's post can wake it.
+      other = std::thread([&] { box->post(2); });
+    }
+    if (value == 2) event_base_loopbreak(loop.base);
+  });
+  REQUIRE(created);
+  box = std::move(*created);
+  box->post(1);
+  event_base_dispatch(loop.base);
+  other.join();
+  CHECK(seen == std::vector<int>{1, 2});
+  CHECK(box->cross_thread_wakes() == 2);  // the first post (no owner yet) and the thread's
+  CHECK(box->local_wakes() == 0);
 }

@@ -114,14 +114,17 @@ void CliService::release_started(std::uint64_t op) {
 }
 
 CliOutbox CliService::broadcast_done(std::uint16_t tag, std::uint64_t op, TimeNs started_ns,
-                                     TimeNs completed_ns, std::uint64_t wire_bytes, TimeNs now) {
+                                     TimeNs completed_ns, std::uint64_t wire_bytes, TimeNs now,
+                                     bool acks_waited) {
   if (!bench_ || bench_->finishing) return {};
   if (bench_->bench.kind == "release" && tag == tags::bench_release && op == bench_->op) {
     bench_->spans_us.push_back(microseconds(completed_ns - started_ns));
     bench_->wire_bytes = wire_bytes;
     return next_round(now);
   }
-  if (bench_->bench.kind == "barrier" && tag == tags::fence_release) {
+  // A job's release completing (up to grpcomm_release_ack_delay_us late)
+  // is not this round's: the benchmark's releases are acked at once.
+  if (bench_->bench.kind == "barrier" && tag == tags::fence_release && !acks_waited) {
     // The next round starts only once every daemon has this one's release,
     // or a daemon that has not yet seen it would take the next round's
     // start for this one.

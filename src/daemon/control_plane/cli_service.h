@@ -93,9 +93,11 @@ class CliService {
                               TimeNs now);
   void release_started(std::uint64_t op);
   // The controller's census of a broadcast (a release round's, or a
-  // barrier's release reaching every daemon).
+  // barrier's release reaching every daemon). `acks_waited`: a job's fence
+  // release whose acks waited to share frames, never the benchmark's.
   cli::Outbox broadcast_done(std::uint16_t tag, std::uint64_t op, TimeNs started_ns,
-                             TimeNs completed_ns, std::uint64_t wire_bytes, TimeNs now);
+                             TimeNs completed_ns, std::uint64_t wire_bytes, TimeNs now,
+                             bool acks_waited = false);
   // A fence ended on the controller (a barrier round's, for its span).
   void fence_done(const std::string& signature, TimeNs now);
   cli::Outbox timer_fired(CliTimer timer);

@@ -25,7 +25,7 @@ mount --bind "$3" /etc/hosts
 # A clean home for logins: the machine's root shell start-up files (pyenv's
 # init spawns dozens of processes per login: 32 logins at once took 74 s)
 # are not the swarm hosts'.
-mount --bind "$4" "$5"
+if [ -n "$4" ]; then mount --bind "$4" "$5"; fi
 # Our private mount namespace got copies of every /run/netns/* mount, which
 # would keep other swarms' namespaces alive after they are deleted.
 umount -l /run/netns 2>/dev/null || true
@@ -117,8 +117,14 @@ def bring_up(d, st, names, timeout, with_slurm=False):
     # The hosts' home (bind-mounted over root's in each host's mount
     # namespace): empty, so a login runs no start-up file of the machine's.
     import pwd
-    login_home = pwd.getpwuid(os.geteuid()).pw_dir
-    os.makedirs(os.path.join(d, 'home'), mode=0o700, exist_ok=True)
+    login_home = os.path.realpath(pwd.getpwuid(os.geteuid()).pw_dir)
+    clean_home = os.path.join(d, 'home')
+    os.makedirs(clean_home, mode=0o700, exist_ok=True)
+    if login_home == '/' or os.path.realpath(d).startswith(login_home + '/'):
+        # Hiding that home would hide DIR (sshd's config and keys) or
+        # everything: logins keep the machine's home then.
+        log(f'logins keep {login_home}: DIR is inside it')
+        clean_home = 
     write_file(os.path.join(d, 'known_hosts'), ''.join(
         f'{h["name"]},{h["addr"]} {hostkey[0]} {hostkey[1]}\n' for h in hosts))
     write_file(os.path.join(d, 'ssh_config'), ssh_config_text(d))
@@ -144,7 +150,7 @@ def bring_up(d, st, names, timeout, with_slurm=False):
             ['ip', 'netns', 'exec', h['netns'],
              'unshare', '--uts', '--mount', '--propagation', 'private', '--',
              'sh', '-c', ANCHOR_SCRIPT, 'anchor', h['name'], h['addr'],
-             os.path.join(d, 'hosts'), os.path.join(d, 'home'), login_home],
+             os.path.join(d, 'hosts'), clean_home, login_home],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, start_new_session=True))
     for h, p in zip(hosts, anchors):
