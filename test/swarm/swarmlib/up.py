@@ -124,7 +124,7 @@ def bring_up(d, st, names, timeout, with_slurm=False):
         # Hiding that home would hide DIR (sshd's config and keys) or
         # everything: logins keep the machine's home then.
         log(f'logins keep {login_home}: DIR is inside it')
-        clean_home = 
+        clean_home = ''
     write_file(os.path.join(d, 'known_hosts'), ''.join(
         f'{h["name"]},{h["addr"]} {hostkey[0]} {hostkey[1]}\n' for h in hosts))
     write_file(os.path.join(d, 'ssh_config'), ssh_config_text(d))
