@@ -3,8 +3,9 @@
 
 For each DVM size (8, 16, 32 local daemons) a job of one rank per daemon runs
 BARRIERS back-to-back barriers (`pmix_fence_client --barrier`), then
-COLLECTS collecting fences of 64 bytes per rank (`pmix_fence_client
---max-bytes 64`). Before and after each job the script reads, for every
+COLLECTS collecting fences of 64 bytes per rank under one key
+(`benchmarks/pmix_fence_bench --bytes 64`, as profile_fence.sh runs them; a
+build configured with -Dbenchmarks=true). Before and after each job the script reads, for every
 thread of the controller and of every daemon, its user and system time and
 its voluntary and involuntary context switches (`/proc/PID/task/TID/stat`
 and `status`), and the DVM's frame counters (`grove status --json`). Printed
@@ -26,6 +27,7 @@ Usage: benchmarks/fence_wakeups.py [--build B] [--baseline B] [--daemons "8 16 3
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -133,8 +135,11 @@ def run_load(build, env, n, mode, rounds):
     controller = state.get("pid")
     if controller and controller not in pids:
         pids.append(controller)
-    program = [client, "--rounds", str(rounds), "--timing"]
-    program += ["--barrier"] if mode == "barrier" else ["--max-bytes", "64"]
+    if mode == "barrier":
+        program = [client, "--rounds", str(rounds), "--timing", "--barrier"]
+    else:
+        program = [os.path.join(build, "benchmarks", "pmix_fence_bench"), "--bytes", "64",
+                   "--rounds", str(rounds)]
     frames_before = frames_sent(state)
     wakes_before = wake_totals(state)
     types_before = engine_frames_by_type(state)
@@ -164,13 +169,9 @@ def run_load(build, env, n, mode, rounds):
                                    / rounds, 3) for k in WAKE_FIELDS},
         }
     median = None
-    for line in job.stdout.splitlines():
-        if "median" in line:
-            try:
-                median = float(line.split("median ")[1].split(" us")[0])
-            except (IndexError, ValueError):
-                pass
-            break
+    match = re.search(r"median ([\d.]+) us|median_us=([\d.]+)", job.stdout)
+    if match:
+        median = float(match[1] or match[2])
     per = delta(before, after)
     totals = {k: [sum(p[k][i] for p in per.values()) for i in range(3)]
               for k in ("loop", "pmix", "rest")}

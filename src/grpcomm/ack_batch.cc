@@ -22,6 +22,11 @@ namespace {
 // A bound on one frame's acks: a daemon that completes releases faster than
 // this many per delay sends more frames, not larger ones.
 constexpr std::size_t kMaxAcksPerFrame = 256;
+// Acks go with the first input after the delay (a wake-up the daemon has
+// anyway); the timer, for a daemon that gets no input, waits this many
+// delays, so that fences slower than the delay do not each cost a wake-up
+// of their own for their acks.
+constexpr TimeNs kIdleFlushDelays = 3;
 
 }  // namespace
 
@@ -48,15 +53,25 @@ void Engine::send_ack(TimeNs now, const TopologyState& state, std::uint64_t op_i
     ack_batches_.erase(found);
     send_ack_batch(std::move(waiting), out);
   }
+  if (ack_batches_.empty()) acks_waiting_since_ = now;
   ack_batches_.push_back({key, AckBatch{header, state.own_slot, path, {}}});
   if (!ack_timer_armed_) {
     ack_timer_armed_ = true;
     out.push(SetTimer{TimerId{TimerKind::ack_flush, TopologyKind::routing, 0},
-                      now + config_.ack_delay_ns});
+                      now + kIdleFlushDelays * config_.ack_delay_ns});
   }
 }
 
+void Engine::flush_old_acks(TimeNs now, Outbox& out) {
+  if (ack_batches_.empty() || now < acks_waiting_since_ + config_.ack_delay_ns) return;
+  flush_acks(out);
+}
+
 void Engine::flush_acks(Outbox& out) {
+  if (ack_timer_armed_) {  // nothing left for it (on_timer disarms it before)
+    ack_timer_armed_ = false;
+    out.push(CancelTimer{TimerId{TimerKind::ack_flush, TopologyKind::routing, 0}});
+  }
   std::vector<std::pair<std::pair<TopologyKind, Vpid>, AckBatch>> batches;
   batches.swap(ack_batches_);
   for (auto& entry : batches)

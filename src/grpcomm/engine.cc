@@ -121,6 +121,7 @@ void Engine::on_frame(TimeNs now, Vpid from, std::span<const std::byte> bytes, O
 }
 
 void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out) {
+  flush_old_acks(now, out);
   auto decoded = decode_wire_frame(frame, config_.max_payload);
   // The hop must be who the header says, a member, and not this daemon: an
   // engine answers its sender, and must never answer itself or a stranger.

@@ -254,6 +254,9 @@ class Engine {
                 std::uint16_t op_flags, Vpid requester, SendPath path, Outbox& out);
   // Sends every waiting ack (the delay ended, or the view is about to change).
   void flush_acks(Outbox& out);
+  // At any input: the waiting acks go now if the oldest has waited the delay
+  // (the daemon is awake anyway; the timer is only for an idle daemon).
+  void flush_old_acks(TimeNs now, Outbox& out);
   struct AckBatch;
   void send_ack_batch(AckBatch batch, Outbox& out);
   // Once per op, when it is created here (delivery is idempotent by construction).
@@ -312,6 +315,7 @@ class Engine {
   };
   std::vector<std::pair<std::pair<TopologyKind, Vpid>, AckBatch>> ack_batches_;
   bool ack_timer_armed_ = false;
+  TimeNs acks_waiting_since_ = 0;  // when the oldest waiting ack was made
   Status check_op(const TopologyState& state, std::uint64_t id, const XcastOp& op) const;
   Status check_tables() const;
 };

@@ -11,6 +11,7 @@
 namespace grove {
 
 void Engine::contribute(TimeNs now, FenceRequest request, Outbox& out) {
+  flush_old_acks(now, out);
   FenceKey key = fences_.next_round(request.signature);
   FenceTracker* open = fences_.open(key);
   if (!open) return;  // its scope has ended: the job is gone

@@ -92,9 +92,9 @@ void register_grpcomm_params(ParamRegistry& registry) {
   registry.define(integer("grpcomm_release_delay_ms", "0", 0, 600000,
                           "Hold each release this long before forwarding (fault-window widener)"));
   registry.define(integer("grpcomm_release_ack_delay_us", "10000", 0, 1000000,
-                          "How long a daemon's ack of a fence release may wait to share a frame "
-                          "with its acks of the next releases to the same daemon (0: each at "
-                          "once)"));
+                          "How long a daemon's acks of fence releases wait to share one frame: "
+                          "they go with its first input after this, or on their own after "
+                          "three times this (0: each at once)"));
   registry.define(integer("grpcomm_release_delay_target", "-1", -1, 0xFFFFFFF,
                           "Daemon vpid that applies grpcomm_release_delay_ms (-1: every daemon)"));
   registry.define(size("grpcomm_compress_threshold", "4096", 0, std::int64_t{1} << 40,

@@ -60,6 +60,8 @@ class LocalCluster {
   std::vector<DeliverBroadcast> delivered(Vpid vpid) const;
   std::vector<InFlight>& sent() { return sent_; }  // every frame ever sent, in order
   std::uint64_t now() const { return now_; }
+  // Moves the cluster's clock on (inputs after it happen later).
+  void advance(TimeNs by) { now_ += by; }
 
  private:
   std::vector<EngineConfig> configs_;

@@ -182,3 +182,33 @@ TEST_CASE("the prompt fence's releases are acked at once, and others' acks still
   CHECK(count(cluster, FrameType::xcast_ack) == 14);
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
 }
+
+TEST_CASE("waiting acks go with the first input after the delay, without their timer",
+          "[ack_batch]") {
+  // A fence slower than the delay: the next release's arrival (a wake-up
+  // the daemon has anyway) takes the last one's acks along, and the idle
+  // timer is cancelled, so no fence costs a wake-up for its acks alone.
+  LocalCluster cluster(8, config(1'000'000));
+  cluster.contribute_all("job");
+  cluster.run();
+  CHECK(count(cluster, FrameType::xcast_ack) == 0);
+  cluster.advance(2'000'000);  // past the delay, short of the idle timer (3 delays)
+  cluster.contribute_all("job");
+  cluster.run();
+  // Radix 4: 0 relays to 1-4, 1 to 5-7. Each of the six leaves' first ack
+  // went with its next input (its contribution); the relay's waits from the
+  // moment its children's acks came, and the second fence's acks wait.
+  CHECK(count(cluster, FrameType::xcast_ack) == 6);
+  CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 2);
+  bool cancelled = false;
+  for (Vpid vpid = 2; vpid < 8; ++vpid) {
+    for (const Effect& effect : cluster.effects(vpid)) {
+      if (const auto* cancel = std::get_if<CancelTimer>(&effect))
+        cancelled = cancelled || cancel->id.kind == TimerKind::ack_flush;
+    }
+  }
+  CHECK(cancelled);
+  settle(cluster);
+  CHECK(count(cluster, FrameType::xcast_ack) == 14);
+  CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
+}
