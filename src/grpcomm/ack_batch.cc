@@ -2,8 +2,9 @@
 // their releases at each daemon a few hundred microseconds apart, and each
 // used to answer its release parent with a frame of its own: a third of a
 // fence's frames, and a wake-up of the parent for each. Under ack_delay_ns
-// an ack waits, with the others made to the same daemon on the same
-// topology, until the delay ends, and then they go as one frame.
+// an ack waits with the others made to the same daemon on the same
+// topology, and they go as one frame with the daemon's first input after
+// the delay (or on an idle timer).
 //
 // Nothing about what an ack says changes: each is made when it would have
 // been sent (its header, the slot it vouches for, its path) and is only

@@ -5,7 +5,7 @@
 // posting from another thread never calls into that base: a base needs no
 // libevent thread support to receive messages. A post from the owning thread
 // itself (the transport on the main base telling the main thread of a frame)
-// only marks that event active: no eventfd write, read or extra epoll_wait,
+// only marks a second, fd-less event active: no eventfd write, read or extra epoll_wait,
 // three system calls fewer per frame a daemon receives.
 #pragma once
 
