@@ -312,7 +312,13 @@ Result<ControlRequest> decode_control_request(const nlohmann::json& request) {
   auto command = string_field(request, "cmd", std::nullopt);
   if (!command) return command.error();
   if (*command == "stop") return ControlRequest{StopRequest{}};
-  if (*command == "status") return ControlRequest{StatusRequest{}};
+  if (*command == "status") {
+    auto dump = string_field(request, "dump", std::string());
+    if (!dump) return dump.error();
+    if (!dump->empty() && dump->front() != '/')
+      return Error{"status: \"dump\" must be an absolute directory"};
+    return ControlRequest{StatusRequest{std::move(*dump)}};
+  }
   if (*command == "kill") return decode_kill(request);
   if (*command == "jobs") return ControlRequest{JobsRequest{}};
   if (*command == "stdin") return decode_stdin(request);

@@ -18,7 +18,10 @@
 namespace grove {
 
 struct StopRequest {};
-struct StatusRequest {};
+// With dump_dir (absolute): every daemon's flight recording is written there.
+struct StatusRequest {
+  std::string dump_dir;
+};
 
 // Ends a job, or with a signal only sends it to the job's ranks.
 struct KillRequest {

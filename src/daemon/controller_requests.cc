@@ -8,6 +8,7 @@
 #include <random>
 
 #include "daemon/controller.h"
+#include "daemon/flight_dump.h"
 
 namespace grove {
 
@@ -51,8 +52,9 @@ void Controller::handle_request(const nlohmann::json& json, ReplyFn reply, Parti
         } else if constexpr (std::is_same_v<T, StatusRequest>) {
           CountersReply own = runtime_->counters(0);
           own.wakes = wake_counts(*loop_, rank_host_.get());
-          apply(
-              cli_.service.status_requested(hold_reply(reply), std::move(own), roster_->living()));
+          if (!typed.dump_dir.empty()) own.flight = runtime_->flight_recording();
+          apply(cli_.service.status_requested(hold_reply(reply), std::move(own), roster_->living(),
+                                              typed.dump_dir));
         } else if constexpr (std::is_same_v<T, BenchRequest>) {
           apply(cli_.service.bench_requested(
               hold_reply(reply), {typed.kind, typed.size, typed.count},
@@ -164,7 +166,8 @@ void Controller::apply(cli::Outbox out) {
         [&](auto& step) {
           using T = std::decay_t<decltype(step)>;
           if constexpr (std::is_same_v<T, cli::BroadcastCountersRequest>) {
-            runtime_->broadcast(daemon_tags::counters_request, encode(CountersRequest{step.id}));
+            runtime_->broadcast(daemon_tags::counters_request,
+                                encode(CountersRequest{step.id, step.flight}));
           } else if constexpr (std::is_same_v<T, cli::ArmTimer>) {
             Timer& timer = cli_.timers[static_cast<std::size_t>(step.timer)];
             const CliTimer which = step.timer;
@@ -220,6 +223,20 @@ void Controller::reply_status(cli::ReplyStatus& status) {
   out["counters"] = counters;
   out["engine_total"] = accounting_json(engine_total);
   out["answered"] = status.counters.size();
+  if (!status.dump_dir.empty()) {
+    std::map<Vpid, Bytes> files;
+    std::uint64_t bytes = 0;
+    for (auto& [vpid, reply] : status.counters) {
+      bytes += reply.flight.size();
+      files[vpid] = std::move(reply.flight);
+    }
+    Result<std::size_t> written =
+        bytes == 0 ? Error{"no daemon keeps a flight recording (grpcomm_flight_recorder_size 0)"}
+                   : write_flight_dump(status.dump_dir, files);
+    out["flight_dump"] =
+        written ? nlohmann::json{{"dir", status.dump_dir}, {"files", *written}, {"bytes", bytes}}
+                : nlohmann::json{{"dir", status.dump_dir}, {"error", written.error().message}};
+  }
   for (std::uint64_t requester : status.requesters)
     take_reply(requester)(out);
 }

@@ -250,6 +250,7 @@ void DaemonNode::on_daemon_broadcast(const DeliverBroadcast& deliver) {
       CountersReply reply = runtime_->counters(request->request);
       reply.controller_rtt_ns = controller_watch_ ? controller_watch_->rtt_ns() : 0;
       reply.wakes = wake_counts(*loop_, rank_host_.get());
+      if (request->flight) reply.flight = runtime_->flight_recording();
       runtime_->send_control(kControllerVpid, daemon_tags::counters_reply, encode(reply));
       return;
     }

@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <utility>
 
+#include "daemon/versions.h"
+#include "grpcomm/join_seed.h"
+
 #include "os/memory_use.h"
 #include "rml/transport/frame_seal.h"
 #include "util/clock.h"
@@ -128,6 +131,9 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   if (!runtime->deferred_event_) return Error{"cannot create the runtime's deferred-hook event"};
   runtime->engine_config_ = engine_config_from(params, runtime->options_.self);
   runtime->engine_ = std::make_unique<Engine>(runtime->engine_config_, *membership);
+  runtime->recorder_ = FlightRecorder(params.get_size("grpcomm_flight_recorder_size"));
+  // A joining daemon's recording starts with its seed (join()).
+  if (!runtime->options_.joining) runtime->recorder_.start(runtime->engine_config_, size);
   runtime->awaiting_seed_ = runtime->options_.joining;
   TcpTransportConfig config;
   config.self = runtime->options_.self;
@@ -227,9 +233,62 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
     before_seed_.emplace_back(from, std::move(frame));
     return;
   }
+  take_frame(from, std::move(frame), Caller::loop);
+}
+
+template <typename Call>
+void DaemonRuntime::to_engine(FlightInputHead input, Caller caller, Call call) {
+  if (!dispatching_.empty()) {
+    input.parent = dispatching_.back().input + 1;
+    input.at = dispatching_.back().at;
+  }
   Outbox out;
-  engine_->on_frame(now(), from, frame, out);
-  drain(out, Caller::loop);
+  call(input, out);
+  const std::uint64_t number = recorder_.inputs_total();
+  recorder_.record(input, out);
+  dispatching_.push_back(Dispatching{number, 0});
+  drain(out, caller);
+  dispatching_.pop_back();
+}
+
+void DaemonRuntime::take_frame(Vpid from, std::vector<std::byte> frame, Caller caller) {
+  to_engine(
+      FlightInputHead{.kind = FlightInputKind::frame, .now = now(), .peer = from, .data = frame},
+      caller, [&](const FlightInputHead& input, Outbox& out) {
+        engine_->on_frame(input.now, from, std::span<const std::byte>(frame), out);
+      });
+}
+
+void DaemonRuntime::take_contribution(FenceRequest request, Caller caller) {
+  FlightInputHead input{.kind = FlightInputKind::contribute, .now = now()};
+  const bool recording = recorder_.on();
+  if (recording) {
+    input.text = request.signature;
+    input.participants = request.participants;
+    input.number = request.placed_epoch;
+    input.data = request.data;
+  }
+  to_engine(std::move(input), caller, [&](const FlightInputHead& kept, Outbox& out) {
+    // The recording views the request's bytes: the engine gets a copy then.
+    if (recording) {
+      engine_->contribute(kept.now, FenceRequest(request), out);
+    } else {
+      engine_->contribute(kept.now, std::move(request), out);
+    }
+  });
+}
+
+Bytes DaemonRuntime::flight_recording() const {
+  // Nothing kept, or nothing to start a replay from yet (a joiner without
+  // its seed): no recording.
+  if (!recorder_.on() || awaiting_seed_) return {};
+  return recorder_.write(build_revision(), engine_->accounting(), engine_->stats(), now());
+}
+
+void DaemonRuntime::end_fence_scope(const std::string& scope) {
+  to_engine(FlightInputHead{.kind = FlightInputKind::end_scope, .now = now(), .text = scope},
+            Caller::owner,
+            [&](const FlightInputHead&, Outbox&) { engine_->end_fence_scope(scope); });
 }
 
 Status DaemonRuntime::join(const JoinSeed& seed) {
@@ -243,21 +302,16 @@ Status DaemonRuntime::join(const JoinSeed& seed) {
                  " among the living"};
   }
   engine_ = std::make_unique<Engine>(engine_config_, seed);
+  recorder_.start(engine_config_, 0, encode_join_seed(seed));
   awaiting_seed_ = false;
   auto waiting = std::move(before_seed_);
   before_seed_.clear();
   before_seed_bytes_ = 0;
   // The owner's call: hooks wait for the loop, as for every owner entry.
-  for (auto& [from, frame] : waiting) {
-    Outbox out;
-    engine_->on_frame(now(), from, frame, out);
-    drain(out, Caller::owner);
-  }
-  for (FenceRequest& request : contributions_before_seed_) {
-    Outbox out;
-    engine_->contribute(now(), std::move(request), out);
-    drain(out, Caller::owner);
-  }
+  for (auto& [from, frame] : waiting)
+    take_frame(from, std::move(frame), Caller::owner);
+  for (FenceRequest& request : contributions_before_seed_)
+    take_contribution(std::move(request), Caller::owner);
   contributions_before_seed_.clear();
   return ok_status();
 }
@@ -280,9 +334,12 @@ void DaemonRuntime::send_control(Vpid to, std::uint16_t tag, Bytes payload) {
 }
 
 std::uint64_t DaemonRuntime::broadcast(std::uint16_t tag, const Bytes& payload) {
-  Outbox out;
-  std::uint64_t id = engine_->release_bcast(now(), tag, payload, out);
-  drain(out, Caller::owner);
+  std::uint64_t id = 0;
+  FlightInputHead input{
+      .kind = FlightInputKind::release, .now = now(), .tag = tag, .data = payload};
+  to_engine(std::move(input), Caller::owner, [&](const FlightInputHead& kept, Outbox& out) {
+    id = engine_->release_bcast(kept.now, tag, payload, out);
+  });
   return id;
 }
 
@@ -292,21 +349,22 @@ void DaemonRuntime::contribute(FenceRequest request) {
     contributions_before_seed_.push_back(std::move(request));
     return;
   }
-  Outbox out;
-  engine_->contribute(now(), std::move(request), out);
-  drain(out, Caller::owner);
+  take_contribution(std::move(request), Caller::owner);
 }
 
 void DaemonRuntime::declare_departure(Vpid vpid) {
-  Outbox out;
-  engine_->declare_departure(now(), vpid, out);
-  drain(out, Caller::owner);
+  to_engine(FlightInputHead{.kind = FlightInputKind::departure, .now = now(), .peer = vpid},
+            Caller::owner, [&](const FlightInputHead& input, Outbox& out) {
+              engine_->declare_departure(input.now, vpid, out);
+            });
 }
 
 bool DaemonRuntime::declare_return(Vpid vpid) {
-  Outbox out;
-  const bool declared = engine_->declare_return(now(), vpid, out);
-  drain(out, Caller::owner);
+  bool declared = false;
+  to_engine(FlightInputHead{.kind = FlightInputKind::return_, .now = now(), .peer = vpid},
+            Caller::owner, [&](const FlightInputHead& input, Outbox& out) {
+              declared = engine_->declare_return(input.now, vpid, out);
+            });
   return declared;
 }
 
@@ -327,7 +385,9 @@ void DaemonRuntime::drain(Outbox& out, Caller caller) {
   }
 #endif
   if (caller == Caller::loop) run_deferred_hooks();
-  for (Effect& effect : out.mutable_effects()) {
+  for (std::size_t i = 0; i < out.mutable_effects().size(); ++i) {
+    Effect& effect = out.mutable_effects()[i];
+    if (!dispatching_.empty()) dispatching_.back().at = static_cast<std::uint32_t>(i + 1);
     bool immediate = std::holds_alternative<SendFrame>(effect) ||
                      std::holds_alternative<SetTimer>(effect) ||
                      std::holds_alternative<CancelTimer>(effect);
@@ -461,9 +521,14 @@ void DaemonRuntime::on_timer_event(evutil_socket_t, short, void* arg) {
   DaemonRuntime* runtime = pending->runtime;
   TimerId id = pending->id;
   runtime->timers_.erase(id);  // frees `pending`; nothing of it is used after this
-  Outbox out;
-  runtime->engine_->on_timer(runtime->now(), id, out);
-  runtime->drain(out, Caller::loop);
+  runtime->to_engine(FlightInputHead{.kind = FlightInputKind::timer,
+                                     .now = runtime->now(),
+                                     .timer_kind = static_cast<std::uint8_t>(id.kind),
+                                     .timer_topology = static_cast<std::uint8_t>(id.topology),
+                                     .number = id.op_id},
+                     Caller::loop, [runtime, id](const FlightInputHead& input, Outbox& out) {
+                       runtime->engine_->on_timer(input.now, id, out);
+                     });
 }
 
 }  // namespace grove

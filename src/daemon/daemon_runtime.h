@@ -14,6 +14,7 @@
 #include "daemon/fault_trigger.h"
 #include "grpcomm/effect_driver.h"
 #include "grpcomm/engine.h"
+#include "grpcomm/flight_recorder.h"
 #include "os/event_handles.h"
 #include "rml/transport/tcp_transport.h"
 #include "util/log.h"
@@ -122,6 +123,12 @@ class DaemonRuntime : private EffectDriver {
   Status join(const JoinSeed& seed);
   bool awaiting_seed() const { return awaiting_seed_; }
 
+  // A fence scope ended (Engine::end_fence_scope), as an input of record.
+  void end_fence_scope(const std::string& scope);
+  // The flight recording of this daemon's engine (grpcomm/flight_record.h);
+  // empty if it keeps none (grpcomm_flight_recorder_size 0) or awaits its seed.
+  Bytes flight_recording() const;
+
   TimeNs now() const;
   // This daemon's counters for `grove status`.
   CountersReply counters(std::uint64_t request) const;
@@ -146,6 +153,12 @@ class DaemonRuntime : private EffectDriver {
   // effect at once; hooks wait for the loop, and run before any later ones.
   enum class Caller { owner, loop };
   void drain(Outbox& out, Caller caller);
+  // Every engine input goes through here: `call` hands it to the engine,
+  // the recorder keeps it with what the engine did, then drain().
+  template <typename Call>
+  void to_engine(FlightInputHead input, Caller caller, Call call);
+  void take_frame(Vpid from, std::vector<std::byte> frame, Caller caller);
+  void take_contribution(FenceRequest request, Caller caller);
   void apply(Effect& effect) { dispatch(effect, *this); }
   // EffectDriver.
   void send(SendFrame& effect) override;
@@ -175,6 +188,14 @@ class DaemonRuntime : private EffectDriver {
   bool timing_ = false;  // grpcomm_enable_timing: log every finished broadcast
   FaultTrigger fault_;   // debug_fault: where this daemon dies, if anywhere
   std::unique_ptr<Engine> engine_;
+  FlightRecorder recorder_;  // the engine's inputs (grpcomm_flight_recorder_size)
+  // The inputs whose effects are being carried out, innermost last, and
+  // which effect (FlightInput::parent and at).
+  struct Dispatching {
+    std::uint64_t input = 0;
+    std::uint32_t at = 0;
+  };
+  std::vector<Dispatching> dispatching_;
   // A joining daemon's engine frames and contributions until its seed
   // arrives (the DVM sends a newcomer little before its seed; past 64 MiB
   // the join fails rather than drop a frame).

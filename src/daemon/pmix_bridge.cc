@@ -392,7 +392,7 @@ void PmixBridge::forget_job(std::uint32_t job, const std::string& nspace) {
     entry = awaiting_.other_spawns.erase(entry);
     done(false, "the spawning job has ended");
   }
-  runtime_.engine().end_fence_scope(pmix_fence_scope(nspace));
+  runtime_.end_fence_scope(pmix_fence_scope(nspace));
   launched_.erase(nspace);
   if (registering_.count(job) != 0) ended_while_registering_.insert(job);
   auto found = jobs_.find(job);

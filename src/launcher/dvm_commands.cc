@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -382,19 +383,34 @@ void print_status(const nlohmann::json& status) {
   print_jobs(status["jobs"], false);
 }
 
-int status_dvm(const std::string& selector, bool json, bool tree) {
-  auto reply = ask_dvm(selector, {{"cmd", "status"}}, std::chrono::seconds(30));
+int status_dvm(const std::string& selector, bool json, bool tree, const std::string& dump) {
+  nlohmann::json request = {{"cmd", "status"}};
+  // The controller writes the files: it is told where, absolutely.
+  if (!dump.empty()) request["dump"] = std::filesystem::absolute(dump).lexically_normal().string();
+  auto reply = ask_dvm(selector, request, std::chrono::seconds(dump.empty() ? 30 : 120));
   if (!reply) {
     print_cli_error(reply.error().message);
     return 1;
   }
-  if (tree) return print_status_tree(*reply, json);
+  int status = 0;
+  if (const auto flight = reply->find("flight_dump"); flight != reply->end()) {
+    if (flight->contains("error")) {
+      print_cli_error("the flight recordings were not written: " +
+                      (*flight)["error"].get<std::string>());
+      status = 1;
+    } else if (!json) {
+      std::fprintf(stderr, "grove: flight recordings of %llu daemons written to %s\n",
+                   static_cast<unsigned long long>((*flight)["files"].get<std::uint64_t>()),
+                   (*flight)["dir"].get<std::string>().c_str());
+    }
+  }
+  if (tree) return std::max(status, print_status_tree(*reply, json));
   if (json) {
     std::cout << reply->dump(2) << "\n";
   } else {
     print_status(*reply);
   }
-  return 0;
+  return status;
 }
 
 int bench_dvm(const std::string& selector, const std::string& kind, const std::string& size_text,
@@ -494,8 +510,12 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
   status_command->add_flag(
       "--tree", *status_tree,
       "Draw the routing and release trees: host, state (up, suspect, lost, promoted), round trip");
-  context.actions[status_command] = [status_selector, status_json, status_tree] {
-    return status_dvm(*status_selector, *status_json, *status_tree);
+  auto status_dump = std::make_shared<std::string>();
+  status_command->add_option("--dump", *status_dump,
+                             "Write every daemon's flight recording (its engine's inputs) into "
+                             "this directory, for grove sim --replay");
+  context.actions[status_command] = [status_selector, status_json, status_tree, status_dump] {
+    return status_dvm(*status_selector, *status_json, *status_tree, *status_dump);
   };
 
   struct BenchOptions {

@@ -13,6 +13,7 @@
 #include "launcher/commands.h"
 #include "launcher/sim_huge_pages.h"
 #include "launcher/sim_progress.h"
+#include "launcher/sim_replay.h"
 #include "sim/replay_line.h"
 #include "sim/simulator.h"
 #include "util/text.h"
@@ -49,6 +50,7 @@ struct SimCliOptions {
   std::string progress = "auto";
   std::string huge_pages = "auto";
   bool json = false;
+  std::string replay;  // a directory of flight recordings
 };
 
 double percentile(std::vector<TimeNs> values, double fraction) {
@@ -477,7 +479,13 @@ void add_sim_command(CLI::App& app, CliContext& context) {
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
-  context.actions[command] = [&context, options] { return run_sim(context, *options); };
+  command->add_option("--replay", options->replay,
+                      "Replay the flight recordings in this directory (grove status --dump) "
+                      "through fresh engines, and check them; the other options do not apply");
+  context.actions[command] = [&context, options] {
+    if (!options->replay.empty()) return run_sim_replay(options->replay, options->json);
+    return run_sim(context, *options);
+  };
 }
 
 }  // namespace grove

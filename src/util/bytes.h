@@ -31,6 +31,9 @@ class ByteWriter {
   struct CountOnly {};
   ByteWriter() = default;
   explicit ByteWriter(CountOnly) : counting_(true) {}
+  // Goes on after `start`'s bytes, in its buffer (no allocation while its
+  // capacity lasts).
+  explicit ByteWriter(Bytes start) : out_(std::move(start)) {}
 
   ByteWriter& u8(std::uint8_t value) { return put(value, 1); }
   ByteWriter& u16(std::uint16_t value) { return put(value, 2); }

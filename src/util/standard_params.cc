@@ -95,6 +95,9 @@ void register_grpcomm_params(ParamRegistry& registry) {
                           "How long a daemon's acks of fence releases wait to share one frame: "
                           "they go with its first input after this, or on their own after "
                           "three times this (0: each at once)"));
+  registry.define(size("grpcomm_flight_recorder_size", "4M", 0, std::int64_t{1} << 30,
+                       "Bytes of its engine's newest inputs each daemon keeps for grove status "
+                       "--dump and grove sim --replay (0: none kept)"));
   registry.define(integer("grpcomm_release_delay_target", "-1", -1, 0xFFFFFFF,
                           "Daemon vpid that applies grpcomm_release_delay_ms (-1: every daemon)"));
   registry.define(size("grpcomm_compress_threshold", "4096", 0, std::int64_t{1} << 40,

@@ -119,6 +119,7 @@ class WireWriter {
  public:
   WireWriter() = default;
   explicit WireWriter(ByteWriter::CountOnly count) : out_(count) {}
+  explicit WireWriter(Bytes start) : out_(std::move(start)) {}
 
   template <typename T>
   void put(const T& value) {

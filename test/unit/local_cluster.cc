@@ -1,6 +1,7 @@
 #include "local_cluster.h"
 
 #include "grpcomm/effect_driver.h"
+#include "grpcomm/join_seed.h"
 
 namespace grove::test {
 
@@ -61,6 +62,23 @@ class Recorder final : public EffectDriver {
 
 }  // namespace
 
+void LocalCluster::record_flights(std::size_t budget_bytes) {
+  recorders_.clear();
+  for (Vpid vpid = 0; vpid < size(); ++vpid) {
+    recorders_.emplace_back(budget_bytes);
+    recorders_.back().start(configs_[vpid], size());
+  }
+}
+
+Bytes LocalCluster::flight(Vpid vpid) const {
+  return recorders_.at(vpid).write("test", engines_[vpid]->accounting(), engines_[vpid]->stats(),
+                                   now_);
+}
+
+void LocalCluster::note(Vpid vpid, const FlightInputHead& input, const Outbox& out) {
+  if (vpid < recorders_.size()) recorders_[vpid].record(input, out);
+}
+
 void LocalCluster::absorb(Vpid vpid, Outbox& out) {
   Recorder recorder(vpid, sent_, queue_, timers_, effects_[vpid]);
   dispatch_all(out, recorder);
@@ -69,6 +87,14 @@ void LocalCluster::absorb(Vpid vpid, Outbox& out) {
 void LocalCluster::contribute(Vpid vpid, const FenceRequest& request) {
   Outbox out;
   engines_[vpid]->contribute(now_, request, out);
+  note(vpid,
+       FlightInputHead{.kind = FlightInputKind::contribute,
+                       .now = now_,
+                       .number = request.placed_epoch,
+                       .text = request.signature,
+                       .participants = request.participants,
+                       .data = request.data},
+       out);
   absorb(vpid, out);
 }
 
@@ -82,6 +108,9 @@ void LocalCluster::contribute_all(const std::string& signature, const Bytes& dat
 std::uint64_t LocalCluster::release(std::uint16_t tag, const Bytes& payload) {
   Outbox out;
   std::uint64_t id = engines_[0]->release_bcast(now_, tag, payload, out);
+  note(0,
+       FlightInputHead{.kind = FlightInputKind::release, .now = now_, .tag = tag, .data = payload},
+       out);
   absorb(0, out);
   return id;
 }
@@ -89,15 +118,21 @@ std::uint64_t LocalCluster::release(std::uint16_t tag, const Bytes& payload) {
 void LocalCluster::declare_departure(Vpid vpid) {
   Outbox out;
   engines_[0]->declare_departure(now_, vpid, out);
+  note(0, FlightInputHead{.kind = FlightInputKind::departure, .now = now_, .peer = vpid}, out);
   absorb(0, out);
 }
 
 Vpid LocalCluster::bring_back(Vpid vpid) {
   Outbox out;
   if (!engines_[0]->declare_return(now_, vpid, out)) return vpid;
+  note(0, FlightInputHead{.kind = FlightInputKind::return_, .now = now_, .peer = vpid}, out);
   EngineConfig config = configs_.back();
   config.self = vpid;
   auto engine = std::make_unique<Engine>(config, engines_[0]->join_seed());
+  if (!recorders_.empty()) {
+    if (vpid == size()) recorders_.emplace_back(recorders_.front());
+    recorders_[vpid].start(config, 0, encode_join_seed(engines_[0]->join_seed()));
+  }
   if (vpid == size()) {
     configs_.push_back(config);
     engines_.push_back(std::move(engine));
@@ -128,6 +163,12 @@ void LocalCluster::run(const std::function<bool(const InFlight&)>& hold) {
     now_ += 1'000;
     Outbox out;
     engines_[frame.to]->on_frame(now_, frame.from, frame.frame, out);
+    note(frame.to,
+         FlightInputHead{.kind = FlightInputKind::frame,
+                         .now = now_,
+                         .peer = frame.from,
+                         .data = frame.frame.flatten()},
+         out);
     absorb(frame.to, out);
   }
 }
@@ -140,6 +181,13 @@ void LocalCluster::fire_timers() {
     now_ = std::max(now_, deadline);
     Outbox out;
     engines_[key.first]->on_timer(now_, key.second, out);
+    note(key.first,
+         FlightInputHead{.kind = FlightInputKind::timer,
+                         .now = now_,
+                         .timer_kind = static_cast<std::uint8_t>(key.second.kind),
+                         .timer_topology = static_cast<std::uint8_t>(key.second.topology),
+                         .number = key.second.op_id},
+         out);
     absorb(key.first, out);
   }
 }

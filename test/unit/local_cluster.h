@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "grpcomm/engine.h"
+#include "grpcomm/flight_recorder.h"
 
 namespace grove::test {
 
@@ -63,6 +64,13 @@ class LocalCluster {
   // Moves the cluster's clock on (inputs after it happen later).
   void advance(TimeNs by) { now_ += by; }
 
+  // From now on every engine's inputs are recorded as a daemon records
+  // them (grpcomm/flight_recorder.h), each within budget_bytes; a daemon
+  // brought back starts a recording from its seed.
+  void record_flights(std::size_t budget_bytes);
+  // The recording of vpid's engine, as `grove status --dump` writes it.
+  Bytes flight(Vpid vpid) const;
+
  private:
   std::vector<EngineConfig> configs_;
   std::vector<std::unique_ptr<Engine>> engines_;
@@ -73,6 +81,8 @@ class LocalCluster {
   std::vector<std::vector<Effect>> effects_;
   std::map<std::pair<Vpid, TimerId>, TimeNs> timers_;
   TimeNs now_ = 1'000;
+  std::vector<FlightRecorder> recorders_;  // by vpid, once record_flights() is called
+  void note(Vpid vpid, const FlightInputHead& input, const Outbox& out);
 };
 
 }  // namespace grove::test

@@ -66,6 +66,29 @@ TEST_CASE("status answers at its deadline, or when a lost daemon was the last aw
   CHECK(only<cli::ReplyStatus>(service.daemon_lost(2)).requesters == std::vector<std::uint64_t>{2});
 }
 
+TEST_CASE("a status with a dump asks for the recordings, and never joins another gathering",
+          "[cli_service]") {
+  CliService service;
+  auto out = service.status_requested(1, counters_of(0, 0), 2, "/tmp/dump");
+  REQUIRE(out.size() == 2);
+  const auto request = std::get<cli::BroadcastCountersRequest>(out[0]);
+  CHECK(request.flight);
+  // Neither a plain status nor another dump rides on it: the first would
+  // carry recordings it did not ask for, the second miss its own directory.
+  CHECK_THAT(only<cli::ReplyError>(service.status_requested(2, counters_of(0, 0), 2)).error,
+             Catch::Contains("another grove status"));
+  CHECK(only<cli::ReplyError>(service.status_requested(3, counters_of(0, 0), 2, "/tmp/b"))
+            .requester == 3);
+  const auto reply =
+      only<cli::ReplyStatus>(service.counters_arrived(counters_of(1, request.id), 2));
+  CHECK(reply.dump_dir == "/tmp/dump");
+  CHECK(reply.requesters == std::vector<std::uint64_t>{1});
+  // A plain status asks for none.
+  out = service.status_requested(4, counters_of(0, 0), 2);
+  CHECK_FALSE(std::get<cli::BroadcastCountersRequest>(out[0]).flight);
+  CHECK(service.status_requested(5, counters_of(0, 0), 2, "/tmp/c").size() == 1);
+}
+
 TEST_CASE("a controller alone answers status at once", "[cli_service]") {
   CliService service;
   auto out = service.status_requested(4, counters_of(0, 0), 1);

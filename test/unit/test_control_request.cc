@@ -18,6 +18,12 @@ std::string error_of(std::string_view line) {
 TEST_CASE("well-formed requests decode to their types", "[control]") {
   CHECK(std::holds_alternative<StopRequest>(*parse_control_request(R"({"cmd":"stop"})")));
   CHECK(std::holds_alternative<StatusRequest>(*parse_control_request(R"({"cmd":"status"})")));
+  auto dump = parse_control_request(R"({"cmd":"status","dump":"/tmp/flight"})");
+  REQUIRE(dump.ok());
+  CHECK(std::get<StatusRequest>(*dump).dump_dir == "/tmp/flight");
+  auto relative = parse_control_request(R"({"cmd":"status","dump":"flight"})");
+  REQUIRE_FALSE(relative.ok());
+  CHECK_THAT(relative.error().message, Catch::Contains("absolute"));
   auto kill = parse_control_request(R"({"cmd":"kill","job":7})");
   REQUIRE(kill.ok());
   CHECK(std::get<KillRequest>(*kill).job == 7);

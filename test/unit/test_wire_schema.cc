@@ -285,6 +285,10 @@ TEST_CASE("every message survives a round trip", "[wire]") {
   CHECK(bench.participants.ranges() == VpidSet::from_list({1, 2, 3, 7}).ranges());
   CHECK(round_trip(Heartbeat{123}).sent_ns == 123);
   CHECK(round_trip(CountersRequest{8}).request == 8);
+  CHECK(round_trip(CountersRequest{8, true}).flight);
+  CountersReply with_flight;
+  with_flight.flight = Bytes{std::byte{1}, std::byte{2}, std::byte{3}};
+  CHECK(round_trip(with_flight).flight == with_flight.flight);
 
   auto notice = round_trip(MembershipNotice{3, {1, 5}, 12, {{2, 3}, {11, 2}}, 4});
   CHECK(notice.failed == std::vector<Vpid>{1, 5});

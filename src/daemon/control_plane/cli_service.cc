@@ -51,20 +51,26 @@ BenchSummary summarize_bench(std::string kind, std::uint64_t size, std::uint64_t
 }
 
 CliOutbox CliService::status_requested(std::uint64_t requester, CountersReply own,
-                                       std::size_t living) {
+                                       std::size_t living, std::string dump_dir) {
   if (status_) {
-    status_->requesters.push_back(requester);
-    return {};
+    // One gathering answers every plain request; a dump asks the daemons
+    // for more than one under way does.
+    if (dump_dir.empty() && status_->dump_dir.empty()) {
+      status_->requesters.push_back(requester);
+      return {};
+    }
+    return {ReplyError{requester, "another grove status is being answered; try again"}};
   }
-  status_ = StatusGather{next_status_++, {requester}, {}};
+  status_ = StatusGather{next_status_++, {requester}, {}, std::move(dump_dir)};
   status_->counters[own.vpid] = std::move(own);
-  CliOutbox outbox{BroadcastCountersRequest{status_->id}};
+  CliOutbox outbox;
+  outbox.emplace_back(BroadcastCountersRequest{status_->id, !status_->dump_dir.empty()});
   if (status_->counters.size() >= living) {
     CliOutbox done = finish_status();
     outbox.insert(outbox.end(), done.begin(), done.end());
     return outbox;
   }
-  outbox.push_back(ArmTimer{CliTimer::status_deadline, kStatusDeadlineMs});
+  outbox.emplace_back(ArmTimer{CliTimer::status_deadline, kStatusDeadlineMs});
   return outbox;
 }
 
@@ -82,7 +88,8 @@ CliOutbox CliService::finish_status() {
   if (!status_) return {};
   StatusGather gather = std::move(*status_);
   status_.reset();
-  return {ReplyStatus{std::move(gather.requesters), std::move(gather.counters)}};
+  return {ReplyStatus{std::move(gather.requesters), std::move(gather.counters),
+                      std::move(gather.dump_dir)}};
 }
 
 CliOutbox CliService::bench_requested(std::uint64_t requester, const Bench& bench,

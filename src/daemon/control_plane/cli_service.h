@@ -41,6 +41,7 @@ namespace cli {
 // Ask every daemon for its counters (the controller's own are in already).
 struct BroadcastCountersRequest {
   std::uint64_t id = 0;
+  bool flight = false;  // with every daemon's flight recording
 };
 struct ArmTimer {
   CliTimer timer = CliTimer::status_deadline;
@@ -50,6 +51,7 @@ struct ArmTimer {
 struct ReplyStatus {
   std::vector<std::uint64_t> requesters;
   std::map<Vpid, CountersReply> counters;
+  std::string dump_dir;  // where the flight recordings go (empty: none asked for)
 };
 // Broadcast `size` bytes (their content drawn from `round`); tell the
 // service its op id (release_started).
@@ -77,8 +79,10 @@ using Outbox = std::vector<Effect>;
 class CliService {
  public:
   // grove status. `own`: the controller's counters; `living`: daemons up,
-  // the controller included.
-  cli::Outbox status_requested(std::uint64_t requester, CountersReply own, std::size_t living);
+  // the controller included; `dump_dir`: where every daemon's flight
+  // recording goes (`own` then carries the controller's).
+  cli::Outbox status_requested(std::uint64_t requester, CountersReply own, std::size_t living,
+                               std::string dump_dir = {});
   cli::Outbox counters_arrived(const CountersReply& reply, std::size_t living);
   // A daemon was lost: it will not answer.
   cli::Outbox daemon_lost(std::size_t living);
@@ -115,6 +119,7 @@ class CliService {
     std::uint64_t id = 0;
     std::vector<std::uint64_t> requesters;
     std::map<Vpid, CountersReply> counters;
+    std::string dump_dir;
   };
   std::optional<StatusGather> status_;
   std::uint64_t next_status_ = 1;

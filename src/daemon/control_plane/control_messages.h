@@ -102,12 +102,13 @@ struct CountersReply {
   std::uint64_t heap_bytes = 0;      // malloc'd and not freed, libpmix's included
   std::uint64_t resident_bytes = 0;  // the daemon's resident set
   WakeCounts wakes;
+  Bytes flight;  // the engine's flight recording, when asked for
 
   static constexpr const char* wire_name = "counters reply";
   static auto wire_fields(auto& m) {
     return std::tie(m.request, m.vpid, m.epoch, m.tree_version, m.engine, m.transport_sent,
                     m.transport_received, m.footprint, m.controller_rtt_ns, m.heap_bytes,
-                    m.resident_bytes, m.wakes);
+                    m.resident_bytes, m.wakes, m.flight);
   }
 };
 
@@ -165,9 +166,10 @@ struct Heartbeat {
 // The controller asks every daemon for its counters (`grove status`).
 struct CountersRequest {
   std::uint64_t request = 0;
+  bool flight = false;  // with the flight recording (`grove status --dump`)
 
   static constexpr const char* wire_name = "counters request";
-  static auto wire_fields(auto& m) { return std::tie(m.request); }
+  static auto wire_fields(auto& m) { return std::tie(m.request, m.flight); }
 };
 
 }  // namespace grove
