@@ -6,7 +6,6 @@
 
 #include "daemon/versions.h"
 #include "grpcomm/join_seed.h"
-
 #include "os/memory_use.h"
 #include "rml/transport/frame_seal.h"
 #include "util/clock.h"

@@ -17,7 +17,6 @@ struct FrameMark {
   std::uint64_t size = 0;
   std::uint64_t input = 0;                // the receiver's input number (received frames)
   const FlightInput* received = nullptr;  // the receiver's input (received frames)
-  bool operator==(const FrameMark& other) const { return crc == other.crc && size == other.size; }
 };
 
 using Link = std::pair<Vpid, Vpid>;  // from, to
@@ -208,7 +207,6 @@ class Replayer {
       observe(report, self, out);
     }
     order.sends([&](Vpid target, const FrameMark& mark) { sent_[{self, target}].push_back(mark); });
-    if (report.divergence && report.divergence->daemon == self) diverged_.push_back(self);
     result.accounting = (*engine)->accounting();
     result.stats = (*engine)->stats();
     result.accounting_matches = result.accounting == recording.header.accounting;
@@ -230,12 +228,23 @@ class Replayer {
         continue;  // no sender's history to check against
       }
       const std::vector<FrameMark>& sent = sent_[link];
+      // Where each frame's (CRC, size) stands in what was sent, in order: a
+      // search by bisection, not a scan per frame received.
+      std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<std::size_t>> positions;
+      for (std::size_t i = 0; i < sent.size(); ++i)
+        positions[{sent[i].crc, sent[i].size}].push_back(i);
+      auto find_from = [&](std::size_t next, const FrameMark& frame) {
+        auto entry = positions.find({frame.crc, frame.size});
+        if (entry == positions.end()) return sent.size();
+        auto at = std::lower_bound(entry->second.begin(), entry->second.end(), next);
+        return at == entry->second.end() ? sent.size() : *at;
+      };
       std::size_t next = 0;
       bool matched_any = false;
       std::vector<const FrameMark*> unmatched;
       for (const FrameMark& frame : received) {
-        auto found = std::find(sent.begin() + static_cast<std::ptrdiff_t>(next), sent.end(), frame);
-        if (found == sent.end()) {
+        const std::size_t at = find_from(next, frame);
+        if (at == sent.size()) {
           // A sender that came back began a new life: what its old one sent
           // precedes its recording.
           if (!matched_any && !fresh_[from]) continue;
@@ -251,7 +260,6 @@ class Replayer {
                               ", which its sender's replay did not send");
         }
         unmatched.clear();
-        const auto at = static_cast<std::size_t>(found - sent.begin());
         report.sent_not_received += at - next;
         next = at + 1;
         matched_any = true;
