@@ -14,7 +14,10 @@ over ssh with every node as a host, and runs fault scenarios against it:
   8 launches  many short launches
 
 Each prints one line (pass/fail, seconds, counts); at the end a Markdown
-table (and --json FILE). Faults land where they are meant to: a relay dies
+table (and --json FILE). Every DVM is stopped with `grove stop --dump`: a
+failed scenario keeps its DVMs' flight recordings beside their logs
+(DIR-logs/dvm-N.flight, for `grove sim --replay`), and a run with a failed
+scenario keeps DIR-logs whatever --keep says. Faults land where they are meant to: a relay dies
 at a chosen release by grove's debug_fault parameter, never by racing a
 sleep. --short runs the quick subset CI runs on every change. Exit status 0
 when every scenario run passed.
@@ -71,6 +74,7 @@ class Dvm:
     """A DVM started on node0 over ssh; its controller's stderr is the log."""
 
     count = 0
+    started = []  # every DVM of the run, in order (a scenario's: those after its start)
 
     def __init__(self, swarm, paths, mca):
         Dvm.count += 1
@@ -78,6 +82,10 @@ class Dvm:
         self.uri_file = f'{swarm.dir}/dvm-{Dvm.count}.uri'
         # Here, not in the swarm's directory: it outlives the swarm (--keep).
         self.log_path = f'{swarm.dir}-logs/dvm-{Dvm.count}.log'
+        # Written by the controller on node0: the namespace backend's nodes
+        # share this filesystem (a Docker node keeps it in its container).
+        self.flight_dir = f'{swarm.dir}-logs/dvm-{Dvm.count}.flight'
+        Dvm.started.append(self)
         os.makedirs(f'{swarm.dir}-logs', exist_ok=True)
         self.uri = None
         argv = ['env', f'TMPDIR={swarm.dir}', paths.grove, 'start', '--hostfile',
@@ -125,7 +133,9 @@ class Dvm:
 
     def stop(self):
         if self.process.poll() is None:
-            self.grove('stop', timeout=60)
+            # The recordings first; a DVM that cannot give them is stopped anyway.
+            if self.grove('stop', '--dump', self.flight_dir, timeout=120).returncode != 0:
+                self.grove('stop', timeout=60)
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -491,10 +501,15 @@ def main():
         ctx.bring_up()
         for number, name, title, run in chosen:
             started = time.monotonic()
+            first_dvm = len(Dvm.started)
             try:
                 counts, passed = run(ctx), True
             except (Failed, subprocess.TimeoutExpired) as error:
                 counts, passed = f'FAILED: {error}', False
+            if passed:
+                # A passing run's recordings are not kept; a failing one's are.
+                for dvm in Dvm.started[first_dvm:]:
+                    subprocess.run(['rm', '-rf', dvm.flight_dir])
             seconds = time.monotonic() - started
             results.append({'scenario': number, 'name': name, 'title': title, 'passed': passed,
                             'seconds': round(seconds, 1), 'result': counts})
@@ -502,8 +517,9 @@ def main():
                   flush=True)
     finally:
         swarm.cli('down', timeout=300, check=False)
-        if args.keep:
-            print(f'DVM logs kept: {directory}-logs', file=sys.stderr)
+        if args.keep or not all(r['passed'] for r in results):
+            print(f'DVM logs and the failed runs\' flight recordings kept: {directory}-logs',
+                  file=sys.stderr)
         else:
             subprocess.run(['rm', '-rf', directory, directory + '-logs'])
 

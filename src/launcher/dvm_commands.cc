@@ -316,7 +316,44 @@ Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
 
 namespace {
 
-int stop_dvm(const std::string& selector) {
+// `grove status`, with every daemon's flight recording written into `dump`
+// (absolute, as the controller writes it) unless it is empty.
+Result<nlohmann::json> ask_status(const std::string& selector, const std::string& dump) {
+  nlohmann::json request = {{"cmd", "status"}};
+  if (!dump.empty()) request["dump"] = std::filesystem::absolute(dump).lexically_normal().string();
+  return ask_dvm(selector, request, std::chrono::seconds(dump.empty() ? 30 : 120));
+}
+
+// What a dump's status says of it: an error, or (unless quiet) where it went.
+bool flight_dump_written(const nlohmann::json& status, bool quiet) {
+  const auto flight = status.find("flight_dump");
+  if (flight == status.end()) return true;
+  if (flight->contains("error")) {
+    print_cli_error("the flight recordings were not written: " +
+                    (*flight)["error"].get<std::string>());
+    return false;
+  }
+  if (!quiet) {
+    std::fprintf(stderr, "grove: flight recordings of %llu daemons written to %s\n",
+                 static_cast<unsigned long long>((*flight)["files"].get<std::uint64_t>()),
+                 (*flight)["dir"].get<std::string>().c_str());
+  }
+  return true;
+}
+
+int stop_dvm(const std::string& selector, const std::string& dump) {
+  if (!dump.empty()) {
+    // The recordings die with the daemons: without them, no stop.
+    auto status = ask_status(selector, dump);
+    if (!status) {
+      print_cli_error(status.error().message);
+      return 1;
+    }
+    if (!flight_dump_written(*status, false)) {
+      print_cli_error("the DVM was not stopped (grove stop without --dump stops it)");
+      return 1;
+    }
+  }
   auto reply = ask_dvm(selector, {{"cmd", "stop"}}, std::chrono::seconds(120));
   if (!reply) {
     print_cli_error(reply.error().message);
@@ -384,26 +421,12 @@ void print_status(const nlohmann::json& status) {
 }
 
 int status_dvm(const std::string& selector, bool json, bool tree, const std::string& dump) {
-  nlohmann::json request = {{"cmd", "status"}};
-  // The controller writes the files: it is told where, absolutely.
-  if (!dump.empty()) request["dump"] = std::filesystem::absolute(dump).lexically_normal().string();
-  auto reply = ask_dvm(selector, request, std::chrono::seconds(dump.empty() ? 30 : 120));
+  auto reply = ask_status(selector, dump);
   if (!reply) {
     print_cli_error(reply.error().message);
     return 1;
   }
-  int status = 0;
-  if (const auto flight = reply->find("flight_dump"); flight != reply->end()) {
-    if (flight->contains("error")) {
-      print_cli_error("the flight recordings were not written: " +
-                      (*flight)["error"].get<std::string>());
-      status = 1;
-    } else if (!json) {
-      std::fprintf(stderr, "grove: flight recordings of %llu daemons written to %s\n",
-                   static_cast<unsigned long long>((*flight)["files"].get<std::uint64_t>()),
-                   (*flight)["dir"].get<std::string>().c_str());
-    }
-  }
+  const int status = flight_dump_written(*reply, json) ? 0 : 1;
   if (tree) return std::max(status, print_status_tree(*reply, json));
   if (json) {
     std::cout << reply->dump(2) << "\n";
@@ -497,7 +520,13 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
   CLI::App* stop_command = app.add_subcommand("stop", "Stop a running DVM in order");
   add_param_options(*stop_command, context);
   add_dvm_option(*stop_command, *stop_selector);
-  context.actions[stop_command] = [stop_selector] { return stop_dvm(*stop_selector); };
+  auto stop_dump = std::make_shared<std::string>();
+  stop_command->add_option("--dump", *stop_dump,
+                           "First write every daemon's flight recording into this directory "
+                           "(as grove status --dump); if that fails, the DVM is not stopped");
+  context.actions[stop_command] = [stop_selector, stop_dump] {
+    return stop_dvm(*stop_selector, *stop_dump);
+  };
 
   auto status_selector = std::make_shared<std::string>();
   auto status_json = std::make_shared<bool>(false);

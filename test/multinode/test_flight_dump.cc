@@ -101,6 +101,11 @@ TEST_CASE("a DVM that keeps no recording says so to grove status --dump", "[pmix
   CHECK(status.exit_code == 1);
   CHECK_THAT(status.err, Catch::Contains("grpcomm_flight_recorder_size 0"));
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/none"));
+  // Nor does grove stop --dump stop it: the recordings it asked for are not there.
+  auto stop = dvm.grove({"stop", "--dump", dir.path() + "/none"});
+  CHECK(stop.exit_code == 1);
+  CHECK_THAT(stop.err, Catch::Contains("the DVM was not stopped"));
+  CHECK(dvm.status()["size"] == 2);
 }
 
 TEST_CASE("a relay killed mid-release: the survivors' recordings replay exactly",
@@ -130,4 +135,14 @@ TEST_CASE("a relay killed mid-release: the survivors' recordings replay exactly"
   // controller's recording, has no sender to match.
   CHECK(replayed.report["received_after_recording"] == kDaemons - 2);
   check_counts(status, replayed.report);
+
+  // grove stop --dump: the recordings, then the stop.
+  TempDir last("grove-flight");
+  auto stopped = dvm.grove({"stop", "--dump", last.path()}, std::chrono::seconds(120));
+  REQUIRE(stopped.exit_code == 0);
+  CHECK_THAT(stopped.err, Catch::Contains("flight recordings of 9 daemons written"));
+  CHECK_THAT(stopped.out, Catch::Contains("DVM stopped"));
+  const Replay at_stop = replay(last.path());
+  INFO(at_stop.err);
+  CHECK(at_stop.exit_code == 0);
 }
