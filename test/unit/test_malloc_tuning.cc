@@ -38,6 +38,20 @@ Churn churn(std::uint64_t pad) {
     if (pad == 0) {
       mallopt(M_MMAP_THRESHOLD, 128 * 1024);
       mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+      // The runner's earlier tests may have left free chunks of 1 MiB or
+      // more inside the heap, which malloc serves before it maps: hold
+      // them until a 1 MiB block is mapped, so the heap is as a fresh
+      // process's.
+      std::vector<void*> holes;
+      for (int i = 0; i < 4096; ++i) {
+        const std::size_t mapped = mallinfo2().hblkhd;
+        void* block = std::malloc(1024 * 1024);
+        if (mallinfo2().hblkhd > mapped) {
+          std::free(block);
+          break;
+        }
+        holes.push_back(block);
+      }
     } else if (!grove::keep_freed_memory(pad)) {
       _exit(2);
     }
