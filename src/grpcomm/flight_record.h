@@ -26,19 +26,18 @@ inline constexpr std::uint32_t kFlightFormatVersion = 1;
 inline constexpr std::string_view kFlightMagic = "GROVEFLT";
 
 enum class FlightInputKind : std::uint8_t {
-  frame,         // on_frame: peer sent data
-  timer,         // on_timer
-  departure,     // declare_departure(peer)
-  return_,       // declare_return(peer)
-  release,       // release_bcast(tag, data, flags)
-  contribute,    // contribute(FenceRequest{text, participants, data, number})
-  end_scope,     // end_fence_scope(text)
-  delay_target,  // set_release_delay_target(number, as signed)
+  frame,       // on_frame: peer sent data
+  timer,       // on_timer
+  departure,   // declare_departure(peer)
+  return_,     // declare_return(peer)
+  release,     // release_bcast(tag, data, flags)
+  contribute,  // contribute(FenceRequest{text, participants, data, number})
+  end_scope,   // end_fence_scope(text)
 };
 template <>
 struct WireEnum<FlightInputKind> {
   static constexpr FlightInputKind first = FlightInputKind::frame,
-                                   last = FlightInputKind::delay_target;
+                                   last = FlightInputKind::end_scope;
 };
 std::string_view flight_input_name(FlightInputKind kind);
 
@@ -77,10 +76,10 @@ struct FlightInputHead {
   std::uint16_t tag = 0;    // release
   std::uint16_t flags = 0;  // release
   std::uint8_t timer_kind = 0, timer_topology = 0;  // timer: its TimerId
-  std::uint64_t number = 0;  // timer's op; contribute's placed epoch; delay target
-  std::string text{};        // contribute's signature; end_scope's scope
-  VpidSet participants{};    // contribute
-  ByteView data{};           // frame bytes; release payload; contribution
+  std::uint64_t number = 0;                         // timer's op; contribute's placed epoch
+  std::string text{};                               // contribute's signature; end_scope's scope
+  VpidSet participants{};                           // contribute
+  ByteView data{};                                  // frame bytes; release payload; contribution
   // Made by the driver while it carried out an earlier input's effects (a
   // delivery's hook that contributes): that input's number plus one (0:
   // none), and where in them: 0 before the first, k during the k-th. The

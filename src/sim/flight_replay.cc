@@ -83,9 +83,6 @@ Status feed_recorded_input(Engine& engine, const FlightInput& input, Outbox& out
     case FlightInputKind::end_scope:
       engine.end_fence_scope(input.text);
       break;
-    case FlightInputKind::delay_target:
-      engine.set_release_delay_target(static_cast<std::int64_t>(input.number));
-      break;
   }
   return ok_status();
 }
