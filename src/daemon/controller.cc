@@ -95,6 +95,10 @@ void Controller::on_daemon_message(Vpid from, std::uint16_t tag, const Bytes& pa
       if (help) on_help(*help);
       return;
     }
+    case daemon_tags::problem_seen: {
+      if (auto problem = wire_decode<ProblemSeen>(payload)) on_problem(from, problem->text);
+      return;
+    }
   }
 }
 

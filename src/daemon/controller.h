@@ -19,6 +19,7 @@
 #include "control/control_request.h"
 #include "control/control_socket.h"
 #include "control/session_dir.h"
+#include "daemon/control_plane/auto_flight_dumps.h"
 #include "daemon/control_plane/cli_service.h"
 #include "daemon/control_plane/control_messages.h"
 #include "daemon/control_plane/job_table.h"
@@ -174,6 +175,13 @@ class Controller {
   void reply_status(cli::ReplyStatus& status);
   void start_bench_round(const cli::Effect& round);
   void reply_bench(const cli::ReplyBench& bench);
+  // controller_flight_dumps.cc: automatic flight dumps.
+  void start_flight_dumps();
+  // A problem seen at `where` (a daemon's report, or the controller's own).
+  void on_problem(Vpid where, const std::string& text);
+  void check_stalled_broadcast();
+  void automatic_dump_answered(const nlohmann::json& reply);
+  nlohmann::json flight_dumps_json() const;
   // controller_stop.cc: carrying out the stop sequence.
   void begin_stop(ReplyFn reply, const std::string& reason);
   void apply(stop::Outbox out);
@@ -243,13 +251,24 @@ class Controller {
     int exit_code = 0;  // the controller's
   };
   Stopping stopping_;
+  // Automatic flight dumps, decided by their policy, each gathered as
+  // grove status --dump is; the stall watch over the controller's
+  // broadcasts (grpcomm_flight_dump_stall_ms) and the last broadcast it
+  // reported, by topology and op id.
+  struct FlightDumps {
+    AutoFlightDumps policy{{}, 0};
+    TimeNs stall_ns = 0;
+    Timer stall_watch;
+    std::optional<std::pair<TopologyKind, std::uint64_t>> stalled;
+  };
   // grove status and grove bench, decided by the CLI service; the replies
-  // its requester tokens stand for.
+  // its requester tokens stand for; the automatic flight dumps.
   struct CliRequests {
     CliService service;
     std::array<Timer, 2> timers;  // by CliTimer
     std::map<std::uint64_t, ReplyFn> replies;
     std::uint64_t next_requester = 1;
+    FlightDumps flight;
   };
   CliRequests cli_;
   // The jobs, decided by the job table; who waits for their answers.

@@ -123,6 +123,7 @@ nlohmann::json Controller::status_json() const {
   for (const auto& [name, value] : params_.non_defaults())
     params[name] = value;
   out["params"] = params;
+  out["flight_dumps"] = flight_dumps_json();
   nlohmann::json daemons = nlohmann::json::array();
   for (const DaemonRecord& daemon : roster_->records()) {
     daemons.push_back(

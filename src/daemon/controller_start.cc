@@ -37,6 +37,7 @@ Status Controller::start() {
   if (auto status = launch_daemons(); !status) return status;
   if (auto status = start_rank_host(); !status) return status;
   start_job_table();
+  start_flight_dumps();
   claim_tags();
   apply(launch_.supervisor.begin());
   if (options_.daemons == 1) become_ready();
@@ -51,6 +52,7 @@ Status Controller::start_runtime() {
   hooks.on_broadcast_done = [this](const BroadcastDone& done) { on_broadcast_done(done); };
   hooks.on_help = [this](const ShowHelpTopic& help) { on_help(help); };
   hooks.on_peer_lost = [this](Vpid peer) { on_peer_lost(peer); };
+  hooks.on_problem = [this](Vpid where, const std::string& text) { on_problem(where, text); };
   // Daemons on other hosts reach us at the address that routes to them.
   std::string bind_host = "127.0.0.1";
   std::string advertised = bind_host;
@@ -124,12 +126,12 @@ Status Controller::start_rank_host() {
 
 void Controller::claim_tags() {
   // The rank host claimed its own (job and PMIx bridge traffic) as it started.
-  claims_.push_back(
-      runtime_->own_control({daemon_tags::report, daemon_tags::launch_failed,
-                             daemon_tags::link_lost, daemon_tags::heartbeat, daemon_tags::help},
-                            [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
-                              on_daemon_message(from, tag, payload);
-                            }));
+  claims_.push_back(runtime_->own_control(
+      {daemon_tags::report, daemon_tags::launch_failed, daemon_tags::link_lost,
+       daemon_tags::heartbeat, daemon_tags::help, daemon_tags::problem_seen},
+      [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
+        on_daemon_message(from, tag, payload);
+      }));
   claims_.push_back(runtime_->own_fences(kBenchBarrierSignature, [this](const FenceDone& done) {
     cli_.service.fence_done(done.key.signature, runtime_->now());
   }));

@@ -284,6 +284,15 @@ Bytes DaemonRuntime::flight_recording() const {
   return recorder_.write(build_revision(), engine_->accounting(), engine_->stats(), now());
 }
 
+void DaemonRuntime::report_problem(const std::string& text) {
+  if (!recorder_.on()) return;
+  if (options_.self != kControllerVpid) {
+    send_control(kControllerVpid, daemon_tags::problem_seen, encode(ProblemSeen{text}));
+  } else if (hooks_.on_problem) {
+    hooks_.on_problem(options_.self, text);
+  }
+}
+
 void DaemonRuntime::end_fence_scope(const std::string& scope) {
   to_engine(FlightInputHead{.kind = FlightInputKind::end_scope, .now = now(), .text = scope},
             Caller::owner,

@@ -41,6 +41,9 @@ struct RuntimeHooks {
   std::function<void(const ShowHelpTopic&)> on_help;
   std::function<void(const MembershipChanged&)> on_membership;
   std::function<void(Vpid)> on_peer_lost;
+  // The controller's: a problem seen here or reported by a daemon
+  // (report_problem), for an automatic flight dump.
+  std::function<void(Vpid where, const std::string& text)> on_problem;
 };
 
 // The engine's configuration from the parameter registry.
@@ -128,6 +131,10 @@ class DaemonRuntime : private EffectDriver {
   // The flight recording of this daemon's engine (grpcomm/flight_record.h);
   // empty if it keeps none (grpcomm_flight_recorder_size 0) or awaits its seed.
   Bytes flight_recording() const;
+  // A problem this daemon saw that the DVM keeps a flight dump of (a fence
+  // past its PMIX_TIMEOUT): to the controller, which decides (nothing is
+  // sent when this daemon keeps no recording).
+  void report_problem(const std::string& text);
 
   TimeNs now() const;
   // This daemon's counters for `grove status`.

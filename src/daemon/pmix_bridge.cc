@@ -209,6 +209,7 @@ void PmixBridge::drive(pmix_fence::Outbox outbox) {
             waiter->second.timeout.arm(step.delay_ms);
           } else if constexpr (std::is_same_v<Step, pmix_fence::Notice>) {
             log_.error("%s", step.text.c_str());
+            if (step.problem) runtime_.report_problem(step.text);
           } else {
             static_assert(sizeof(Step) == 0, "a PMIx fence effect without a driver");
           }

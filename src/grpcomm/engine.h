@@ -144,6 +144,15 @@ class Engine {
   // Ops this daemon still holds (for invariants and status).
   std::size_t open_ops(TopologyKind kind) const { return topology(kind).ops.size(); }
   std::size_t open_fences() const { return fences_.open_rounds(); }
+  // Controller only: its oldest broadcast not yet complete on every daemon
+  // (the controller's stall watch; an op ends at its origin once all acked).
+  struct OpenBroadcast {
+    TopologyKind kind = TopologyKind::routing;
+    std::uint64_t id = 0;
+    std::uint16_t tag = 0;
+    TimeNs started_ns = 0;
+  };
+  std::optional<OpenBroadcast> oldest_open_broadcast() const;
   // Signatures whose last round this daemon remembers (bounded by end_fence_scope).
   std::size_t known_fence_signatures() const { return fences_.known_signatures(); }
   // The last released round of a fence signature (0: none yet).

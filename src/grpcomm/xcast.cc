@@ -268,6 +268,20 @@ void Engine::finish_at_origin(TimeNs now, TopologyState& state, std::uint64_t op
   state.watermark = state.ops.empty() ? state.next_id : state.ops.begin()->first;
 }
 
+std::optional<Engine::OpenBroadcast> Engine::oldest_open_broadcast() const {
+  if (!is_controller()) return std::nullopt;
+  std::optional<OpenBroadcast> oldest;
+  for (const TopologyState& state : topologies_) {
+    // At the origin an op is erased once complete: every op held is open,
+    // and ids (a flat map's order) follow the order they started in.
+    if (state.ops.empty()) continue;
+    const auto& [id, op] = *state.ops.begin();
+    if (!oldest || op.started_ns < oldest->started_ns)
+      oldest = OpenBroadcast{state.kind, id, op.tag, op.started_ns};
+  }
+  return oldest;
+}
+
 void Engine::learn_watermark(TopologyState& state, std::uint64_t watermark, Outbox& out) {
   if (is_controller() || watermark <= state.watermark) return;
   state.watermark = watermark;

@@ -27,6 +27,7 @@ constexpr std::array kTags{
     TagInfo{daemon_tags::link_lost, "link-lost"},
     TagInfo{daemon_tags::evicted, "evicted"},
     TagInfo{daemon_tags::removed, "removed"},
+    TagInfo{daemon_tags::problem_seen, "problem-seen"},
     TagInfo{job_tags::kill, "job-kill"},
     TagInfo{job_tags::cleanup, "job-cleanup"},
     TagInfo{job_tags::output, "job-output"},

@@ -38,6 +38,8 @@ inline constexpr std::uint16_t link_lost = tags::first_daemon_tag + 10;        /
 inline constexpr std::uint16_t evicted = tags::first_daemon_tag + 11;          // control
 // controller -> a daemon grove shrink removes: leave cleanly (an Eviction's reason)
 inline constexpr std::uint16_t removed = tags::first_daemon_tag + 12;  // control
+// a daemon -> the controller: a problem it saw, for an automatic flight dump
+inline constexpr std::uint16_t problem_seen = tags::first_daemon_tag + 13;  // control
 }  // namespace daemon_tags
 
 // Jobs (jobs/job_messages.h).

@@ -98,6 +98,15 @@ void register_grpcomm_params(ParamRegistry& registry) {
   registry.define(size("grpcomm_flight_recorder_size", "4M", 0, std::int64_t{1} << 30,
                        "Bytes of its engine's newest inputs each daemon keeps for grove status "
                        "--dump and grove sim --replay (0: none kept)"));
+  registry.define(text("grpcomm_flight_dump_dir", "",
+                       "Where automatic flight dumps go, one directory each (empty: "
+                       "dvm-<pid>.flight beside the DVM's session directory)"));
+  registry.define(integer("grpcomm_flight_dumps", "3", 0, 1000,
+                          "How many automatic flight dumps a DVM makes when a daemon sees a "
+                          "problem (a fence timeout, a stalled broadcast); 0: none"));
+  registry.define(integer("grpcomm_flight_dump_stall_ms", "30000", 0, 86400000,
+                          "A broadcast of the controller's not complete after this long is a "
+                          "problem worth an automatic flight dump (0: not watched)"));
   registry.define(integer("grpcomm_release_delay_target", "-1", -1, 0xFFFFFFF,
                           "Daemon vpid that applies grpcomm_release_delay_ms (-1: every daemon)"));
   registry.define(size("grpcomm_compress_threshold", "4096", 0, std::int64_t{1} << 40,

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "dvm_harness.h"
+#include "support/wait.h"
 
 using namespace grove::test;
 
@@ -51,6 +52,24 @@ void check_counts(const nlohmann::json& status, const nlohmann::json& report) {
     CHECK(daemon["bytes"] == counted[vpid]["engine_bytes"]);
     CHECK(daemon["inputs"].get<std::uint64_t>() > 0);
   }
+}
+
+// The DVM's automatic flight dumps once the first has finished gathering.
+nlohmann::json finished_dumps(Dvm& dvm) {
+  nlohmann::json dumps;
+  const bool finished = wait_until(
+      [&] {
+        dumps = dvm.status()["flight_dumps"]["dumps"];
+        return !dumps.empty() && dumps[0]["state"] != "gathering";
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
+  REQUIRE(finished);
+  return dumps;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace
@@ -145,4 +164,72 @@ TEST_CASE("a relay killed mid-release: the survivors' recordings replay exactly"
   const Replay at_stop = replay(last.path());
   INFO(at_stop.err);
   CHECK(at_stop.exit_code == 0);
+}
+
+TEST_CASE("a fence past its PMIX_TIMEOUT on a daemon makes the DVM dump every recording by itself",
+          "[pmix][flight]") {
+  constexpr int kDaemons = 3;
+  TempDir dir("grove-flight");
+  Dvm dvm(kDaemons, {"--mca", "grpcomm_flight_dump_dir", dir.path()});
+  REQUIRE(dvm.ready());
+  // Rank 0 (on the controller) reaches the fence only after 600 s; rank 1
+  // (on daemon 1) gives up after 2 s: daemon 1 sees the timeout.
+  auto job =
+      dvm.grove({"run", "-n", "2", "--map-by", "node", binary_from_env("GROVE_PMIX_FENCE_CLIENT"),
+                 "1", "--fence-timeout", "2", "--late", "0:600"},
+                std::chrono::seconds(120));
+  CHECK_FALSE(job.timed_out);
+  CHECK_THAT(job.err, Catch::Contains("rank 1 round 0: PMIx_Fence: TIMEOUT"));
+  const nlohmann::json dumps = finished_dumps(dvm);
+  INFO(dumps.dump(2) << dvm.controller().err());
+  REQUIRE(dumps.size() == 1);
+  const nlohmann::json& made = dumps[0];
+  CHECK(made["state"] == "written");
+  CHECK(made["files"] == kDaemons);
+  const std::string where = made["dir"].get<std::string>();
+  CHECK(where == dir.path() + "/dump-1");
+  REQUIRE(made["problems"].size() == 1);
+  const std::string problem = made["problems"][0].get<std::string>();
+  CHECK_THAT(problem, Catch::StartsWith("daemon 1: fence pmix:"));
+  CHECK_THAT(problem, Catch::Contains("timed out (PMIX_TIMEOUT)"));
+  CHECK(read_text(where + "/problems.txt") == problem + "\n");
+  CHECK_THAT(dvm.controller().err(),
+             Catch::Contains("every daemon's flight recording goes to " + where));
+  const Replay replayed = replay(where);
+  INFO(replayed.err);
+  CHECK(replayed.exit_code == 0);
+  CHECK(replayed.report["ok"].get<bool>());
+  CHECK(replayed.report["daemons"].size() == kDaemons);
+}
+
+TEST_CASE("a broadcast held past grpcomm_flight_dump_stall_ms makes the DVM dump by itself",
+          "[dvm][flight]") {
+  constexpr int kDaemons = 4;
+  TempDir dir("grove-flight");
+  // Daemon 1 holds every release 4 s: the controller's broadcast is open
+  // that long, past the 300 ms the stall watch allows.
+  Dvm dvm(kDaemons,
+          {"--mca", "rml_base_radix2", "2", "--mca", "grpcomm_release_delay_ms", "4000", "--mca",
+           "grpcomm_release_delay_target", "1", "--mca", "grpcomm_flight_dump_stall_ms", "300",
+           "--mca", "grpcomm_flight_dump_dir", dir.path()});
+  REQUIRE(dvm.ready());
+  CHECK(dvm.bench("release", "1KB", 1)["spans_us"].size() == 1);
+  const nlohmann::json dumps = finished_dumps(dvm);
+  INFO(dumps.dump(2) << dvm.controller().err());
+  REQUIRE(dumps.size() == 1);
+  CHECK(dumps[0]["state"] == "written");
+  CHECK(dumps[0]["files"] == kDaemons);
+  REQUIRE(dumps[0]["problems"].size() == 1);
+  CHECK_THAT(dumps[0]["problems"][0].get<std::string>(),
+             Catch::StartsWith("daemon 0: broadcast bench-release (op 1 on the release tree) "
+                               "not complete after"));
+  const Replay replayed = replay(dumps[0]["dir"].get<std::string>());
+  INFO(replayed.err);
+  CHECK(replayed.exit_code == 0);
+  CHECK(replayed.report["ok"].get<bool>());
+  // A DVM whose broadcasts complete makes none.
+  Dvm quiet(2, {"--mca", "grpcomm_flight_dump_stall_ms", "300"});
+  REQUIRE(quiet.ready());
+  CHECK(quiet.bench("release", "1KB", 20)["spans_us"].size() == 20);
+  CHECK(quiet.status()["flight_dumps"]["dumps"].empty());
 }

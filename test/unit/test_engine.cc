@@ -312,6 +312,7 @@ TEST_CASE("grpcomm_release_delay_ms holds releases at the target only", "[engine
   base.release_delay_ns = 5'000'000;
   base.release_delay_target = 1;
   LocalCluster cluster(7, base);
+  const TimeNs started = cluster.now();
   cluster.release(tags::bench_release, to_bytes("held"));
   cluster.run();
   // 1 delivered but holds; its subtree (3, 4) waits; 2's subtree is done.
@@ -326,11 +327,24 @@ TEST_CASE("grpcomm_release_delay_ms holds releases at the target only", "[engine
     }
   }
   CHECK(armed);
+  // The controller's stall watch sees the held release as its oldest open
+  // broadcast, with when it started; relays hold no broadcast of their own.
+  cluster.advance(1'000'000);
+  cluster.release(tags::group_release, to_bytes("after"));
+  const auto open = cluster.engine(0).oldest_open_broadcast();
+  REQUIRE(open.has_value());
+  CHECK(open->tag == tags::bench_release);
+  CHECK(open->kind == TopologyKind::release);
+  CHECK(open->id == 1);
+  CHECK(open->started_ns == started);
+  CHECK_FALSE(cluster.engine(1).oldest_open_broadcast().has_value());
+  cluster.run();
   cluster.fire_timers();
   cluster.run();
-  CHECK(cluster.delivered(3).size() == 1);
-  CHECK(cluster.delivered(4).size() == 1);
+  CHECK(cluster.delivered(3).size() == 2);
+  CHECK(cluster.delivered(4).size() == 2);
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
+  CHECK_FALSE(cluster.engine(0).oldest_open_broadcast().has_value());
 }
 
 TEST_CASE("a relay killed while holding is repaired: only its subtree is replayed",

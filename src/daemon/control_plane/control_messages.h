@@ -163,6 +163,15 @@ struct Heartbeat {
   static auto wire_fields(auto& m) { return std::tie(m.sent_ns); }
 };
 
+// A daemon saw a problem the DVM keeps its flight recordings of (a fence
+// past its PMIX_TIMEOUT): the controller dumps them (docs/simulator.md).
+struct ProblemSeen {
+  std::string text;
+
+  static constexpr const char* wire_name = "problem seen";
+  static auto wire_fields(auto& m) { return std::tie(m.text); }
+};
+
 // The controller asks every daemon for its counters (`grove status`).
 struct CountersRequest {
   std::uint64_t request = 0;

@@ -78,7 +78,8 @@ FenceOutbox PmixFenceBook::timed_out(std::uint64_t id) {
   FenceOutbox outbox;
   auto fence = fences_.find(id);
   if (fence == fences_.end()) return outbox;
-  outbox.push_back(Notice{"fence " + fence->second.signature + " timed out (PMIX_TIMEOUT)"});
+  outbox.push_back(
+      Notice{"fence " + fence->second.signature + " timed out (PMIX_TIMEOUT)", /*problem=*/true});
   answer(id, Outcome::timed_out, outbox);
   return outbox;
 }

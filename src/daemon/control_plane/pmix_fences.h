@@ -63,6 +63,8 @@ struct ArmTimer {
 };
 struct Notice {
   std::string text;  // an error line for the log
+  // A problem the DVM keeps its flight recordings of (DaemonRuntime::report_problem).
+  bool problem = false;
 };
 
 using Effect = std::variant<Answer, Contribute, ArmTimer, Notice>;
