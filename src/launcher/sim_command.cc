@@ -50,7 +50,9 @@ struct SimCliOptions {
   std::string progress = "auto";
   std::string huge_pages = "auto";
   bool json = false;
-  std::string replay;  // a directory of flight recordings
+  std::string replay;         // a directory of flight recordings
+  std::int64_t perturb = -1;  // with replay: the first perturbation's seed
+  double cut = 0.5;
 };
 
 double percentile(std::vector<TimeNs> values, double fraction) {
@@ -387,6 +389,44 @@ void add_delay_options(CLI::App& command, SimCliOptions& options) {
       ->capture_default_str();
 }
 
+// A real DVM's flight recordings: replayed, or perturbed from a cut.
+void add_replay_options(CLI::App& command, SimCliOptions& options) {
+  command.add_option("--replay", options.replay,
+                     "Replay the flight recordings in this directory (grove status --dump) "
+                     "through fresh engines, and check them; the other options do not apply");
+  command
+      .add_option("--perturb", options.perturb,
+                  "With --replay: keep the recorded schedule up to --cut, then let jitter "
+                  "(--alpha, --jitter) and --faults daemon deaths drawn from this seed take "
+                  "over; --runs seeds from it, stopping at the first that breaks something")
+      ->check(CLI::Range(std::int64_t{0}, INT64_MAX));
+  command
+      .add_option("--cut", options.cut,
+                  "With --perturb: where the recorded schedule ends, as a fraction of the "
+                  "controller's recorded span")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+}
+
+// A simulation, or a real history replayed or perturbed.
+int sim_action(CliContext& context, const SimCliOptions& options) {
+  if (options.perturb >= 0 && options.replay.empty()) {
+    print_cli_error("--perturb perturbs a real history: give its recordings with --replay DIR");
+    return 2;
+  }
+  if (options.perturb >= 0) {
+    PerturbCli perturb{static_cast<std::uint64_t>(options.perturb),
+                       options.runs,
+                       options.cut,
+                       options.faults,
+                       options.alpha_us,
+                       options.jitter};
+    return run_sim_perturb(options.replay, perturb, options.json);
+  }
+  if (!options.replay.empty()) return run_sim_replay(options.replay, options.json);
+  return run_sim(context, options);
+}
+
 }  // namespace
 
 void add_sim_command(CLI::App& app, CliContext& context) {
@@ -479,13 +519,8 @@ void add_sim_command(CLI::App& app, CliContext& context) {
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON");
-  command->add_option("--replay", options->replay,
-                      "Replay the flight recordings in this directory (grove status --dump) "
-                      "through fresh engines, and check them; the other options do not apply");
-  context.actions[command] = [&context, options] {
-    if (!options->replay.empty()) return run_sim_replay(options->replay, options->json);
-    return run_sim(context, *options);
-  };
+  add_replay_options(*command, *options);
+  context.actions[command] = [&context, options] { return sim_action(context, *options); };
 }
 
 }  // namespace grove

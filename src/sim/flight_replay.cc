@@ -15,7 +15,7 @@ constexpr std::size_t kMaxProblems = 20;
 struct FrameMark {
   std::uint32_t crc = 0;
   std::uint64_t size = 0;
-  std::uint64_t input = 0;                // the receiver's input number (received frames)
+  std::uint64_t input = 0;                // the receiver's input (received), the sender's (sent)
   const FlightInput* received = nullptr;  // the receiver's input (received frames)
 };
 
@@ -109,7 +109,7 @@ class WireOrder {
       if (const auto* send = std::get_if<SendFrame>(&out.effects()[e])) {
         sends_[index].push_back(
             Send{static_cast<std::uint32_t>(e + 1), send->target,
-                 FrameMark{flight_crc(send->frame), send->frame.size(), 0, nullptr}});
+                 FrameMark{flight_crc(send->frame), send->frame.size(), index, nullptr}});
       }
     }
     if (input.parent > 0 && input.parent <= index) {
@@ -258,6 +258,8 @@ class Replayer {
         }
         unmatched.clear();
         report.sent_not_received += at - next;
+        if (options_.keep_matches)
+          report.matches.push_back(MatchedFrame{from, to, sent[at].input, frame.input});
         next = at + 1;
         matched_any = true;
         ++report.frames_checked;

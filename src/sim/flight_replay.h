@@ -21,6 +21,17 @@ namespace grove {
 struct ReplayOptions {
   // Tests only: replay with these repair rules in their naive forms.
   RepairRules weakened;
+  // Keep every received frame's match to the input that sent it
+  // (ReplayReport::matches; grove sim --perturb cuts the history by them).
+  bool keep_matches = false;
+};
+
+// A frame `to` received (its input `received`) matched to the input of
+// `from` whose effects sent it.
+struct MatchedFrame {
+  Vpid from = 0, to = 0;
+  std::uint64_t sent_by = 0;
+  std::uint64_t received = 0;
 };
 
 // The first input whose effects differ from the recorded ones.
@@ -54,6 +65,7 @@ struct ReplayReport {
   // Received after the last frame matched on their link: sent once the
   // sender's recording was taken (a dump's are taken one after another).
   std::uint64_t received_after_recording = 0;
+  std::vector<MatchedFrame> matches;  // with ReplayOptions::keep_matches
   bool ok() const { return !divergence && problems.empty(); }
 };
 
