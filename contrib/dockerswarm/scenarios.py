@@ -83,7 +83,7 @@ class Dvm:
         # Here, not in the swarm's directory: it outlives the swarm (--keep).
         self.log_path = f'{swarm.dir}-logs/dvm-{Dvm.count}.log'
         # Written by the controller on node0: the namespace backend's nodes
-        # share this filesystem (a Docker node keeps it in its container).
+        # share this filesystem; a Docker node's is fetched out of it (stop).
         self.flight_dir = f'{swarm.dir}-logs/dvm-{Dvm.count}.flight'
         Dvm.started.append(self)
         os.makedirs(f'{swarm.dir}-logs', exist_ok=True)
@@ -136,6 +136,9 @@ class Dvm:
             # The recordings first; a DVM that cannot give them is stopped anyway.
             if self.grove('stop', '--dump', self.flight_dir, timeout=120).returncode != 0:
                 self.grove('stop', timeout=60)
+            elif self.swarm.backend == 'docker':
+                # Written inside node0's container: out beside the logs.
+                self.swarm.cli('fetch', 'node0', self.flight_dir, check=False)
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
