@@ -176,6 +176,9 @@ class Controller {
   void start_bench_round(const cli::Effect& round);
   void reply_bench(const cli::ReplyBench& bench);
   // controller_flight_dumps.cc: automatic flight dumps.
+  std::string flight_dump_base() const;  // grpcomm_flight_dump_dir, or its default
+  // Our parameters as a daemon we start gets them (with the dump directory).
+  std::vector<std::string> daemon_param_arguments() const;
   void start_flight_dumps();
   // A problem seen at `where` (a daemon's report, or the controller's own).
   void on_problem(Vpid where, const std::string& text);

@@ -10,9 +10,22 @@
 
 namespace grove {
 
+std::string Controller::flight_dump_base() const {
+  const std::string base = params_.get_string("grpcomm_flight_dump_dir");
+  return base.empty() ? identity_.dvm.directory + ".flight" : base;
+}
+
+std::vector<std::string> Controller::daemon_param_arguments() const {
+  std::vector<std::string> arguments = params_.child_arguments();
+  // Every daemon's crash dumps go where the controller's dumps go.
+  if (params_.get_string("grpcomm_flight_dump_dir").empty())
+    arguments.insert(arguments.end(), {"--mca", "grpcomm_flight_dump_dir", flight_dump_base()});
+  return arguments;
+}
+
 void Controller::start_flight_dumps() {
-  std::string base = params_.get_string("grpcomm_flight_dump_dir");
-  if (base.empty()) base = identity_.dvm.directory + ".flight";
+  const std::string base = flight_dump_base();
+  runtime_->arm_crash_dump(base, "grove controller");
   // Nothing to dump where no daemon keeps a recording (the parameter is the DVM's).
   const bool recording = params_.get_size("grpcomm_flight_recorder_size") > 0;
   cli_.flight.policy = AutoFlightDumps(

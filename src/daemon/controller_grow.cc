@@ -76,7 +76,7 @@ void Controller::start_local_joiner(Vpid vpid) {
                          static_cast<std::uint32_t>(roster_->records().size()),
                          identity_.endpoint,
                          *directory,
-                         params_.child_arguments(),
+                         daemon_param_arguments(),
                          identity_.secret,
                          std::string(),
                          std::nullopt,

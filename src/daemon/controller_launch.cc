@@ -41,7 +41,7 @@ Status Controller::launch_daemons() {
 }
 
 Status Controller::launch_local_daemons() {
-  const std::vector<std::string> param_arguments = params_.child_arguments();
+  const std::vector<std::string> param_arguments = daemon_param_arguments();
   const std::string groved = options_.groved_path.empty() ? find_groved() : options_.groved_path;
   std::string topology_xml = identity_.dvm.directory + "/topology.xml";
   if (auto exported = topology_->export_xml(topology_xml); !exported) {
@@ -104,7 +104,7 @@ RemoteSettings Controller::remote_settings() const {
 }
 
 std::vector<std::string> Controller::remote_param_arguments() const {
-  std::vector<std::string> arguments = params_.child_arguments();
+  std::vector<std::string> arguments = daemon_param_arguments();
   // Daemons that land on this very machine (namespaces, containers) learn it
   // from the boot id and bind themselves (docs/dvm.md, "Daemons sharing a host").
   const std::string boot_id = kernel_boot_id();

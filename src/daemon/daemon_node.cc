@@ -55,6 +55,8 @@ int DaemonNode::run() {
     return 1;
   }
   runtime_ = std::move(*runtime);
+  runtime_->arm_crash_dump(params_.get_string("grpcomm_flight_dump_dir"),
+                           "groved vpid " + std::to_string(options_.vpid));
   claim_tags();
   auto endpoint = runtime_->listen();
   if (!endpoint) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "daemon/fatal_signal_dump.h"
 #include "daemon/versions.h"
 #include "grpcomm/join_seed.h"
 #include "os/memory_use.h"
@@ -97,6 +98,7 @@ TagClaim DaemonRuntime::own_fences(std::string scope, TagOwners::FenceHandler ha
 }
 
 DaemonRuntime::~DaemonRuntime() {
+  disarm_fatal_signal_dump(recorder_);
   deferred_event_.reset();
   timers_.clear();
   transport_.reset();
@@ -131,6 +133,7 @@ Result<std::unique_ptr<DaemonRuntime>> DaemonRuntime::create(event_base* base,
   runtime->engine_config_ = engine_config_from(params, runtime->options_.self);
   runtime->engine_ = std::make_unique<Engine>(runtime->engine_config_, *membership);
   runtime->recorder_ = FlightRecorder(params.get_size("grpcomm_flight_recorder_size"));
+  runtime->recorder_.set_build(build_revision());
   // A joining daemon's recording starts with its seed (join()).
   if (!runtime->options_.joining) runtime->recorder_.start(runtime->engine_config_, size);
   runtime->awaiting_seed_ = runtime->options_.joining;
@@ -282,6 +285,10 @@ Bytes DaemonRuntime::flight_recording() const {
   // its seed): no recording.
   if (!recorder_.on() || awaiting_seed_) return {};
   return recorder_.write(build_revision(), engine_->accounting(), engine_->stats(), now());
+}
+
+void DaemonRuntime::arm_crash_dump(const std::string& dir, const std::string& who) {
+  arm_fatal_signal_dump(recorder_, dir, options_.self, who);
 }
 
 void DaemonRuntime::report_problem(const std::string& text) {

@@ -131,6 +131,10 @@ class DaemonRuntime : private EffectDriver {
   // The flight recording of this daemon's engine (grpcomm/flight_record.h);
   // empty if it keeps none (grpcomm_flight_recorder_size 0) or awaits its seed.
   Bytes flight_recording() const;
+  // A fatal signal writes the recording into `dir` (grpcomm_flight_dump_dir)
+  // before the daemon dies of it (daemon/fatal_signal_dump.h); `who` names
+  // this daemon on stderr. Disarmed as the runtime ends.
+  void arm_crash_dump(const std::string& dir, const std::string& who);
   // A problem this daemon saw that the DVM keeps a flight dump of (a fence
   // past its PMIX_TIMEOUT): to the controller, which decides (nothing is
   // sent when this daemon keeps no recording).

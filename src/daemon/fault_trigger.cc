@@ -35,6 +35,11 @@ void die_for_fault(const Log& log, const PlannedFault& fault, const ReleaseOpKey
               static_cast<unsigned long long>(op.op_id),
               static_cast<unsigned long long>(fault.nth));
   }
+  if (fault.death == FaultDeath::segv) {
+    // A crash: the fatal-signal handler sees it (daemon/fatal_signal_dump.h).
+    log.error("debug_fault: crashing with SIGSEGV");
+    ::raise(SIGSEGV);
+  }
   ::kill(::getpid(), SIGKILL);
   std::abort();  // not reached: SIGKILL cannot be caught
 }

@@ -38,7 +38,8 @@ class FaultTrigger {
   std::map<FaultPoint, std::set<ReleaseOpKey>> seen_;  // distinct ops, by point
 };
 
-// Logs why and kills the calling process with SIGKILL. Never returns.
+// Logs why and kills the calling process with SIGKILL (or, planned so, makes
+// it crash with SIGSEGV). Never returns.
 [[noreturn]] void die_for_fault(const Log& log, const PlannedFault& fault, const ReleaseOpKey& op);
 
 }  // namespace grove

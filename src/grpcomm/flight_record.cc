@@ -47,6 +47,9 @@ constexpr std::uint8_t kind_of = KindOf<T, Effect>::value;
 std::uint32_t flight_crc(std::span<const std::byte> bytes) {
   return crc_of(0, bytes);
 }
+std::uint32_t flight_crc_update(std::uint32_t crc, std::span<const std::byte> bytes) {
+  return crc_of(crc, bytes);
+}
 std::uint32_t flight_crc(const WireFrame& frame) {
   return crc_of_frame(frame);
 }

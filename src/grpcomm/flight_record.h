@@ -65,6 +65,8 @@ std::string describe_effect(const FlightEffect& effect);
 // CRC-32 of bytes, and of a frame's header and payload as one (a replay's
 // check that what a daemon received is what its sender sent).
 std::uint32_t flight_crc(std::span<const std::byte> bytes);
+// The same, going on from `crc` (0 to begin): a file's CRC over its pieces.
+std::uint32_t flight_crc_update(std::uint32_t crc, std::span<const std::byte> bytes);
 std::uint32_t flight_crc(const WireFrame& frame);
 
 // An input as a driver hands it to the recorder: its bytes are a view of
@@ -164,6 +166,12 @@ struct FlightHeader {
            fresh_daemons <= kMaxVpidEnd && (fresh_daemons > 0 || !seed.empty());
   }
 };
+
+// The header's last fields as encoded with no accounting (first_input,
+// inputs_total, taken_ns, the accounting's entry count, the six stats): a
+// recording written as its daemon died (FlightRecorder::write_after_crash)
+// has taken_ns 0 and no accounting, its counts not taken.
+inline constexpr std::size_t kCrashCountsBytes = 8 + 8 + 8 + 4 + 6 * 8;
 
 FlightHeader flight_header_for(const EngineConfig& config);
 EngineConfig engine_config_for(const FlightHeader& header);

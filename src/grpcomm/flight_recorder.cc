@@ -1,6 +1,7 @@
 #include "grpcomm/flight_recorder.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace grove {
 
@@ -12,6 +13,14 @@ void FlightRecorder::start(const EngineConfig& config, std::uint32_t fresh_daemo
   bytes_ = 0;
   total_ = 0;
   first_ = 0;
+  crash_prefix_.clear();
+  if (on() && !build_.empty()) {
+    // The header with its counts zero and no accounting: its encoding ends
+    // with kCrashCountsBytes of them, which write_after_crash() writes itself.
+    Bytes whole = encode_flight_file(build_, header_, 0, {});
+    whole.resize(whole.size() - kCrashCountsBytes - 4 - 4);  // and the count, the CRC
+    crash_prefix_ = std::move(whole);
+  }
 }
 
 FlightRecorder::Chunk& FlightRecorder::room_for(std::size_t need) {
@@ -47,12 +56,53 @@ void FlightRecorder::record(const FlightInputHead& input, const Outbox& out) {
   // At most what the input and its effects encode to (flight_record.h).
   const std::size_t need = 64 + input.text.size() + input.data.size() +
                            8 * input.participants.ranges().size() + 32 * out.effects().size();
+  // A fatal signal meanwhile finds the chunks half moved: it writes nothing.
+  recording_ = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   Chunk& chunk = room_for(need);
   WireWriter writer(std::move(chunk.bytes));
   append_flight_input(writer, input, out);
   chunk.bytes = writer.take();
   ++chunk.inputs;
   ++total_;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  recording_ = 0;
+}
+
+namespace {
+
+void put_be(std::byte*& at, std::uint64_t value, int bytes) noexcept {
+  for (int i = bytes - 1; i >= 0; --i)
+    *at++ = static_cast<std::byte>((value >> (8 * i)) & 0xff);
+}
+
+}  // namespace
+
+bool FlightRecorder::write_after_crash(PutPiece put, void* context) const noexcept {
+  if (crash_prefix_.empty() || recording_ != 0) return false;
+  // The header's counts (first_input, inputs_total, taken_ns 0, an empty
+  // accounting, the six stats 0), then the inputs' count: fixed widths,
+  // big-endian (util/bytes.h).
+  std::byte counts[kCrashCountsBytes + 4] = {};
+  std::byte* at = counts;
+  put_be(at, first_, 8);
+  put_be(at, total_, 8);
+  at += 8 + 4 + 6 * 8;
+  put_be(at, total_ - first_, 4);
+  std::uint32_t crc = flight_crc_update(0, crash_prefix_);
+  crc = flight_crc_update(crc, std::span<const std::byte>(counts, sizeof counts));
+  if (!put(context, crash_prefix_.data(), crash_prefix_.size()) ||
+      !put(context, counts, sizeof counts)) {
+    return false;
+  }
+  for (const Chunk& chunk : chunks_) {
+    crc = flight_crc_update(crc, chunk.bytes);
+    if (!put(context, chunk.bytes.data(), chunk.bytes.size())) return false;
+  }
+  std::byte trailer[4];
+  at = trailer;
+  put_be(at, crc, 4);
+  return put(context, trailer, sizeof trailer);
 }
 
 Bytes FlightRecorder::write(const std::string& build, const Accounting& accounting,

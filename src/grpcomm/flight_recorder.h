@@ -6,6 +6,7 @@
 // recordings".
 #pragma once
 
+#include <csignal>
 #include <cstddef>
 #include <deque>
 #include <string>
@@ -30,6 +31,18 @@ class FlightRecorder {
   Bytes write(const std::string& build, const Accounting& accounting, const EngineStats& stats,
               TimeNs now) const;
 
+  // For a fatal signal's handler (daemon/fatal_signal_dump.h): the file's
+  // fixed start is made here, at each start(), for the build named once.
+  void set_build(std::string build) { build_ = std::move(build); }
+  // Hands the recording as a file, piece by piece, to `put` (which returns
+  // false to stop), with nothing but CRC arithmetic in between, so a signal
+  // handler may: no allocation, no lock. Its counts are not taken (taken_ns
+  // 0, no accounting: flight_record.h). False, handing nothing, if the
+  // signal came while an input was being kept (the chunks are then half
+  // moved) or nothing is prepared.
+  using PutPiece = bool (*)(void* context, const std::byte* data, std::size_t size);
+  bool write_after_crash(PutPiece put, void* context) const noexcept;
+
   std::uint64_t inputs_total() const { return total_; }
   std::uint64_t inputs_kept() const { return total_ - first_; }
   std::size_t bytes_kept() const { return bytes_; }  // the chunks' capacity
@@ -46,6 +59,11 @@ class FlightRecorder {
 
   std::size_t budget_;
   FlightHeader header_;
+  std::string build_;
+  // The file up to the header's counts, for write_after_crash(); set while
+  // record() runs, when the chunks are not whole.
+  Bytes crash_prefix_;
+  volatile std::sig_atomic_t recording_ = 0;
   std::deque<Chunk> chunks_;
   std::size_t bytes_ = 0;
   std::uint64_t total_ = 0;

@@ -25,7 +25,8 @@ nlohmann::json replay_json(const ReplayReport& report) {
                        {"fresh", daemon.fresh},
                        {"frames", daemon.accounting.total().frames},
                        {"bytes", daemon.accounting.total().bytes},
-                       {"accounting_matches", daemon.accounting_matches}});
+                       {"accounting_matches", daemon.accounting_matches},
+                       {"counts_known", daemon.counts_known}});
   }
   nlohmann::json out = {{"ok", report.ok()},
                         {"daemons", daemons},

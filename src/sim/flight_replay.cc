@@ -207,7 +207,9 @@ class Replayer {
     result.accounting = (*engine)->accounting();
     result.stats = (*engine)->stats();
     result.accounting_matches = result.accounting == recording.header.accounting;
-    if (result.inputs == recording.inputs.size() && !result.accounting_matches) {
+    result.counts_known = recording.header.taken_ns != 0;
+    if (result.inputs == recording.inputs.size() && result.counts_known &&
+        !result.accounting_matches) {
       problem(report, "daemon " + std::to_string(self) +
                           ": the replay's frame counts differ from those the daemon reported");
     }
@@ -375,7 +377,9 @@ std::vector<std::string> describe_replay(const ReplayReport& report,
         "  daemon " + std::to_string(daemon.self) + ": " + std::to_string(daemon.inputs) +
         " inputs" + (daemon.fresh ? "" : " (from its return or join)") + ", sent " +
         std::to_string(total.frames) + " frames, " + std::to_string(total.bytes) + " bytes; " +
-        (daemon.accounting_matches ? "as the daemon counted" : "NOT as the daemon counted");
+        (!daemon.counts_known        ? "written as it died (its counts not taken)"
+         : daemon.accounting_matches ? "as the daemon counted"
+                                     : "NOT as the daemon counted");
     if (daemon.build != this_build) line += "; recorded by grove " + daemon.build;
     lines.push_back(std::move(line));
   }

@@ -50,6 +50,8 @@ struct DaemonReplay {
   bool fresh = true;         // from the DVM's start (not a return or join)
   Accounting accounting;     // the replayed engine's
   bool accounting_matches = false;
+  // Written as the daemon died of a fatal signal: its counts were not taken.
+  bool counts_known = true;
   EngineStats stats;
 };
 

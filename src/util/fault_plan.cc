@@ -30,11 +30,11 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
   for (const std::string& entry : split(text, ',')) {
     auto fail = [&](const std::string& why) -> Result<FaultPlan> {
       return Error{"fault '" + std::string(trim(entry)) + "': " + why +
-                   " (expected VPID:POINT[:N], POINT one of release-received, "
-                   "release-delivered, join-welcomed, join-seeded)"};
+                   " (expected VPID:POINT[:N[:HOW]], POINT one of release-received, "
+                   "release-delivered, join-welcomed, join-seeded; HOW kill or segv)"};
     };
     auto fields = split(trim(entry), ':');
-    if (fields.size() < 2 || fields.size() > 3) return fail("wrong number of fields");
+    if (fields.size() < 2 || fields.size() > 4) return fail("wrong number of fields");
     PlannedFault spec;
     auto vpid = parse_int(trim(fields[0]));
     if (!vpid || *vpid < 0 || *vpid > 0xFFFFFFF) return fail("bad vpid");
@@ -49,13 +49,21 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
       }
     }
     if (!known) return fail("unknown point '" + std::string(trim(fields[1])) + "'");
-    if (fields.size() == 3) {
+    if (fields.size() >= 3) {
       auto nth = parse_int(trim(fields[2]));
       if (!nth || *nth < 1) return fail("N must be a positive integer");
       spec.nth = static_cast<std::uint64_t>(*nth);
       const bool join =
           spec.point == FaultPoint::join_welcomed || spec.point == FaultPoint::join_seeded;
       if (join && spec.nth != 1) return fail("a daemon joins once: N must be 1 at a join point");
+    }
+    if (fields.size() == 4) {
+      const std::string_view how = trim(fields[3]);
+      if (how == "segv") {
+        spec.death = FaultDeath::segv;
+      } else if (how != "kill") {
+        return fail("HOW must be kill or segv");
+      }
     }
     plan.push_back(spec);
   }

@@ -2,8 +2,10 @@
 // which point of which release. Tests use it so a fault lands where they mean
 // it to whatever the machine's load; nothing here races a sleep or a log line.
 //
-// Syntax: a comma-separated list of VPID:POINT[:N]. POINT is one of the
-// names below; N (default 1) counts distinct release ops at that daemon.
+// Syntax: a comma-separated list of VPID:POINT[:N[:HOW]]. POINT is one of the
+// names below; N (default 1) counts distinct release ops at that daemon;
+// HOW is kill (default: SIGKILL, nothing runs) or segv (a crash: SIGSEGV,
+// which the daemon's fatal-signal handler sees).
 #pragma once
 
 #include <cstdint>
@@ -34,10 +36,13 @@ enum class FaultPoint : std::uint8_t {
 
 std::string_view fault_point_name(FaultPoint point);
 
+enum class FaultDeath : std::uint8_t { kill, segv };
+
 struct PlannedFault {
   std::uint32_t vpid = 0;
   FaultPoint point = FaultPoint::release_received;
   std::uint64_t nth = 1;
+  FaultDeath death = FaultDeath::kill;
 };
 
 using FaultPlan = std::vector<PlannedFault>;

@@ -99,8 +99,9 @@ void register_grpcomm_params(ParamRegistry& registry) {
                        "Bytes of its engine's newest inputs each daemon keeps for grove status "
                        "--dump and grove sim --replay (0: none kept)"));
   registry.define(text("grpcomm_flight_dump_dir", "",
-                       "Where automatic flight dumps go, one directory each (empty: "
-                       "dvm-<pid>.flight beside the DVM's session directory)"));
+                       "Where automatic flight dumps go, one directory each, and the recording "
+                       "of a daemon dying of a fatal signal (empty: dvm-<pid>.flight beside "
+                       "the DVM's session directory)"));
   registry.define(integer("grpcomm_flight_dumps", "3", 0, 1000,
                           "How many automatic flight dumps a DVM makes when a daemon sees a "
                           "problem (a fence timeout, a stalled broadcast); 0: none"));
@@ -115,8 +116,9 @@ void register_grpcomm_params(ParamRegistry& registry) {
   fault.name = "debug_fault";
   fault.kind = ParamKind::string;
   fault.description =
-      "Testing only: daemons that kill themselves at a chosen point, as VPID:POINT[:N],... "
-      "(points: release-received, release-delivered; N counts release ops)";
+      "Testing only: daemons that kill themselves at a chosen point, as "
+      "VPID:POINT[:N[:HOW]],... (points: release-received, release-delivered, join-welcomed, "
+      "join-seeded; N counts release ops; HOW kill or segv)";
   fault.check = [](std::string_view text) -> std::optional<std::string> {
     auto plan = parse_fault_plan(text);
     if (!plan) return plan.error().message;

@@ -18,6 +18,12 @@ TEST_CASE("a fault plan parses victims, points and counts", "[fault_plan]") {
   CHECK((*plan)[1].vpid == 7);
   CHECK((*plan)[1].point == FaultPoint::release_delivered);
   CHECK((*plan)[1].nth == 4);
+  CHECK((*plan)[1].death == FaultDeath::kill);
+  auto crash = parse_fault_plan("2:release-delivered:1:segv,3:release-received:2:kill");
+  REQUIRE(crash);
+  CHECK((*crash)[0].death == FaultDeath::segv);
+  CHECK((*crash)[1].death == FaultDeath::kill);
+  CHECK((*crash)[1].nth == 2);
   auto empty = parse_fault_plan("");
   REQUIRE(empty);
   CHECK(empty->empty());
@@ -31,7 +37,8 @@ TEST_CASE("a fault plan parses victims, points and counts", "[fault_plan]") {
 TEST_CASE("a bad fault plan names the entry and what is wrong with it", "[fault_plan]") {
   const std::pair<const char*, const char*> bad[] = {
       {"3", "wrong number of fields"},
-      {"3:release-received:1:2", "wrong number of fields"},
+      {"3:release-received:1:2", "HOW must be kill or segv"},
+      {"3:release-received:1:segv:x", "wrong number of fields"},
       {"x:release-received", "bad vpid"},
       {"-1:release-received", "bad vpid"},
       {"0:release-received", "vpid 0 is the controller"},

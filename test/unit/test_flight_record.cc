@@ -4,6 +4,8 @@
 // matters and not before; a corrupted or partial recording is refused.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include "grpcomm/flight_recorder.h"
 #include "grpcomm/tags.h"
 #include "local_cluster.h"
@@ -294,4 +296,86 @@ TEST_CASE("a recorder keeps within its budget, its newest inputs whole", "[fligh
   CHECK(recording->inputs.back().data == received);
   REQUIRE(recording->inputs.back().effects.size() == 1);
   CHECK(recording->inputs.back().effects[0].target == 1);
+}
+
+namespace {
+
+bool write_to_file(void* file, const std::byte* data, std::size_t size) {
+  return std::fwrite(data, 1, size, static_cast<std::FILE*>(file)) == size;
+}
+
+Bytes read_back(std::FILE* file) {
+  std::fflush(file);
+  std::rewind(file);
+  Bytes bytes;
+  std::byte buffer[4096];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, file)) > 0;)
+    bytes.insert(bytes.end(), buffer, buffer + got);
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("a recording written as its daemon dies holds the same inputs, its counts not taken",
+          "[flight]") {
+  // A small budget: old chunks were let go, as in a long-lived daemon.
+  FlightRecorder recorder(192u << 10);
+  recorder.set_build("crash-test");
+  EngineConfig engine = config();
+  engine.self = 3;
+  recorder.start(engine, 5);
+  for (std::uint64_t i = 0; i < 6'000; ++i) {
+    Outbox out;
+    out.push(CancelTimer{TimerId{TimerKind::release_hold, TopologyKind::release, i}});
+    const Bytes data(static_cast<std::size_t>(i % 97), std::byte{7});
+    recorder.record(FlightInputHead{.kind = FlightInputKind::contribute,
+                                    .now = 1000 + i,
+                                    .text = "job",
+                                    .participants = VpidSet::span(0, 4),
+                                    .data = data},
+                    out);
+  }
+  std::FILE* file = std::tmpfile();
+  REQUIRE(file != nullptr);
+  REQUIRE(recorder.write_after_crash(write_to_file, file));
+  auto crashed = decode_flight_file(read_back(file));
+  std::fclose(file);
+  INFO((crashed ? std::string() : crashed.error().message));
+  REQUIRE(crashed);
+  auto whole = decode_flight_file(recorder.write("crash-test", Accounting{}, EngineStats{}, 77));
+  REQUIRE(whole);
+  CHECK(crashed->build == "crash-test");
+  CHECK(crashed->header.self == 3);
+  CHECK(crashed->header.taken_ns == 0);
+  CHECK(crashed->header.first_input > 0);
+  CHECK(crashed->header.first_input == whole->header.first_input);
+  CHECK(crashed->header.inputs_total == 6'000);
+  REQUIRE(crashed->inputs.size() == whole->inputs.size());
+  CHECK(encode_flight_file(FlightRecording{"x", {}, crashed->inputs}) ==
+        encode_flight_file(FlightRecording{"x", {}, whole->inputs}));
+  // Nothing prepared (no build named): nothing written.
+  FlightRecorder unnamed(1u << 20);
+  unnamed.start(engine, 5);
+  std::FILE* empty = std::tmpfile();
+  CHECK_FALSE(unnamed.write_after_crash(write_to_file, empty));
+  CHECK(read_back(empty).empty());
+  std::fclose(empty);
+}
+
+TEST_CASE("a replay of a recording written as its daemon died does not check its counts",
+          "[flight]") {
+  LocalCluster cluster(16, config());
+  cluster.record_flights(64u << 20);
+  run_history(cluster, kVictim);
+  auto recordings = recordings_of(cluster, kVictim);
+  // Daemon 5's as a fatal signal writes it: no counts.
+  recordings[4].header.taken_ns = 0;
+  recordings[4].header.accounting = Accounting{};
+  REQUIRE(recordings[4].header.self == 5);
+  auto report = replay_flights(recordings);
+  REQUIRE(report);
+  CHECK(report->ok());
+  CHECK_FALSE(report->daemons[4].counts_known);
+  CHECK(report->daemons[3].counts_known);
+  CHECK_THAT(describe_replay(*report, "test")[5], Catch::Contains("written as it died"));
 }
