@@ -127,7 +127,9 @@ class Controller {
   void settle_drains();
   void drain_overdue(std::uint64_t id);
   void finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& reply);
-  void settle_leaving();
+  // Answers the removals whose daemons are gone, and `due` (its wait is
+  // over) whether or not they are.
+  void settle_leaving(std::uint64_t due = 0);
 
   // controller_grow.cc: grove grow, daemons joining the running DVM.
   void request_grow(const GrowRequest& request, ReplyFn reply);
@@ -182,6 +184,9 @@ class Controller {
   void start_flight_dumps();
   // A problem seen at `where` (a daemon's report, or the controller's own).
   void on_problem(Vpid where, const std::string& text);
+  // The newest dump's gathering (grove status --dump's), once no plain
+  // status is being gathered, trying `attempts` times.
+  void gather_flight_dump(int attempts);
   void check_stalled_broadcast();
   void automatic_dump_answered(const nlohmann::json& reply);
   nlohmann::json flight_dumps_json() const;
@@ -303,12 +308,13 @@ class Controller {
     // Removed, answered once each has closed its connection (or after a
     // while): a grove grow --host that follows finds them gone.
     struct Leaving {
+      std::uint64_t id = 0;
       std::vector<Vpid> daemons;
       ReplyFn reply;
       nlohmann::json answer;
-      TimeNs until_ns = 0;
     };
     std::vector<Leaving> leaving;
+    std::uint64_t next_leaving = 1;
   };
   std::optional<Jobs> jobs_;
   struct Signals {

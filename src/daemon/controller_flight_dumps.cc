@@ -6,9 +6,18 @@
 
 #include "daemon/controller.h"
 #include "os/binary_files.h"
+#include "os/timer.h"
 #include "rml/tag_registry.h"
 
 namespace grove {
+namespace {
+
+// A dump that finds a plain grove status being answered tries again this
+// often, for longer than that status's 3 s deadline.
+constexpr int kGatherAttempts = 25;
+constexpr std::int64_t kGatherRetryMs = 200;
+
+}  // namespace
 
 std::string Controller::flight_dump_base() const {
   const std::string base = params_.get_string("grpcomm_flight_dump_dir");
@@ -71,11 +80,27 @@ void Controller::on_problem(Vpid where, const std::string& text) {
   }
   log_.error("daemon %u: %s: every daemon's flight recording goes to %s", where, text.c_str(),
              decision.dir.c_str());
+  gather_flight_dump(kGatherAttempts);
+}
+
+void Controller::gather_flight_dump(int attempts) {
+  const AutoFlightDumps::Dump& dump = cli_.flight.policy.dumps().back();
+  if (stopping_.sequence.stopping()) {
+    cli_.flight.policy.finished(0, 0, "the DVM is stopping");
+    return;
+  }
+  // A plain grove status being answered asked the daemons for no
+  // recordings: the dump waits for its end (its deadline is 3 s).
+  if (cli_.service.gathering() && attempts > 1) {
+    run_later(loop_->base(), kGatherRetryMs,
+              [this, attempts] { gather_flight_dump(attempts - 1); });
+    return;
+  }
   CountersReply own = runtime_->counters(0);
   own.flight = runtime_->flight_recording();
   const std::uint64_t requester =
       hold_reply([this](const nlohmann::json& reply) { automatic_dump_answered(reply); });
-  apply(cli_.service.status_requested(requester, std::move(own), roster_->living(), decision.dir));
+  apply(cli_.service.status_requested(requester, std::move(own), roster_->living(), dump.dir));
 }
 
 void Controller::automatic_dump_answered(const nlohmann::json& reply) {

@@ -238,8 +238,11 @@ void Controller::reply_status(cli::ReplyStatus& status) {
         written ? nlohmann::json{{"dir", status.dump_dir}, {"files", *written}, {"bytes", bytes}}
                 : nlohmann::json{{"dir", status.dump_dir}, {"error", written.error().message}};
   }
-  for (std::uint64_t requester : status.requesters)
-    take_reply(requester)(out);
+  for (std::size_t i = 0; i < status.requesters.size(); ++i) {
+    // Those who rode on a dump without asking for it hear nothing of it.
+    if (i == 1) out.erase("flight_dump");
+    take_reply(status.requesters[i])(out);
+  }
 }
 
 void Controller::request_run(const RunRequest& run, ReplyFn reply, PartialFn partial) {

@@ -116,22 +116,23 @@ void Controller::finish_drain(const std::vector<Vpid>& daemons, const ReplyFn& r
   apply(cli_.service.daemon_lost(roster_->living()));
   nlohmann::json answer{
       {"ok", true}, {"removed", removed}, {"lost", lost}, {"daemons", roster_->living()}};
-  jobs_->leaving.push_back({daemons, reply, std::move(answer),
-                            runtime_->now() + static_cast<TimeNs>(kLeaveWaitMs) * 1'000'000ULL});
+  const std::uint64_t id = jobs_->next_leaving++;
+  jobs_->leaving.push_back({id, daemons, reply, std::move(answer)});
   // The loop runs no callback once the controller (and its loop) is gone.
-  run_later(loop_->base(), kLeaveWaitMs, [this] { settle_leaving(); });
+  // The wait's end is the timer's, not a comparison of clocks: libevent's
+  // cached time may fire it a little before runtime_->now() says so.
+  run_later(loop_->base(), kLeaveWaitMs, [this, id] { settle_leaving(id); });
   settle_leaving();
 }
 
-void Controller::settle_leaving() {
-  const TimeNs now = runtime_ ? runtime_->now() : 0;
+void Controller::settle_leaving(std::uint64_t due) {
   std::vector<Jobs::Leaving> done;
   std::erase_if(jobs_->leaving, [&](Jobs::Leaving& leaving) {
     const bool left = std::ranges::all_of(leaving.daemons, [this](Vpid vpid) {
       const DaemonStateKind state = roster_->record(vpid).state;
       return state != DaemonStateKind::removed || roster_->gone(vpid);
     });
-    if (!left && now < leaving.until_ns) return false;
+    if (!left && leaving.id != due) return false;
     done.push_back(std::move(leaving));
     return true;
   });

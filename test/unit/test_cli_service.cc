@@ -73,16 +73,23 @@ TEST_CASE("a status with a dump asks for the recordings, and never joins another
   REQUIRE(out.size() == 2);
   const auto request = std::get<cli::BroadcastCountersRequest>(out[0]);
   CHECK(request.flight);
-  // Neither a plain status nor another dump rides on it: the first would
-  // carry recordings it did not ask for, the second miss its own directory.
-  CHECK_THAT(only<cli::ReplyError>(service.status_requested(2, counters_of(0, 0), 2)).error,
-             Catch::Contains("another grove status"));
-  CHECK(only<cli::ReplyError>(service.status_requested(3, counters_of(0, 0), 2, "/tmp/b"))
-            .requester == 3);
+  // A plain status rides on it (the dump's requester comes first); another
+  // dump does not: it would miss its own directory.
+  CHECK(service.status_requested(2, counters_of(0, 0), 2).empty());
+  CHECK_THAT(
+      only<cli::ReplyError>(service.status_requested(3, counters_of(0, 0), 2, "/tmp/b")).error,
+      Catch::Contains("another grove status"));
   const auto reply =
       only<cli::ReplyStatus>(service.counters_arrived(counters_of(1, request.id), 2));
   CHECK(reply.dump_dir == "/tmp/dump");
-  CHECK(reply.requesters == std::vector<std::uint64_t>{1});
+  CHECK(reply.requesters == std::vector<std::uint64_t>{1, 2});
+  // Nor does a dump ride on a plain gathering, which asked for no recordings.
+  out = service.status_requested(6, counters_of(0, 0), 2);
+  CHECK_THAT(
+      only<cli::ReplyError>(service.status_requested(7, counters_of(0, 0), 2, "/tmp/d")).error,
+      Catch::Contains("another grove status"));
+  only<cli::ReplyStatus>(service.counters_arrived(
+      counters_of(1, std::get<cli::BroadcastCountersRequest>(out[0]).id), 2));
   // A plain status asks for none.
   out = service.status_requested(4, counters_of(0, 0), 2);
   CHECK_FALSE(std::get<cli::BroadcastCountersRequest>(out[0]).flight);

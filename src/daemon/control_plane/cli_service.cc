@@ -53,9 +53,11 @@ BenchSummary summarize_bench(std::string kind, std::uint64_t size, std::uint64_t
 CliOutbox CliService::status_requested(std::uint64_t requester, CountersReply own,
                                        std::size_t living, std::string dump_dir) {
   if (status_) {
-    // One gathering answers every plain request; a dump asks the daemons
-    // for more than one under way does.
-    if (dump_dir.empty() && status_->dump_dir.empty()) {
+    // A plain request rides on any gathering (the recordings of a dump's are
+    // not its to write: the first requester's are); a dump asks the daemons
+    // for more than a plain one under way does, and another dump's
+    // recordings would go to the other's directory.
+    if (dump_dir.empty()) {
       status_->requesters.push_back(requester);
       return {};
     }

@@ -47,7 +47,8 @@ struct ArmTimer {
   CliTimer timer = CliTimer::status_deadline;
   std::int64_t delay_ms = 0;
 };
-// Every requester of one gathering gets the same answer.
+// Every requester of one gathering gets the same answer; with a dump, the
+// first asked for it, and only its answer says where the recordings went.
 struct ReplyStatus {
   std::vector<std::uint64_t> requesters;
   std::map<Vpid, CountersReply> counters;
