@@ -43,6 +43,7 @@ Controller::~Controller() {
   stopping_.exit_when_answered = Timer();
   for (Timer& timer : cli_.timers)
     timer = Timer();
+  cli_.flight.stall_watch = Timer();
   launch_.failure_timer = Timer();
   launch_.step_end_timer = Timer();
   launch_.growth.reset();

@@ -189,6 +189,7 @@ class Controller {
   void gather_flight_dump(int attempts);
   void check_stalled_broadcast();
   void automatic_dump_answered(const nlohmann::json& reply);
+  void write_problems(const AutoFlightDumps::Dump& dump);
   nlohmann::json flight_dumps_json() const;
   // controller_stop.cc: carrying out the stop sequence.
   void begin_stop(ReplyFn reply, const std::string& reason);

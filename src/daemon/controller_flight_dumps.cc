@@ -71,6 +71,9 @@ void Controller::on_problem(Vpid where, const std::string& text) {
   if (decision.what == What::joined) {
     log_.error_limited("flight-dump", "daemon %u: %s: in the flight dump %s", where, text.c_str(),
                        decision.dir.c_str());
+    // Written already: its problems.txt says this one too.
+    if (cli_.flight.policy.dumps().back().finished)
+      write_problems(cli_.flight.policy.dumps().back());
     return;
   }
   if (decision.what == What::dropped) {
@@ -109,14 +112,7 @@ void Controller::automatic_dump_answered(const nlohmann::json& reply) {
   const nlohmann::json written = reply.value("flight_dump", nlohmann::json::object());
   std::string error = written.value("error", reply.value("error", std::string()));
   if (error.empty() && !written.contains("files")) error = "no answer from the daemons";
-  if (error.empty()) {
-    // What the dump is for, beside the recordings.
-    std::string text;
-    for (const std::string& problem : dump.problems)
-      text += problem + "\n";
-    if (Status wrote = write_file_atomically(dump.dir + "/problems.txt", to_bytes(text)); !wrote)
-      log_.error("%s", wrote.error().message.c_str());
-  }
+  if (error.empty()) write_problems(dump);
   cli_.flight.policy.finished(written.value("files", std::size_t{0}),
                               written.value("bytes", std::uint64_t{0}), error);
   if (error.empty()) {
@@ -126,6 +122,15 @@ void Controller::automatic_dump_answered(const nlohmann::json& reply) {
   } else {
     log_.error("flight dump %s not written: %s", dump.dir.c_str(), error.c_str());
   }
+}
+
+void Controller::write_problems(const AutoFlightDumps::Dump& dump) {
+  // What the dump is for, beside the recordings.
+  std::string text;
+  for (const std::string& problem : dump.problems)
+    text += problem + "\n";
+  if (Status wrote = write_file_atomically(dump.dir + "/problems.txt", to_bytes(text)); !wrote)
+    log_.error("%s", wrote.error().message.c_str());
 }
 
 nlohmann::json Controller::flight_dumps_json() const {

@@ -5,7 +5,31 @@
 
 namespace grove {
 
+namespace {
+
+// Marks the chunks as not whole while it lives (a signal handler then
+// writes nothing), however the scope ends.
+class NotWhole {
+ public:
+  explicit NotWhole(volatile std::sig_atomic_t& flag) : flag_(flag) {
+    flag_ = 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~NotWhole() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    flag_ = 0;
+  }
+  NotWhole(const NotWhole&) = delete;
+  NotWhole& operator=(const NotWhole&) = delete;
+
+ private:
+  volatile std::sig_atomic_t& flag_;
+};
+
+}  // namespace
+
 void FlightRecorder::start(const EngineConfig& config, std::uint32_t fresh_daemons, Bytes seed) {
+  const NotWhole changing(recording_);
   header_ = flight_header_for(config);
   header_.fresh_daemons = fresh_daemons;
   header_.seed = std::move(seed);
@@ -57,16 +81,13 @@ void FlightRecorder::record(const FlightInputHead& input, const Outbox& out) {
   const std::size_t need = 64 + input.text.size() + input.data.size() +
                            8 * input.participants.ranges().size() + 32 * out.effects().size();
   // A fatal signal meanwhile finds the chunks half moved: it writes nothing.
-  recording_ = 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const NotWhole changing(recording_);
   Chunk& chunk = room_for(need);
   WireWriter writer(std::move(chunk.bytes));
   append_flight_input(writer, input, out);
   chunk.bytes = writer.take();
   ++chunk.inputs;
   ++total_;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  recording_ = 0;
 }
 
 namespace {

@@ -25,15 +25,24 @@ struct Event {
   WireFrame frame{};                   // frame
   TimerId timer{};                     // timer
   std::uint64_t token = 0;             // timer: the arming it belongs to
+  bool drawn = false;                  // kill: the perturbation's (not a death the history had)
   const FlightInput* input = nullptr;  // input
 };
 
 struct Daemon {
   const FlightRecording* recording = nullptr;
   std::unique_ptr<Engine> engine;
+  // Its inputs [0, end) are the history: past `end` came a frame its sender
+  // sent after its own recording was taken, and what follows depends on it.
+  std::size_t end = 0;
   std::size_t cut = 0;
   bool alive = true;
+  // Its own clock at the cut (each host's clock is its own): time t after
+  // the cut is base + t to its engine.
+  TimeNs base = 0;
   TimeNs last_now = 0;
+  // The frames its inputs before the cut sent: by (input, effect).
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::pair<Vpid, WireFrame>> sent;
   std::map<TimerId, TimeNs> due_at_cut;    // armed before the cut: each one's deadline
   std::map<TimerId, std::uint64_t> armed;  // after: by the token of its latest arming
   // What the engine told its driver (fence ends, deliveries, finished
@@ -94,7 +103,7 @@ class Perturbation {
   }
   TimeNs local_now(Vpid vpid, TimeNs at) {
     Daemon& daemon = daemons_[vpid];
-    daemon.last_now = std::max(daemon.last_now, report_.cut_ns + at);
+    daemon.last_now = std::max(daemon.last_now, daemon.base + at);
     return daemon.last_now;
   }
 
@@ -105,10 +114,17 @@ class Perturbation {
   std::map<std::pair<TimeNs, std::uint64_t>, Event> queue_;
   std::uint64_t next_seq_ = 0;
   std::uint64_t next_token_ = 1;
-  std::map<std::pair<Vpid, Vpid>, std::vector<WireFrame>> sent_before_cut_;
+  const ReplayReport* exact_ = nullptr;
   std::map<std::pair<Vpid, Vpid>, TimeNs> link_clock_;               // a link's last arrival: FIFO
   std::set<std::pair<std::uint16_t, std::uint64_t>> open_releases_;  // by tag, op
-  TimeNs last_input_ = 0;
+  // Daemons the perturbation killed. From the first on, the driver's
+  // recorded inputs belong to a history without that death: a job with
+  // ranks on it would have been torn down, so its contributions are not
+  // fed; the others come at their times, no longer waiting for what the
+  // recorded driver was told first; and only the invariants and the
+  // broadcasts' completion are held to the end.
+  std::set<Vpid> drawn_deaths_;
+  TimeNs span_ = 0;  // the longest of the daemons' recorded times after the cut
   PerturbReport report_;
 };
 
@@ -121,7 +137,11 @@ Status Perturbation::prepare(const std::vector<FlightRecording>& recordings,
                    " returned or joined: --perturb takes only daemons there from the start"};
     }
     daemons_[self].recording = &recording;
+    const auto horizon = exact.horizon.find(self);
+    daemons_[self].end = horizon == exact.horizon.end() ? recording.inputs.size()
+                                                        : static_cast<std::size_t>(horizon->second);
   }
+  exact_ = &exact;
   const Daemon& controller = daemons_[kControllerVpid];
   if (controller.recording == nullptr || controller.recording->inputs.empty())
     return Error{"--perturb needs the controller's recording (daemon-0.flight)"};
@@ -139,10 +159,6 @@ Status Perturbation::prepare(const std::vector<FlightRecording>& recordings,
     }
     if (daemons_[vpid].recording == nullptr) daemons_[vpid].alive = false;
   }
-  const auto& inputs = controller.recording->inputs;
-  const TimeNs first = inputs.front().now, last = inputs.back().now;
-  report_.cut_ns = first + static_cast<TimeNs>(options_.cut * static_cast<double>(last - first));
-  last_input_ = last;
   choose_cuts(exact);
   for (Vpid vpid = 0; vpid < daemons_.size(); ++vpid) {
     if (daemons_[vpid].recording == nullptr) continue;
@@ -157,12 +173,17 @@ Status Perturbation::prepare(const std::vector<FlightRecording>& recordings,
 // and an input the driver made while carrying out another is on the same
 // side as that other.
 void Perturbation::choose_cuts(const ReplayReport& exact) {
+  // Each by its own clock: the same fraction of its own recorded span.
   for (Daemon& daemon : daemons_) {
-    if (daemon.recording == nullptr) continue;
+    if (daemon.recording == nullptr || daemon.end == 0) continue;
     const auto& inputs = daemon.recording->inputs;
+    const auto last = inputs.begin() + static_cast<std::ptrdiff_t>(daemon.end);
+    const TimeNs first_ns = inputs.front().now, last_ns = (last - 1)->now;
+    const TimeNs at =
+        first_ns + static_cast<TimeNs>(options_.cut * static_cast<double>(last_ns - first_ns));
     daemon.cut = static_cast<std::size_t>(
-        std::upper_bound(inputs.begin(), inputs.end(), report_.cut_ns,
-                         [](TimeNs at, const FlightInput& input) { return at < input.now; }) -
+        std::upper_bound(inputs.begin(), last, at,
+                         [](TimeNs when, const FlightInput& input) { return when < input.now; }) -
         inputs.begin());
   }
   for (bool moved = true; moved;) {
@@ -177,7 +198,7 @@ void Perturbation::choose_cuts(const ReplayReport& exact) {
     for (Daemon& daemon : daemons_) {
       if (daemon.recording == nullptr) continue;
       const auto& inputs = daemon.recording->inputs;
-      for (std::size_t i = daemon.cut; i < inputs.size(); ++i) {
+      for (std::size_t i = daemon.cut; i < daemon.end; ++i) {
         if (inputs[i].parent > 0 && inputs[i].parent - 1 < daemon.cut) {
           daemon.cut = inputs[i].parent - 1;
           moved = true;
@@ -205,9 +226,11 @@ Status Perturbation::replay_to_cut(Vpid vpid) {
     Outbox out;
     if (Status fed = feed_recorded_input(*daemon.engine, input, out); !fed) return fed;
     daemon.last_now = input.now;
-    for (Effect& effect : out.mutable_effects()) {
+    for (std::size_t e = 0; e < out.mutable_effects().size(); ++e) {
+      Effect& effect = out.mutable_effects()[e];
       if (auto* sent = std::get_if<SendFrame>(&effect)) {
-        sent_before_cut_[{vpid, sent->target}].push_back(std::move(sent->frame));
+        daemon.sent.emplace(std::pair{std::uint64_t{i}, static_cast<std::uint32_t>(e + 1)},
+                            std::pair{sent->target, std::move(sent->frame)});
       } else if (const auto* set = std::get_if<SetTimer>(&effect)) {
         daemon.due_at_cut[set->id] = set->deadline_ns;
       } else if (const auto* cancel = std::get_if<CancelTimer>(&effect)) {
@@ -220,48 +243,66 @@ Status Perturbation::replay_to_cut(Vpid vpid) {
     }
   }
   report_.kept[vpid] = daemon.cut;
+  daemon.base = daemon.cut > 0 ? inputs[daemon.cut - 1].now : inputs.empty() ? 0 : inputs[0].now;
+  if (daemon.end > 0) span_ = std::max(span_, inputs[daemon.end - 1].now - daemon.base);
   std::array<std::uint64_t, 3> told{};
-  daemon.told_before.resize(inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  daemon.told_before.resize(daemon.end);
+  for (std::size_t i = 0; i < daemon.end; ++i) {
     daemon.told_before[i] = told;
     if (i == daemon.cut) daemon.told = told;  // the replay told its driver as much
     for (const FlightEffect& effect : inputs[i].effects) {
       if (auto upcall = upcall_of(effect.kind)) ++told[*upcall];
     }
   }
-  if (daemon.cut == inputs.size()) daemon.told = told;
+  if (daemon.cut == daemon.end) daemon.told = told;
   // What it did for real after the cut that the perturbed run must also do.
   daemon.fence_ends_recorded = told[0] - daemon.told[0];
   return ok_status();
 }
 
 void Perturbation::schedule_after_cut() {
-  const TimeNs cut = report_.cut_ns;
-  // Frames in flight at the cut: sent before it, not received before it.
-  for (auto& [link, frames] : sent_before_cut_) {
-    const auto [from, to] = link;
-    const Daemon& receiver = daemons_[to];
-    if (receiver.recording == nullptr) continue;  // died: lost with it
-    std::size_t received = 0;
-    for (std::size_t i = 0; i < receiver.cut; ++i) {
-      const FlightInput& input = receiver.recording->inputs[i];
-      received += input.kind == FlightInputKind::frame && input.peer == from ? 1 : 0;
+  report_.cut_ns = daemons_[kControllerVpid].base;
+  // Frames in flight at the cut: each sender's sent before it, in the order
+  // they went out, after those its receiver had taken before its own cut.
+  for (Vpid from = 0; from < daemons_.size(); ++from) {
+    Daemon& sender = daemons_[from];
+    const auto order = exact_->wire_order.find(from);
+    if (sender.recording == nullptr || order == exact_->wire_order.end()) continue;
+    std::map<Vpid, std::vector<WireFrame>> links;
+    for (const auto& key : order->second) {
+      auto frame = sender.sent.find(key);
+      if (key.first >= sender.cut || frame == sender.sent.end()) continue;
+      links[frame->second.first].push_back(std::move(frame->second.second));
     }
-    if (received > frames.size()) {
-      problem("daemon " + std::to_string(to) + " received more frames from " +
-              std::to_string(from) + " before the cut than were sent before it");
-      continue;
+    for (auto& [to, frames] : links) {
+      const Daemon& receiver = daemons_[to];
+      if (receiver.recording == nullptr) continue;  // died: lost with it
+      std::size_t received = 0;
+      for (std::size_t i = 0; i < receiver.cut; ++i) {
+        const FlightInput& input = receiver.recording->inputs[i];
+        received += input.kind == FlightInputKind::frame && input.peer == from ? 1 : 0;
+      }
+      if (received > frames.size()) {
+        problem("daemon " + std::to_string(to) + " received more frames from " +
+                std::to_string(from) + " before the cut than were sent before it");
+        continue;
+      }
+      for (std::size_t i = received; i < frames.size(); ++i) {
+        send(from, to, 0, std::move(frames[i]));
+        ++report_.in_flight;
+      }
     }
-    for (std::size_t i = received; i < frames.size(); ++i) {
-      send(from, to, 0, std::move(frames[i]));
-      ++report_.in_flight;
-    }
+    sender.sent.clear();
   }
+  std::set<Vpid> departed;
+  for (const FlightInput& input : daemons_[kControllerVpid].recording->inputs)
+    if (input.kind == FlightInputKind::departure) departed.insert(input.peer);
   for (Vpid vpid = 0; vpid < daemons_.size(); ++vpid) {
     Daemon& daemon = daemons_[vpid];
     if (daemon.recording == nullptr) continue;
     // Declared lost before the cut: dead from it on.
     if (!daemons_[kControllerVpid].engine->membership().is_alive(vpid)) kill(vpid);
+    const TimeNs base = daemon.base;
     // Each timer armed at the cut fires when it was due (a re-arming is a
     // new SetTimer: the last one seen is the one that runs).
     for (const auto& [id, deadline] : daemon.due_at_cut) {
@@ -270,28 +311,24 @@ void Perturbation::schedule_after_cut() {
       Event fire{Event::Kind::timer, vpid};
       fire.timer = id;
       fire.token = token;
-      schedule(deadline > cut ? deadline - cut : 0, std::move(fire));
+      schedule(deadline > base ? deadline - base : 0, std::move(fire));
     }
     const auto& inputs = daemon.recording->inputs;
-    for (std::size_t i = daemon.cut; i < inputs.size(); ++i) {
+    for (std::size_t i = daemon.cut; i < daemon.end; ++i) {
       const FlightInput& input = inputs[i];
       if (input.kind == FlightInputKind::frame || input.kind == FlightInputKind::timer) continue;
       Event event{Event::Kind::input, vpid};
       event.input = &input;
-      schedule(input.now > cut ? input.now - cut : 0, std::move(event));
+      schedule(input.now > base ? input.now - base : 0, std::move(event));
     }
-    // A daemon whose recording ended before the DVM's did died then.
-    if (vpid != kControllerVpid && !inputs.empty() && inputs.back().now < last_input_ &&
-        daemon.cut < inputs.size()) {
-      bool declared = false;
-      for (const FlightInput& input : daemons_[kControllerVpid].recording->inputs)
-        declared = declared || (input.kind == FlightInputKind::departure && input.peer == vpid);
-      if (declared)
-        schedule(inputs.back().now > cut ? inputs.back().now - cut + 1 : 0,
-                 Event{Event::Kind::kill, vpid});
+    // One that died for real (the controller declared it lost) dies where
+    // its recording ends.
+    if (vpid != kControllerVpid && departed.count(vpid) != 0) {
+      const TimeNs last = inputs.empty() ? base : inputs.back().now;
+      schedule(last > base ? last - base + 1 : 1, Event{Event::Kind::kill, vpid});
     }
   }
-  plan_kills(last_input_ > cut ? last_input_ - cut : 1);
+  plan_kills(std::max<TimeNs>(span_, 1));
 }
 
 void Perturbation::plan_kills(TimeNs span) {
@@ -302,7 +339,9 @@ void Perturbation::plan_kills(TimeNs span) {
   faults_.shuffle(candidates);
   for (std::uint32_t k = 0; k < options_.kills && k < candidates.size(); ++k) {
     const TimeNs at = faults_.below(span + 1);
-    schedule(at, Event{Event::Kind::kill, candidates[k]});
+    Event kill{Event::Kind::kill, candidates[k]};
+    kill.drawn = true;
+    schedule(at, std::move(kill));
     Event declare{Event::Kind::declare, kControllerVpid};
     declare.from = candidates[k];
     schedule(at + faults_.uniform(options_.detect_min_ns, options_.detect_max_ns),
@@ -315,7 +354,7 @@ void Perturbation::run() {
   while (!queue_.empty()) {
     auto first = queue_.begin();
     const TimeNs at = first->first.first;
-    if (report_.cut_ns + at > last_input_ + kQuietLimitNs) {
+    if (at > span_ + kQuietLimitNs) {
       problem("still busy " + std::to_string(kQuietLimitNs / 1'000'000'000) +
               " s after the last recorded input");
       return;
@@ -334,6 +373,7 @@ void Perturbation::handle(TimeNs at, Event& event) {
   switch (event.kind) {
     case Event::Kind::kill:
       kill(event.daemon);
+      if (event.drawn) drawn_deaths_.insert(event.daemon);
       return;
     case Event::Kind::declare:
       if (!daemon.engine->membership().is_alive(event.from)) return;
@@ -369,6 +409,12 @@ void Perturbation::feed(Vpid vpid, TimeNs at, const FlightInput& recorded) {
   }
   if (recorded.kind == FlightInputKind::departure && daemons_[recorded.peer].alive)
     kill(recorded.peer);
+  if (recorded.kind == FlightInputKind::contribute &&
+      std::any_of(drawn_deaths_.begin(), drawn_deaths_.end(),
+                  [&](Vpid dead) { return recorded.participants.contains(dead); })) {
+    ++report_.dropped_inputs;
+    return;
+  }
   FlightInput input = recorded;
   input.now = local_now(vpid, at);
   Outbox out;
@@ -395,7 +441,7 @@ void Perturbation::carry_out(Vpid vpid, TimeNs at, Outbox& out) {
       Event fire{Event::Kind::timer, vpid};
       fire.timer = set->id;
       fire.token = token;
-      const TimeNs due = set->deadline_ns > report_.cut_ns ? set->deadline_ns - report_.cut_ns : 0;
+      const TimeNs due = set->deadline_ns > daemon.base ? set->deadline_ns - daemon.base : 0;
       schedule(std::max(at, due), std::move(fire));
     } else if (const auto* cancel = std::get_if<CancelTimer>(&effect)) {
       daemon.armed.erase(cancel->id);
@@ -420,7 +466,7 @@ void Perturbation::feed_due(Vpid vpid, TimeNs at) {
   while (daemon.alive && !daemon.due.empty()) {
     const std::size_t next = daemon.due.front();
     const auto& needs = daemon.told_before[next];
-    for (std::size_t k = 0; k < needs.size(); ++k) {
+    for (std::size_t k = 0; k < needs.size() && drawn_deaths_.empty(); ++k) {
       if (daemon.told[k] < needs[k]) return;
     }
     daemon.due.pop_front();
@@ -446,7 +492,7 @@ void Perturbation::kill(Vpid vpid) {
 void Perturbation::check_liveness() {
   for (Vpid vpid = 0; vpid < daemons_.size(); ++vpid) {
     const Daemon& daemon = daemons_[vpid];
-    if (!daemon.alive || daemon.due.empty()) continue;
+    if (!daemon.alive || daemon.due.empty() || !drawn_deaths_.empty()) continue;
     const FlightInput& stuck = daemon.recording->inputs[daemon.due.front()];
     problem("daemon " + std::to_string(vpid) + ": " + describe_input(stuck) +
             " never came: it waits for fence ends, deliveries or finished broadcasts that "
@@ -460,7 +506,8 @@ void Perturbation::check_liveness() {
     problem("the controller still holds an open broadcast once everything went quiet");
   for (Vpid vpid = 0; vpid < daemons_.size(); ++vpid) {
     const Daemon& daemon = daemons_[vpid];
-    if (!daemon.alive || daemon.fence_ends >= daemon.fence_ends_recorded) continue;
+    if (!daemon.alive || daemon.fence_ends >= daemon.fence_ends_recorded || !drawn_deaths_.empty())
+      continue;
     problem("daemon " + std::to_string(vpid) + " ended " + std::to_string(daemon.fence_ends) +
             " fences after the cut, and " + std::to_string(daemon.fence_ends_recorded) +
             " for real");
@@ -509,7 +556,10 @@ std::vector<std::string> describe_perturb(const PerturbReport& report) {
     killed += " " + std::to_string(vpid);
   lines.push_back("  frames in flight at the cut: " + std::to_string(report.in_flight) +
                   "; inputs after it: " + std::to_string(report.simulated_inputs) +
-                  "; killed:" + (killed.empty() ? " none" : killed));
+                  "; killed:" + (killed.empty() ? " none" : killed) +
+                  (report.dropped_inputs > 0 ? "; contributions of jobs on them not fed: " +
+                                                   std::to_string(report.dropped_inputs)
+                                             : std::string()));
   for (const std::string& problem : report.problems)
     lines.push_back("PROBLEM: " + problem);
   if (report.ok()) lines.push_back("every invariant held; every broadcast and fence ended");

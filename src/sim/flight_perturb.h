@@ -27,8 +27,9 @@ namespace grove {
 
 struct PerturbOptions {
   std::uint64_t seed = 1;
-  // Where the recorded schedule ends: this fraction of the controller's
-  // recorded span (then moved back as far as the cut must go to be consistent).
+  // Where the recorded schedule ends: this fraction of each daemon's own
+  // recorded span (each host's clock is its own), then moved back as far as
+  // the cut must go to be consistent.
   double cut = 0.5;
   TimeNs base_latency_ns = 20'000;  // every frame's latency is this plus jitter
   TimeNs jitter_ns = 500'000;       // up to this much more, drawn per frame
@@ -40,11 +41,12 @@ struct PerturbOptions {
 
 struct PerturbReport {
   std::uint64_t seed = 0;
-  TimeNs cut_ns = 0;                   // on the controller's clock
+  TimeNs cut_ns = 0;                   // the controller's clock at its cut
   std::map<Vpid, std::uint64_t> kept;  // recorded inputs replayed, by daemon
   std::uint64_t in_flight = 0;         // frames sent before the cut, received after
   std::uint64_t simulated_inputs = 0;  // inputs after the cut
   std::vector<Vpid> killed;            // by the perturbation
+  std::uint64_t dropped_inputs = 0;    // contributions including a daemon it killed
   std::vector<std::string> problems;   // broken invariants, liveness
   bool ok() const { return problems.empty(); }
 };

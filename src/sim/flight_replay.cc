@@ -14,6 +14,7 @@ constexpr std::size_t kMaxProblems = 20;
 
 struct FrameMark {
   std::uint32_t crc = 0;
+  std::uint32_t effect = 0;  // sent frames: 1-based in the sender's input's effects
   std::uint64_t size = 0;
   std::uint64_t input = 0;                // the receiver's input (received), the sender's (sent)
   const FlightInput* received = nullptr;  // the receiver's input (received frames)
@@ -107,9 +108,10 @@ class WireOrder {
   void add(std::size_t index, const FlightInput& input, const Outbox& out) {
     for (std::size_t e = 0; e < out.effects().size(); ++e) {
       if (const auto* send = std::get_if<SendFrame>(&out.effects()[e])) {
+        const auto effect = static_cast<std::uint32_t>(e + 1);
         sends_[index].push_back(
-            Send{static_cast<std::uint32_t>(e + 1), send->target,
-                 FrameMark{flight_crc(send->frame), send->frame.size(), index, nullptr}});
+            Send{effect, send->target,
+                 FrameMark{flight_crc(send->frame), effect, send->frame.size(), index, nullptr}});
       }
     }
     if (input.parent > 0 && input.parent <= index) {
@@ -193,7 +195,7 @@ class Replayer {
       }
       if (input.kind == FlightInputKind::frame) {
         received_[{input.peer, self}].push_back(
-            FrameMark{flight_crc(input.data), input.data.size(), i, &input});
+            FrameMark{flight_crc(input.data), 0, input.data.size(), i, &input});
       }
       if (input.parent > i) {
         problem(report, "daemon " + std::to_string(self) + ", input " + std::to_string(i) +
@@ -203,7 +205,10 @@ class Replayer {
       order.add(i, input, out);
       observe(report, self, out);
     }
-    order.sends([&](Vpid target, const FrameMark& mark) { sent_[{self, target}].push_back(mark); });
+    order.sends([&](Vpid target, const FrameMark& mark) {
+      sent_[{self, target}].push_back(mark);
+      if (options_.keep_matches) report.wire_order[self].emplace_back(mark.input, mark.effect);
+    });
     result.accounting = (*engine)->accounting();
     result.stats = (*engine)->stats();
     result.accounting_matches = result.accounting == recording.header.accounting;
@@ -269,6 +274,10 @@ class Replayer {
       // After the last match: sent after the sender's recording was taken
       // (the recordings of a dump are taken one daemon after another).
       report.received_after_recording += unmatched.size();
+      if (options_.keep_matches && !unmatched.empty()) {
+        auto [at, fresh] = report.horizon.emplace(to, unmatched.front()->input);
+        if (!fresh) at->second = std::min(at->second, unmatched.front()->input);
+      }
       report.sent_not_received += sent.size() - next;
     }
     for (auto& [link, sent] : sent_) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,7 +68,14 @@ struct ReplayReport {
   // Received after the last frame matched on their link: sent once the
   // sender's recording was taken (a dump's are taken one after another).
   std::uint64_t received_after_recording = 0;
-  std::vector<MatchedFrame> matches;  // with ReplayOptions::keep_matches
+  // With ReplayOptions::keep_matches: every matched frame; each sender's
+  // frames in the order they went out, as (input, effect: 1-based in that
+  // input's effects); and, by daemon, its first input that is a frame its
+  // sender sent after its own recording was taken (what follows it depends
+  // on a part of the history no recording holds).
+  std::vector<MatchedFrame> matches;
+  std::map<Vpid, std::vector<std::pair<std::uint64_t, std::uint32_t>>> wire_order;
+  std::map<Vpid, std::uint64_t> horizon;
   bool ok() const { return !divergence && problems.empty(); }
 };
 

@@ -8,7 +8,9 @@ AutoFlightDumps::Decision AutoFlightDumps::problem_seen(Vpid where, const std::s
   std::string problem = "daemon " + std::to_string(where) + ": " + text;
   if (!dumps_.empty()) {
     Dump& newest = dumps_.back();
-    if (!newest.finished || now - newest.started_ns < kJoinWindowNs) {
+    // One that failed holds nothing: a new problem gets a dump of its own.
+    const bool failed = newest.finished && !newest.error.empty();
+    if (!newest.finished || (!failed && now - newest.started_ns < kJoinWindowNs)) {
       newest.problems.push_back(std::move(problem));
       return {What::joined, newest.dir};
     }

@@ -4,7 +4,8 @@
 // flight recording into a directory of its own, as `grove status --dump`
 // does. This decides when: one dump at a time; a problem seen while one is
 // gathered, or soon after it started, joins it (a job whose every rank
-// times out makes one dump, not one per rank); at most `max` per DVM, so a
+// times out makes one dump, not one per rank; not one that failed); at
+// most `max` per DVM, so a
 // DVM that keeps failing cannot fill the disk. Sans-IO: `now` is handed in.
 #pragma once
 
