@@ -28,20 +28,6 @@ std::uint32_t crc_of_frame(const WireFrame& frame) {
 
 constexpr std::size_t kFixedPrefix = 8 + 4;  // magic, version
 
-// An effect's kind as recorded: its index in the Effect variant.
-template <typename T, typename V>
-struct KindOf;
-template <typename T, typename... Ts>
-struct KindOf<T, std::variant<Ts...>> {
-  static constexpr std::uint8_t value = [] {
-    std::uint8_t index = 0;
-    (void)((std::is_same_v<T, Ts> || (++index, false)) || ...);
-    return index;
-  }();
-};
-template <typename T>
-constexpr std::uint8_t kind_of = KindOf<T, Effect>::value;
-
 }  // namespace
 
 std::uint32_t flight_crc(std::span<const std::byte> bytes) {
@@ -144,7 +130,7 @@ std::string describe_effect(const FlightEffect& e) {
     return e.topology <= 1 ? std::string(topology_name(topology)) : "?";
   };
   switch (e.kind) {
-    case kind_of<SendFrame>: {
+    case flight_effect_kind<SendFrame>: {
       const auto type = static_cast<FrameType>(e.frame_type);
       std::snprintf(line, sizeof line, "send %s %s op %llu (%s) to %u, %u bytes, detail %u",
                     std::string(frame_type_name(type)).c_str(), topology_text().c_str(),
@@ -152,34 +138,34 @@ std::string describe_effect(const FlightEffect& e) {
                     e.target, e.size, e.detail);
       break;
     }
-    case kind_of<DeliverBroadcast>:
+    case flight_effect_kind<DeliverBroadcast>:
       std::snprintf(line, sizeof line, "deliver %s op %llu (%s), %u bytes, detail %u",
                     topology_text().c_str(), static_cast<unsigned long long>(e.op),
                     std::string(tag_name(e.tag)).c_str(), e.size, e.detail);
       break;
-    case kind_of<FenceDone>:
+    case flight_effect_kind<FenceDone>:
       std::snprintf(line, sizeof line, "fence round %llu ends (%s, lost %u), %u bytes, detail %u",
                     static_cast<unsigned long long>(e.op),
                     std::string(fence_status_name(static_cast<FenceStatus>(e.tag))).c_str(),
                     e.target, e.size, e.detail);
       break;
-    case kind_of<BroadcastDone>:
+    case flight_effect_kind<BroadcastDone>:
       std::snprintf(line, sizeof line, "broadcast %s op %llu (%s) done, detail %u",
                     topology_text().c_str(), static_cast<unsigned long long>(e.op),
                     std::string(tag_name(e.tag)).c_str(), e.detail);
       break;
-    case kind_of<SetTimer>:
-    case kind_of<CancelTimer>: {
-      const bool set = e.kind == kind_of<SetTimer>;
+    case flight_effect_kind<SetTimer>:
+    case flight_effect_kind<CancelTimer>: {
+      const bool set = e.kind == flight_effect_kind<SetTimer>;
       std::snprintf(line, sizeof line, "%s timer %u %s op %llu%s", set ? "set" : "cancel", e.tag,
                     topology_text().c_str(), static_cast<unsigned long long>(e.op),
                     set ? " (deadline in detail)" : "");
       break;
     }
-    case kind_of<ShowHelpTopic>:
+    case flight_effect_kind<ShowHelpTopic>:
       std::snprintf(line, sizeof line, "help topic, detail %u", e.detail);
       break;
-    case kind_of<MembershipChanged>:
+    case flight_effect_kind<MembershipChanged>:
       std::snprintf(line, sizeof line, "membership: epoch %llu, %u failed, detail %u",
                     static_cast<unsigned long long>(e.op), e.size, e.detail);
       break;

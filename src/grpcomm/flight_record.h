@@ -60,6 +60,21 @@ struct FlightEffect {
   }
 };
 
+// An effect's kind as recorded (FlightEffect::kind): its index in the
+// Effect variant, named by its type.
+template <typename T, typename V>
+struct FlightEffectKind;
+template <typename T, typename... Ts>
+struct FlightEffectKind<T, std::variant<Ts...>> {
+  static constexpr std::uint8_t value = [] {
+    std::uint8_t index = 0;
+    (void)((std::is_same_v<T, Ts> || (++index, false)) || ...);
+    return index;
+  }();
+};
+template <typename T>
+constexpr std::uint8_t flight_effect_kind = FlightEffectKind<T, Effect>::value;
+
 FlightEffect summarize_effect(const Effect& effect);
 std::string describe_effect(const FlightEffect& effect);
 // CRC-32 of bytes, and of a frame's header and payload as one (a replay's

@@ -59,12 +59,14 @@ struct Daemon {
 
 // Which of the driver's upcalls an effect is (Daemon::told), if one.
 std::optional<std::size_t> upcall_of(std::uint8_t kind) {
-  static const auto fence = Effect(std::in_place_type<FenceDone>).index();
-  static const auto deliver = Effect(std::in_place_type<DeliverBroadcast>).index();
-  static const auto finished = Effect(std::in_place_type<BroadcastDone>).index();
-  if (kind == fence) return 0;
-  if (kind == deliver) return 1;
-  if (kind == finished) return 2;
+  switch (kind) {
+    case flight_effect_kind<FenceDone>:
+      return 0;
+    case flight_effect_kind<DeliverBroadcast>:
+      return 1;
+    case flight_effect_kind<BroadcastDone>:
+      return 2;
+  }
   return std::nullopt;
 }
 
@@ -261,7 +263,6 @@ Status Perturbation::replay_to_cut(Vpid vpid) {
 }
 
 void Perturbation::schedule_after_cut() {
-  report_.cut_ns = daemons_[kControllerVpid].base;
   // Frames in flight at the cut: each sender's sent before it, in the order
   // they went out, after those its receiver had taken before its own cut.
   for (Vpid from = 0; from < daemons_.size(); ++from) {

@@ -41,7 +41,6 @@ struct PerturbOptions {
 
 struct PerturbReport {
   std::uint64_t seed = 0;
-  TimeNs cut_ns = 0;                   // the controller's clock at its cut
   std::map<Vpid, std::uint64_t> kept;  // recorded inputs replayed, by daemon
   std::uint64_t in_flight = 0;         // frames sent before the cut, received after
   std::uint64_t simulated_inputs = 0;  // inputs after the cut

@@ -173,6 +173,14 @@ void LocalCluster::run(const std::function<bool(const InFlight&)>& hold) {
   }
 }
 
+void LocalCluster::settle() {
+  for (int pass = 0; pass < 16; ++pass) {
+    run();
+    fire_timers();
+  }
+  run();
+}
+
 void LocalCluster::fire_timers() {
   auto armed = std::move(timers_);
   timers_.clear();

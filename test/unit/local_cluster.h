@@ -55,6 +55,9 @@ class LocalCluster {
   std::size_t held() const { return held_.size(); }
   // Fires every armed timer (in order of arming).
   void fire_timers();
+  // Timers fire and what they send is delivered, pass after pass, until
+  // none is left (an inner daemon's acks wait for its children's).
+  void settle();
 
   const std::vector<Effect>& effects(Vpid vpid) const { return effects_[vpid]; }
   std::vector<FenceDone> fence_done(Vpid vpid) const;

@@ -27,16 +27,6 @@ std::size_t count(LocalCluster& cluster, FrameType type) {
   return n;
 }
 
-// Every armed timer fires, and what that sends is delivered, until none is
-// left (an inner daemon's acks wait for its children's).
-void settle(LocalCluster& cluster) {
-  for (int pass = 0; pass < 16; ++pass) {
-    cluster.run();
-    cluster.fire_timers();
-  }
-  cluster.run();
-}
-
 // Frames a DVM of `n` daemons sends for `fences` back-to-back barriers.
 struct FenceFrames {
   std::size_t rollups = 0, releases = 0, acks = 0;
@@ -51,7 +41,7 @@ FenceFrames barriers(std::uint32_t n, std::size_t fences, TimeNs ack_delay_ns) {
     for (Vpid vpid = 0; vpid < n; ++vpid)
       REQUIRE(cluster.fence_done(vpid).size() == round + 1);
   }
-  settle(cluster);
+  cluster.settle();
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
   return {count(cluster, FrameType::fence_rollup), count(cluster, FrameType::xcast_data),
           count(cluster, FrameType::xcast_ack)};
@@ -131,7 +121,7 @@ TEST_CASE("acks waiting when a daemon dies still let the repaired tree finish ev
   cluster.run();
   // The view changed: every waiting ack went before the repair, no timer needed.
   CHECK(count(cluster, FrameType::xcast_ack) > acks_before);
-  settle(cluster);
+  cluster.settle();
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
   for (Vpid vpid = 0; vpid < 16; ++vpid) {
     if (vpid == 1) continue;
@@ -178,7 +168,7 @@ TEST_CASE("the prompt fence's releases are acked at once, and others' acks still
   cluster.run();
   CHECK(count(cluster, FrameType::xcast_ack) == 7);
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 1);
-  settle(cluster);
+  cluster.settle();
   CHECK(count(cluster, FrameType::xcast_ack) == 14);
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
 }
@@ -208,7 +198,7 @@ TEST_CASE("waiting acks go with the first input after the delay, without their t
     }
   }
   CHECK(cancelled);
-  settle(cluster);
+  cluster.settle();
   CHECK(count(cluster, FrameType::xcast_ack) == 14);
   CHECK(cluster.engine(0).open_ops(TopologyKind::release) == 0);
 }

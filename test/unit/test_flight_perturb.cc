@@ -23,14 +23,6 @@ EngineConfig config() {
   return c;
 }
 
-void settle(LocalCluster& cluster) {
-  for (int pass = 0; pass < 16; ++pass) {
-    cluster.run();
-    cluster.fire_timers();
-  }
-  cluster.run();
-}
-
 // Fences with data and releases, one after another, no fault: the history
 // a healthy DVM records.
 std::vector<FlightRecording> healthy_history() {
@@ -42,7 +34,7 @@ std::vector<FlightRecording> healthy_history() {
       cluster.contribute(vpid, FenceRequest{"job", everyone, Bytes(40 + vpid, std::byte{1})});
     cluster.run();
     cluster.release(tags::bench_release, Bytes(300, std::byte(round)));
-    settle(cluster);
+    cluster.settle();
   }
   std::vector<FlightRecording> out;
   for (Vpid vpid = 0; vpid < kDaemons; ++vpid) {

@@ -24,14 +24,6 @@ EngineConfig config() {
   return c;
 }
 
-void settle(LocalCluster& cluster) {
-  for (int pass = 0; pass < 16; ++pass) {
-    cluster.run();
-    cluster.fire_timers();
-  }
-  cluster.run();
-}
-
 Bytes data_of(Vpid vpid, std::size_t size) {
   Bytes bytes(size);
   for (std::size_t i = 0; i < size; ++i)
@@ -49,7 +41,7 @@ TimeNs run_history(LocalCluster& cluster, Vpid victim) {
     cluster.run();
   }
   cluster.release(tags::bench_release, data_of(0, 5000));
-  settle(cluster);
+  cluster.settle();
   // The next fence: contributions go up, the victim dies before it relays.
   for (Vpid vpid = 0; vpid < cluster.size(); ++vpid) {
     if (vpid != victim) cluster.contribute(vpid, FenceRequest{"job2", everyone, data_of(vpid, 8)});
@@ -59,7 +51,7 @@ TimeNs run_history(LocalCluster& cluster, Vpid victim) {
   cluster.advance(1'000'000);
   const TimeNs departed = cluster.now();
   cluster.declare_departure(victim);
-  settle(cluster);
+  cluster.settle();
   const VpidSet survivors = VpidSet::from_list([&] {
     std::vector<Vpid> living;
     for (Vpid vpid = 0; vpid < cluster.size(); ++vpid)
@@ -70,7 +62,7 @@ TimeNs run_history(LocalCluster& cluster, Vpid victim) {
     if (vpid != victim)
       cluster.contribute(vpid, FenceRequest{"job3", survivors, data_of(vpid, 64)});
   }
-  settle(cluster);
+  cluster.settle();
   return departed;
 }
 
@@ -135,7 +127,7 @@ TEST_CASE("a daemon that came back replays from its seed", "[flight]") {
   run_history(cluster, kVictim);
   cluster.bring_back(kVictim);
   cluster.contribute_all("after-return", data_of(1, 16));
-  settle(cluster);
+  cluster.settle();
   const auto recordings = recordings_of(cluster, UINT32_MAX);
   REQUIRE_FALSE(recordings[kVictim].header.seed.empty());
   auto report = replay_flights(recordings);
@@ -184,7 +176,7 @@ TEST_CASE("a recording is refused whole when corrupted, cut, of another format o
   LocalCluster cluster(4, config());
   cluster.record_flights(64u << 20);
   cluster.contribute_all("job", data_of(3, 40));
-  settle(cluster);
+  cluster.settle();
   const Bytes good = cluster.flight(1);
   REQUIRE(decode_flight_file(good));
 
@@ -217,7 +209,7 @@ TEST_CASE("a recording is refused whole when corrupted, cut, of another format o
   small.record_flights(600);
   for (int round = 0; round < 4; ++round)
     small.contribute_all("job", data_of(2, 64));
-  settle(small);
+  small.settle();
   auto partial = decode_flight_file(small.flight(0));
   REQUIRE(partial);
   CHECK(partial->header.first_input > 0);
@@ -231,7 +223,7 @@ TEST_CASE("an input no daemon could have recorded is a divergence, not a crash",
   LocalCluster cluster(4, config());
   cluster.record_flights(64u << 20);
   cluster.contribute_all("job");
-  settle(cluster);
+  cluster.settle();
   auto recording = decode_flight_file(cluster.flight(3));
   REQUIRE(recording);
   // A departure declared at a daemon that is not the controller.
@@ -252,7 +244,7 @@ TEST_CASE("a recording round-trips, and two of one daemon are refused", "[flight
   cluster.record_flights(64u << 20);
   cluster.contribute_all("job", data_of(1, 10));
   cluster.release(tags::bench_release, data_of(0, 300));
-  settle(cluster);
+  cluster.settle();
   auto recording = decode_flight_file(cluster.flight(0));
   REQUIRE(recording);
   CHECK(recording->build == "test");
