@@ -4,6 +4,7 @@
 // radix pair and fault load and every violation with its replay line, and
 // writes the whole report as JSON.
 // Usage: bench_sim_campaign [--schedules N] [--seed S] [--first I] [--jobs J] [--json FILE]
+//                           [--fence-topology tree|bruck]
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -30,6 +31,7 @@ struct Args {
   std::uint64_t first = 0;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   std::string json;
+  FenceTopology fences = FenceTopology::tree;
 };
 
 bool parse_args(int argc, char** argv, Args& args) {
@@ -43,6 +45,15 @@ bool parse_args(int argc, char** argv, Args& args) {
     std::string value = argv[++i];
     if (name == "--json") {
       args.json = value;
+      continue;
+    }
+    if (name == "--fence-topology") {
+      if (value != "tree" && value != "bruck") {
+        std::fprintf(stderr, "bench_sim_campaign: --fence-topology '%s': expected tree or bruck\n",
+                     value.c_str());
+        return false;
+      }
+      args.fences = value == "bruck" ? FenceTopology::bruck : FenceTopology::tree;
       continue;
     }
     auto number = parse_int(value);
@@ -74,14 +85,15 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, args)) {
     std::fprintf(stderr,
                  "usage: bench_sim_campaign [--schedules N] [--seed S] [--first I] [--jobs J]"
-                 " [--json FILE]\n");
+                 " [--json FILE] [--fence-topology tree|bruck]\n");
     return 2;
   }
   const auto& cells = campaign_cells();
-  std::printf("campaign: %llu schedules from seed %llu (index %llu on), %zu cells, %u jobs\n",
-              static_cast<unsigned long long>(args.schedules),
-              static_cast<unsigned long long>(args.seed),
-              static_cast<unsigned long long>(args.first), cells.size(), args.jobs);
+  std::printf(
+      "campaign: %llu schedules from seed %llu (index %llu on), %zu cells, %u jobs, %s fences\n",
+      static_cast<unsigned long long>(args.schedules), static_cast<unsigned long long>(args.seed),
+      static_cast<unsigned long long>(args.first), cells.size(), args.jobs,
+      args.fences == FenceTopology::bruck ? "bruck" : "tree");
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
   std::atomic<std::uint64_t> next{0};
@@ -90,7 +102,7 @@ int main(int argc, char** argv) {
   auto worker = [&] {
     CampaignReport mine;
     for (std::uint64_t offset; (offset = next.fetch_add(1)) < args.schedules;) {
-      run_campaign_schedule(args.seed, args.first + offset, mine);
+      run_campaign_schedule(args.seed, args.first + offset, mine, args.fences);
       if ((offset + 1) % 50'000 == 0) {
         std::lock_guard guard(lock);
         double seconds =
@@ -165,6 +177,7 @@ int main(int argc, char** argv) {
     out["benchmark"] = "sim_campaign";
     out["seed"] = args.seed;
     out["first"] = args.first;
+    out["fence_topology"] = args.fences == FenceTopology::bruck ? "bruck" : "tree";
     out["schedules"] = report.schedules;
     out["events"] = report.events;
     out["deaths"] = report.deaths;

@@ -19,6 +19,9 @@ EngineConfig engine_config_from(const ParamRegistry& params, Vpid self) {
   config.radices = {static_cast<std::uint32_t>(params.get_int("rml_base_radix")),
                     static_cast<std::uint32_t>(params.get_int("rml_base_radix2"))};
   config.low_radix_release = params.get_bool("grpcomm_low_radix_release");
+  config.fence_topology = params.get_string("grpcomm_fence_topology") == "bruck"
+                              ? FenceTopology::bruck
+                              : FenceTopology::tree;
   config.compress_threshold = params.get_size("grpcomm_compress_threshold");
   config.max_payload = params.get_size("rml_base_max_frame_size");
   config.release_delay_ns =

@@ -100,7 +100,7 @@ FrameHeader Engine::header_for(FrameType type, std::uint16_t tag, TopologyKind k
   header.sender = config_.self;
   header.tree_version = membership_.tree_version();
   header.epoch = membership_.epoch();
-  header.watermark = topology(kind).watermark;
+  header.watermark = kind == TopologyKind::bruck ? 0 : topology(kind).watermark;
   return header;
 }
 
@@ -134,6 +134,12 @@ void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out
     return;
   }
   const FrameHeader& header = *decoded;
+  // Only a Bruck round is stamped bruck, and it always is: nothing else may
+  // look up a tree by it.
+  if ((header.topology == TopologyKind::bruck) != (header.type == FrameType::fence_exchange)) {
+    ++stats_.malformed;
+    return;
+  }
   if (header.destination != config_.self) {
     // Only routed reports travel through; everything else is addressed hop by hop.
     if (header.type == FrameType::op_report) {
@@ -155,6 +161,9 @@ void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out
       return;
     case FrameType::op_report:
       on_op_report(now, header, *frame.payload, out);
+      return;
+    case FrameType::fence_exchange:
+      on_bruck_round(now, header, *frame.payload, out);
       return;
     case FrameType::control:
       ++stats_.malformed;  // the daemon handles its own traffic before the engine
@@ -244,7 +253,11 @@ void Engine::repair_all(TimeNs now, Outbox& out) {
   repaired_return_epoch_ = membership_.return_epoch();
   repair_ops(now, topology(TopologyKind::routing), returned, out);
   repair_ops(now, topology(TopologyKind::release), returned, out);
-  repair_fences(now, returned, out);
+  if (config_.fence_topology == FenceTopology::bruck) {
+    repair_bruck(out);
+  } else {
+    repair_fences(now, returned, out);
+  }
 }
 
 bool Engine::topology_matches(const FrameHeader& header) const {
@@ -276,7 +289,7 @@ void Engine::on_op_report(TimeNs now, const FrameHeader& /*header*/, const Bytes
                           Outbox& out) {
   if (!is_controller()) return;
   auto report = wire_decode<OpReport>(payload);
-  if (!report) {
+  if (!report || report->topology == TopologyKind::bruck) {
     ++stats_.malformed;
     return;
   }
@@ -337,7 +350,7 @@ Status Engine::check_tables() const {
     return Error{"fence '" + key->signature + "' round " + std::to_string(key->generation) +
                  " still open after its release"};
   }
-  return ok_status();
+  return check_bruck();
 }
 
 Status Engine::check_invariants() const {

@@ -12,12 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "grpcomm/bruck_exchange.h"
 #include "grpcomm/effects.h"
 #include "grpcomm/fence_table.h"
 #include "grpcomm/inflate_cache.h"
@@ -38,6 +40,8 @@ struct EngineConfig {
   Vpid self = 0;
   TopologyRadices radices;
   bool low_radix_release = true;
+  // grpcomm_fence_topology: fences over the two trees, or a Bruck exchange.
+  FenceTopology fence_topology = FenceTopology::tree;
   std::uint64_t compress_threshold = 4096;  // payloads larger than this are deflated
   std::uint64_t max_payload = 256u << 20;   // decompression and frame limit
   TimeNs release_delay_ns = 0;              // grpcomm_release_delay_ms
@@ -90,6 +94,11 @@ struct EngineStats {
   std::uint64_t mismatches = 0;      // frames refused for a topology mismatch
   std::uint64_t malformed = 0;       // frames or payloads refused as malformed
   std::uint64_t rollup_resends = 0;  // fence rollups re-sent after a repair
+  std::uint64_t bruck_runs = 0;      // Bruck runs started after the first (a new epoch)
+  std::uint64_t bruck_stale = 0;     // Bruck frames of an older epoch, dropped
+  // A Bruck round that ended again in a later run, otherwise than the first
+  // time (check_invariants reports it: docs/engine.md argues it never happens).
+  std::uint64_t bruck_redecided = 0;
 };
 
 class Engine {
@@ -129,7 +138,7 @@ class Engine {
 
   // A scope of fence signatures (a job's namespace, as a prefix) has ended:
   // forget its rounds and drop stragglers for it (grpcomm/fence_table.h).
-  void end_fence_scope(const std::string& scope) { fences_.end_scope(scope); }
+  void end_fence_scope(const std::string& scope);
 
   // Which daemon holds releases (grpcomm_release_delay_target); -1: every daemon.
   void set_release_delay_target(std::int64_t vpid) { config_.release_delay_target = vpid; }
@@ -144,6 +153,10 @@ class Engine {
   // Ops this daemon still holds (for invariants and status).
   std::size_t open_ops(TopologyKind kind) const { return topology(kind).ops.size(); }
   std::size_t open_fences() const { return fences_.open_rounds(); }
+  // Bruck exchanges this daemon contributed to and has not ended. Frames of
+  // a round it never contributes to (its ranks gave up after a failed round)
+  // wait until the job's scope ends, as a tree's straggling rollups do.
+  std::size_t open_bruck_exchanges() const;
   // Controller only: its oldest broadcast not yet complete on every daemon
   // (the controller's stall watch; an op ends at its origin once all acked).
   struct OpenBroadcast {
@@ -299,6 +312,24 @@ class Engine {
   void release_delivered(const SharedBytes& release, Outbox& out);
   void end_fence(const FenceKey& key, FenceStatus status, Vpid lost, SharedBytes release,
                  Outbox& out);
+  // A fence frame of the other shape (grpcomm_fence_topology differs).
+  void refuse_fence_shape(const FrameHeader& header, Outbox& out);
+
+  // bruck_fence.cc: the fence as a Bruck exchange among the participants' daemons.
+  void bruck_contribute(TimeNs now, FenceRequest request, Outbox& out);
+  void on_bruck_round(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
+  // A frame of this round's exchange, decoded: taken, kept for later or dropped.
+  void bruck_take(const FenceKey& key, BruckOp& op, BruckOp::Early frame, Outbox& out);
+  // Starts the run of the current epoch: members, then the frames that waited for it.
+  void bruck_start_run(const FenceKey& key, BruckOp& op, Outbox& out);
+  // Sends every round it can, and ends the round once every round was heard.
+  void bruck_progress(const FenceKey& key, BruckOp& op, Outbox& out);
+  void bruck_send_round(const FenceKey& key, BruckOp& op, std::uint32_t round, Outbox& out);
+  void bruck_finish(const FenceKey& key, BruckOp& op, Outbox& out);
+  // After a change of the view: every exchange not ended starts a new run,
+  // and an ended one whose frames of the new epoch waited rejoins.
+  void repair_bruck(Outbox& out);
+  Status check_bruck() const;
 
   EngineConfig config_;
   Membership membership_;
@@ -312,6 +343,10 @@ class Engine {
   std::vector<Vpid> renewed_;  // repair_all's: who came back or joined since the last
   std::vector<std::pair<TopologyKind, std::uint64_t>> touched_;  // track_touched_ops
   std::vector<std::uint64_t> repair_ids_;  // repair_ops()'s scratch, kept to reuse
+  // Fence rounds as Bruck exchanges (grpcomm_fence_topology bruck): open
+  // ones, and the newest ended one of each signature, kept to rejoin a run
+  // that a death started after it ended here.
+  std::map<FenceKey, BruckOp> bruck_;
   // Acks of fence releases waiting to share a frame (ack_delay_ns), by
   // topology and requester. Each is what an immediate ack would have been,
   // made then (header, slot, path), only later on the wire: to the receiver

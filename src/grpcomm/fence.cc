@@ -12,6 +12,10 @@ namespace grove {
 
 void Engine::contribute(TimeNs now, FenceRequest request, Outbox& out) {
   flush_old_acks(now, out);
+  if (config_.fence_topology == FenceTopology::bruck) {
+    bruck_contribute(now, std::move(request), out);
+    return;
+  }
   FenceKey key = fences_.next_round(request.signature);
   FenceTracker* open = fences_.open(key);
   if (!open) return;  // its scope has ended: the job is gone
@@ -28,6 +32,10 @@ void Engine::contribute(TimeNs now, FenceRequest request, Outbox& out) {
 
 void Engine::on_fence_rollup(TimeNs now, const FrameHeader& header, const Bytes& payload,
                              Outbox& out) {
+  if (config_.fence_topology != FenceTopology::tree) {
+    refuse_fence_shape(header, out);
+    return;
+  }
   if (header.topology != TopologyKind::routing ||
       header.radix != radix_of(TopologyKind::routing, config_.radices)) {
     refuse_mismatch(header, out);

@@ -127,7 +127,7 @@ std::string describe_effect(const FlightEffect& e) {
   char line[256];
   const auto topology = static_cast<TopologyKind>(e.topology);
   const auto topology_text = [&] {
-    return e.topology <= 1 ? std::string(topology_name(topology)) : "?";
+    return e.topology <= 2 ? std::string(topology_name(topology)) : "?";
   };
   switch (e.kind) {
     case flight_effect_kind<SendFrame>: {

@@ -87,6 +87,24 @@ struct BasicFenceRelease {
 using FenceRelease = BasicFenceRelease<Bytes>;
 using FenceReleaseView = BasicFenceRelease<ByteView>;
 
+// tags::fence_exchange: one round of a fence's Bruck exchange (bruck_fence.cc),
+// in the epoch stamped on the frame: the blocks the sender holds for its
+// receiver, and every contribution it holds of a daemon outside that epoch's
+// members (a participant that died or came back after contributing); or,
+// too_large, none: the round's data would not fit in a frame.
+struct BruckRound {
+  FenceKey key;
+  std::uint32_t round = 0;
+  bool too_large = false;
+  std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
+
+  static constexpr const char* wire_name = "bruck round";
+  static auto wire_fields(auto& m) {
+    return std::tie(m.key, m.round, m.too_large, m.contributions);
+  }
+  bool wire_valid() const { return round < 64 && contributions_ascend(contributions); }
+};
+
 // Every xcast ack: the slot the acker held in the tree of the epoch stamped
 // on the frame; together they name the subtree the ack vouches for.
 struct XcastAck {

@@ -23,6 +23,11 @@ enum class RepairRule : std::uint8_t {
   ack_names_subtree,    // an ack counts only for the subtree it was made for
   void_acks_on_return,  // rule 7: a return voids every ack made before it
   seed_joiners,         // a joiner or returner starts from the controller's rounds
+  // The Bruck exchange (grpcomm/bruck_fence.cc):
+  bruck_drop_stale,       // a frame of an older run is dropped whole, never merged
+  bruck_restart,          // a new epoch starts a new run among its members
+  bruck_rejoin,           // a daemon that ended the round rejoins a later run
+  bruck_carry_outsiders,  // contributions of non-members travel in every frame
 };
 
 // A set of weakened rules (empty: the engine as it runs).

@@ -198,6 +198,7 @@ void Engine::on_timer(TimeNs now, TimerId id, Outbox& out) {
     flush_acks(out);
     return;
   }
+  if (id.topology == TopologyKind::bruck) return;  // no tree, no timers
   TopologyState& state = topology(id.topology);
   auto found = state.ops.find(id.op_id);
   if (found == state.ops.end() || found->second.phase != OpPhase::held) return;
@@ -344,6 +345,10 @@ void Engine::repair_ops(TimeNs now, TopologyState& state, bool returned, Outbox&
 }
 
 void Engine::apply_op_abort(const OpAbort& abort, Outbox& out) {
+  if (abort.topology == TopologyKind::bruck) {  // no broadcast is ever one
+    ++stats_.malformed;
+    return;
+  }
   TopologyState& state = topology(abort.topology);
   if (!is_controller() && abort.op_id >= state.watermark) {
     auto found = state.ops.find(abort.op_id);

@@ -1,4 +1,5 @@
-// grove model: the seed's release cost model, minimised over the radix.
+// grove model: the seed's release cost model, minimised over the radix; with
+// --fence, a whole fence priced by shape (the two trees against Bruck).
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -6,8 +7,10 @@
 #include <optional>
 #include <utility>
 
+#include "grpcomm/fence_cost_model.h"
 #include "grpcomm/radix_cost_model.h"
 #include "launcher/commands.h"
+#include "rml/bruck_schedule.h"
 #include "util/text.h"
 
 namespace grove {
@@ -27,6 +30,10 @@ struct ModelOptions {
   double bandwidth_gbit = 10.0;
   std::uint64_t compare_radix = 64;
   bool json = false;
+  // --fence: price whole fences by shape, the trees at these radices.
+  bool fence = false;
+  std::uint64_t radix = 64;
+  std::uint64_t radix2 = 4;
 };
 
 // The seed's table: a barrier's 33-byte release, then 10 KB to 256 MB.
@@ -194,6 +201,97 @@ void print_model_text(const ModelTable& table, const CostConstants& constants,
   }
 }
 
+// --fence: one fence's time by shape, each a line in the aggregate D.
+struct FenceShapes {
+  FenceCostLine flat;   // radix `radix` both ways
+  FenceCostLine trees;  // radix `radix` up, `radix2` down
+  FenceCostLine bruck;
+};
+
+FenceShapes fence_shapes(std::uint64_t daemons, const ModelOptions& options,
+                         const CostConstants& constants) {
+  return {tree_fence_cost(daemons, options.radix, options.radix, constants),
+          tree_fence_cost(daemons, options.radix, options.radix2, constants),
+          bruck_fence_cost(daemons, constants)};
+}
+
+std::string shape_winner(const FenceShapes& shapes, double bytes) {
+  const double flat = shapes.flat.at(bytes);
+  const double trees = shapes.trees.at(bytes);
+  const double bruck = shapes.bruck.at(bytes);
+  if (bruck < trees && bruck < flat) return "bruck";
+  return trees <= flat ? "trees" : "flat";
+}
+
+std::string crossover_text(std::optional<double> bytes) {
+  if (!bytes) return "never";
+  if (*bytes == 0) return "always";
+  return format_bytes(*bytes);
+}
+
+void print_fence_json(const ModelTable& table, const CostConstants& constants,
+                      const ModelOptions& options) {
+  nlohmann::json out;
+  out["formula"] = {{"trees", "ceil(log_r1 N)*(alpha+c) + D/B + T_release(r2, M=D)"},
+                    {"bruck", "ceil(log2 N)*(alpha+c) + (N-1)/N * D/B"}};
+  out["constants"] = {{"alpha_us", constants.alpha_us},
+                      {"c_us", constants.copy_us},
+                      {"t", constants.threads},
+                      {"B_bytes_per_s", constants.bandwidth_bytes_per_s}};
+  out["radix"] = options.radix;
+  out["radix2"] = options.radix2;
+  out["cells"] = nlohmann::json::array();
+  out["crossovers"] = nlohmann::json::array();
+  for (std::uint64_t n : table.columns) {
+    const FenceShapes shapes = fence_shapes(n, options, constants);
+    const auto bruck_over_trees = wins_from(shapes.bruck, shapes.trees);
+    out["crossovers"].push_back({{"daemons", n},
+                                 {"bruck_rounds", bruck::rounds(n)},
+                                 {"bruck_beats_trees_from_bytes",
+                                  bruck_over_trees ? nlohmann::json(*bruck_over_trees) : nullptr}});
+    for (const auto& row : table.rows) {
+      out["cells"].push_back({{"daemons", n},
+                              {"aggregate_bytes", row.bytes},
+                              {"flat_us", shapes.flat.at(row.bytes)},
+                              {"trees_us", shapes.trees.at(row.bytes)},
+                              {"bruck_us", shapes.bruck.at(row.bytes)},
+                              {"fastest", shape_winner(shapes, row.bytes)}});
+    }
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_fence_text(const ModelTable& table, const CostConstants& constants,
+                      const ModelOptions& options) {
+  std::printf("a fence of aggregate D (every contribution) among N daemons:\n");
+  std::printf("  trees  ceil(log_r N)*(alpha+c) + D/B, then the release T(r2) with M = D\n");
+  std::printf("  bruck  ceil(log2 N)*(alpha+c) + (N-1)/N * D/B (no release)\n");
+  std::printf(
+      "alpha %g us, c %g us, t %u, B %g Gbit/s; flat = radix %llu both ways, trees = "
+      "%llu up and %llu down\n\n",
+      constants.alpha_us, constants.copy_us, constants.threads, options.bandwidth_gbit,
+      static_cast<unsigned long long>(options.radix),
+      static_cast<unsigned long long>(options.radix),
+      static_cast<unsigned long long>(options.radix2));
+  for (std::uint64_t n : table.columns) {
+    const FenceShapes shapes = fence_shapes(n, options, constants);
+    std::printf("N = %llu (Bruck: %u rounds)\n", static_cast<unsigned long long>(n),
+                bruck::rounds(n));
+    std::printf("  %-16s %12s %12s %12s  %s\n", "aggregate", "flat us", "trees us", "bruck us",
+                "fastest");
+    for (const auto& row : table.rows) {
+      std::printf("  %-16s %12.0f %12.0f %12.0f  %s\n", row.label.c_str(),
+                  shapes.flat.at(row.bytes), shapes.trees.at(row.bytes), shapes.bruck.at(row.bytes),
+                  shape_winner(shapes, row.bytes).c_str());
+    }
+    std::printf("  Bruck beats the trees from %s, radix %llu flat from %s\n\n",
+                crossover_text(wins_from(shapes.bruck, shapes.trees)).c_str(),
+                static_cast<unsigned long long>(options.radix),
+                crossover_text(wins_from(shapes.bruck, shapes.flat)).c_str());
+  }
+  std::printf("set it with grove start --mca grpcomm_fence_topology bruck (the default: tree)\n");
+}
+
 int run_model(const ModelOptions& options) {
   if (!check_model_constants(options)) return 1;
   CostConstants constants{options.alpha_us, options.copy_us, options.threads,
@@ -204,7 +302,17 @@ int run_model(const ModelOptions& options) {
   if (!rows) return 1;
   const ModelTable table =
       evaluate_model(std::move(*rows), std::move(*columns), constants, options.compare_radix);
-  if (options.json) {
+  if (options.fence) {
+    if (options.radix < 2 || options.radix2 < 2) {
+      print_cli_error("--radix and --radix2 must be at least 2");
+      return 1;
+    }
+    if (options.json) {
+      print_fence_json(table, constants, options);
+    } else {
+      print_fence_text(table, constants, options);
+    }
+  } else if (options.json) {
     print_model_json(table, constants, options.compare_radix);
   } else {
     print_model_text(table, constants, options);
@@ -240,6 +348,13 @@ void add_model_command(CLI::App& app, CliContext& context) {
                    "Radix whose cost is compared with the optimum")
       ->capture_default_str();
   command->add_flag("--json", options->json, "Print JSON instead of the table");
+  command->add_flag("--fence", options->fence,
+                    "Price whole fences by shape: radix --radix flat, the two trees "
+                    "(--radix up, --radix2 down) and the Bruck exchange");
+  command->add_option("--radix", options->radix, "With --fence: the routing tree's radix")
+      ->capture_default_str();
+  command->add_option("--radix2", options->radix2, "With --fence: the release tree's radix")
+      ->capture_default_str();
   context.actions[command] = [options] { return run_model(*options); };
 }
 

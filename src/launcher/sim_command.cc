@@ -27,6 +27,7 @@ struct SimCliOptions {
   std::int64_t radix = 0;
   std::int64_t radix2 = 0;
   std::string low_radix_release;
+  std::string fence_topology;
   std::uint32_t faults = 0;
   std::uint32_t returns = 0;
   std::uint32_t joins = 0;
@@ -106,6 +107,14 @@ std::optional<SimOptions> sim_options(const CliContext& context, const SimCliOpt
     }
     options.low_radix_release = *value;
   }
+  const std::string topology = cli.fence_topology.empty()
+                                   ? context.params.get_string("grpcomm_fence_topology")
+                                   : cli.fence_topology;
+  if (topology != "tree" && topology != "bruck") {
+    print_cli_error("--fence-topology '" + topology + "': expected tree or bruck");
+    return std::nullopt;
+  }
+  options.fence_topology = topology == "bruck" ? FenceTopology::bruck : FenceTopology::tree;
   options.random_faults = cli.faults;
   options.returns = cli.returns;
   options.joins = cli.joins;
@@ -225,18 +234,20 @@ int sim_exit_code(const SimTotals& totals, const SimProgress& progress) {
 int print_sim_json(const SimCliOptions& cli, const SimOptions& options, const SimTotals& totals,
                    const SimProgress& progress) {
   nlohmann::json out;
-  out["options"] = {{"daemons", options.daemons},
-                    {"nic_sharing", cli.nic_sharing},
-                    {"payload_bytes", options.payload_bytes},
-                    {"radix", options.radices.routing},
-                    {"radix2", options.radices.release},
-                    {"low_radix_release", options.low_radix_release},
-                    {"faults", cli.faults},
-                    {"returns", cli.returns},
-                    {"joins", cli.joins},
-                    {"rounds", cli.rounds},
-                    {"seed", cli.seed},
-                    {"runs", cli.runs}};
+  out["options"] = {
+      {"daemons", options.daemons},
+      {"nic_sharing", cli.nic_sharing},
+      {"payload_bytes", options.payload_bytes},
+      {"radix", options.radices.routing},
+      {"radix2", options.radices.release},
+      {"low_radix_release", options.low_radix_release},
+      {"fence_topology", options.fence_topology == FenceTopology::bruck ? "bruck" : "tree"},
+      {"faults", cli.faults},
+      {"returns", cli.returns},
+      {"joins", cli.joins},
+      {"rounds", cli.rounds},
+      {"seed", cli.seed},
+      {"runs", cli.runs}};
   out["runs_completed"] = totals.runs_completed;
   out["interrupted"] = progress.interrupted();
   out["huge_pages"] = huge_pages_in_effect();
@@ -279,6 +290,9 @@ void print_sim_summary(const SimCliOptions& cli, const SimOptions& options, cons
       "(low-radix release %s)\n",
       options.daemons, format_bytes(static_cast<double>(options.payload_bytes)).c_str(),
       options.radices.routing, options.radices.release, options.low_radix_release ? "on" : "off");
+  if (options.fence_topology == FenceTopology::bruck) {
+    std::printf("fences: a Bruck exchange among the participants' daemons (no release)\n");
+  }
   if (progress.interrupted()) {
     std::printf("interrupted by Ctrl-C after %u of %u runs; the figures below are theirs\n",
                 totals.runs_completed, cli.runs);
@@ -447,6 +461,8 @@ void add_sim_command(CLI::App& app, CliContext& context) {
       ->check(CLI::Range(2, 65535));
   command->add_option("--low-radix-release", options->low_radix_release,
                       "true/false (default: grpcomm_low_radix_release)");
+  command->add_option("--fence-topology", options->fence_topology,
+                      "tree or bruck (default: grpcomm_fence_topology)");
   command->add_option("--faults", options->faults, "Random daemon deaths per run")
       ->capture_default_str();
   command

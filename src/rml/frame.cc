@@ -60,6 +60,8 @@ std::string_view frame_type_name(FrameType type) {
       return "op-report";
     case FrameType::control:
       return "control";
+    case FrameType::fence_exchange:
+      return "fence-exchange";
   }
   return "unknown";
 }
@@ -163,7 +165,7 @@ Result<FrameHeader> decode_frame_header(std::span<const std::byte> bytes,
   if ((header.flags & ~kFrameKnownFlags) != 0) return Error{"unknown frame flags"};
   header.tag = reader.get<std::uint16_t>();
   auto topology = reader.get<std::uint8_t>();
-  if (topology > static_cast<std::uint8_t>(TopologyKind::release)) {
+  if (topology > static_cast<std::uint8_t>(TopologyKind::bruck)) {
     return Error{"unknown topology " + std::to_string(topology)};
   }
   header.topology = static_cast<TopologyKind>(topology);

@@ -30,16 +30,17 @@ inline constexpr std::uint8_t kFrameVersion = 1;
 inline constexpr std::size_t kFrameHeaderSize = 64;
 
 enum class FrameType : std::uint8_t {
-  xcast_data = 1,    // a broadcast payload travelling down a topology
-  xcast_ack = 2,     // "my subtree has it", to whoever sent the data
-  fence_rollup = 3,  // fence contributions travelling up the routing tree
-  op_report = 4,     // a daemon's report to the controller (routed)
-  control = 5,       // daemon-level traffic outside the engine (routed or direct)
+  xcast_data = 1,      // a broadcast payload travelling down a topology
+  xcast_ack = 2,       // "my subtree has it", to whoever sent the data
+  fence_rollup = 3,    // fence contributions travelling up the routing tree
+  op_report = 4,       // a daemon's report to the controller (routed)
+  control = 5,         // daemon-level traffic outside the engine (routed or direct)
+  fence_exchange = 6,  // one round of a fence's Bruck exchange, over a direct link
 };
-inline constexpr std::uint8_t kFrameTypeMax = 5;
+inline constexpr std::uint8_t kFrameTypeMax = 6;
 template <>
 struct WireEnum<FrameType> {
-  static constexpr FrameType first = FrameType::xcast_data, last = FrameType::control;
+  static constexpr FrameType first = FrameType::xcast_data, last = FrameType::fence_exchange;
 };
 
 enum FrameFlag : std::uint16_t {

@@ -14,6 +14,7 @@ constexpr std::array kTags{
     TagInfo{tags::op_abort, "op-abort"},
     TagInfo{tags::launch, "launch"},
     TagInfo{tags::bench_release, "bench-release"},
+    TagInfo{tags::fence_exchange, "fence-exchange"},
     TagInfo{daemon_tags::report, "report"},
     TagInfo{daemon_tags::endpoint_table, "endpoint-table"},
     TagInfo{daemon_tags::heartbeat, "heartbeat"},

@@ -19,6 +19,7 @@ inline constexpr std::uint16_t op_report = 5;          // daemon -> controller: 
 inline constexpr std::uint16_t op_abort = 6;           // controller -> all: an op ended in error
 inline constexpr std::uint16_t launch = 7;             // job launch messages
 inline constexpr std::uint16_t bench_release = 8;      // `grove bench release`: a release, no fence
+inline constexpr std::uint16_t fence_exchange = 9;     // a round of a fence's Bruck exchange
 inline constexpr std::uint16_t first_daemon_tag = 64;  // tags >= this belong to the daemon
 }  // namespace tags
 

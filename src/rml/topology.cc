@@ -8,6 +8,8 @@ std::string_view topology_name(TopologyKind kind) {
       return "routing";
     case TopologyKind::release:
       return "release";
+    case TopologyKind::bruck:
+      return "bruck";
   }
   return "unknown";
 }

@@ -14,10 +14,12 @@
 
 namespace grove {
 
-enum class TopologyKind : std::uint8_t { routing = 0, release = 1 };
+// bruck is not a tree: the fence exchange's frames are stamped with it
+// (grpcomm_fence_topology bruck), and nothing is derived for it.
+enum class TopologyKind : std::uint8_t { routing = 0, release = 1, bruck = 2 };
 template <>
 struct WireEnum<TopologyKind> {
-  static constexpr TopologyKind first = TopologyKind::routing, last = TopologyKind::release;
+  static constexpr TopologyKind first = TopologyKind::routing, last = TopologyKind::bruck;
 };
 
 std::string_view topology_name(TopologyKind kind);
@@ -27,7 +29,11 @@ struct TopologyRadices {
   std::uint32_t release = 4;
 };
 
+// The Bruck exchange doubles its distance each round: its "radix" is 2.
+inline constexpr std::uint32_t kBruckRadix = 2;
+
 inline std::uint32_t radix_of(TopologyKind kind, const TopologyRadices& radices) {
+  if (kind == TopologyKind::bruck) return kBruckRadix;
   return kind == TopologyKind::routing ? radices.routing : radices.release;
 }
 

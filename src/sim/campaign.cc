@@ -39,7 +39,7 @@ const std::vector<CampaignCell>& campaign_cells() {
   return cells;
 }
 
-SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index) {
+SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index, FenceTopology fences) {
   const auto& cells = campaign_cells();
   const CampaignCell& cell = cells[index % cells.size()];
   // One stream per schedule, split from the campaign's seed under a name
@@ -96,6 +96,7 @@ SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index) {
   // fraction of a release's span to many spans (the repairs must hold
   // whatever an ack waits). Drawn last: the draws above are as before.
   if (stream.below(2) == 1) options.ack_delay_ns = uniform(1, 400) * 1000;
+  options.fence_topology = fences;
   options.check_engines = true;
   options.trace_lines = 0;  // a violation is replayed with its trace
   options.seed = seed + index;
@@ -116,9 +117,10 @@ void CampaignReport::merge(CampaignReport&& other) {
     violations.push_back(std::move(violation));
 }
 
-void run_campaign_schedule(std::uint64_t seed, std::uint64_t index, CampaignReport& report) {
+void run_campaign_schedule(std::uint64_t seed, std::uint64_t index, CampaignReport& report,
+                           FenceTopology fences) {
   const std::size_t cell = index % campaign_cells().size();
-  SimOptions options = campaign_schedule(seed, index);
+  SimOptions options = campaign_schedule(seed, index, fences);
   SimResult result = run_simulation(options);
   ++report.runs_per_cell[cell];
   ++report.schedules;

@@ -31,8 +31,10 @@ const std::vector<CampaignCell>& campaign_cells();
 // the cell count; every other choice (size, faults, jitter up to 10x alpha,
 // 1-5 rounds, participation 0.1-1, payload, release delay on every daemon or
 // only on the first victim, and in half the schedules returns of the dead
-// and joins) is drawn from (seed, index).
-SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index);
+// and joins) is drawn from (seed, index). `fences` is every schedule's
+// fence topology (the draws do not depend on it).
+SimOptions campaign_schedule(std::uint64_t seed, std::uint64_t index,
+                             FenceTopology fences = FenceTopology::tree);
 
 struct CampaignViolation {
   std::uint64_t index = 0;
@@ -60,6 +62,7 @@ struct CampaignReport {
 // Runs schedule `index` and counts it into `report`. A violation is run a
 // second time with a trace, for the report. Single-threaded: a driver that
 // wants more cores gives each thread its own report and merges them.
-void run_campaign_schedule(std::uint64_t seed, std::uint64_t index, CampaignReport& report);
+void run_campaign_schedule(std::uint64_t seed, std::uint64_t index, CampaignReport& report,
+                           FenceTopology fences = FenceTopology::tree);
 
 }  // namespace grove

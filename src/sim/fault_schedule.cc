@@ -31,7 +31,9 @@ std::vector<FaultSpec> draw_faults(const SimOptions& options, RandomStream& faul
   for (std::uint32_t i = 0; i < count; ++i) {
     FaultSpec fault;
     fault.victim = candidates[i];
-    const std::uint64_t kinds = options.release_delay_ns > 0 ? 3 : 2;
+    // A Bruck fence has no release to hold: its third kind needs no delay.
+    const std::uint64_t kinds =
+        options.release_delay_ns > 0 || options.fence_topology == FenceTopology::bruck ? 3 : 2;
     fault.kind = static_cast<FaultKind>(faults.below(kinds));
     fault.at_ns = faults.uniform(0, horizon);
     fault.round = faults.uniform(1, options.rounds);

@@ -61,6 +61,12 @@ Status InvariantChecker::on_broadcast_done(const BroadcastDone& done,
 Status InvariantChecker::on_fence_done(Vpid daemon, const FenceDone& done) {
   auto [where, inserted] = fences_.try_emplace(done.key);
   FenceOutcome& outcome = where->second;
+  if (outcome.reset) {
+    outcome.reset = false;
+    outcome.status = done.status;
+    outcome.lost = done.lost;
+    outcome.release = done.release;
+  }
   if (inserted) {
     outcome.status = done.status;
     outcome.lost = done.lost;
@@ -97,6 +103,21 @@ void InvariantChecker::renew(Vpid vpid) {
   }
   for (auto& [key, entry] : deliveries_) {
     if (vpid < entry.delivered.size()) entry.delivered[vpid] = false;
+  }
+}
+
+void InvariantChecker::forget_fence_endings(Vpid vpid) {
+  for (auto& [key, outcome] : fences_) {
+    if (vpid >= outcome.finished.size() || !outcome.finished[vpid]) continue;
+    outcome.finished[vpid] = false;
+    // Every finisher ended it the same way, so the outcome stands while one
+    // is left; with none, the next to finish sets it.
+    if (--outcome.finished_count == 0) {
+      outcome.status = FenceStatus::ok;
+      outcome.lost = 0;
+      outcome.release = nullptr;
+      outcome.reset = true;
+    }
   }
 }
 

@@ -7,7 +7,9 @@
 //      joined, in its current life).
 //   I4 one ending: no op completes twice, or after its abort.
 //   I5 one outcome: every participant ends a fence round the same way, with
-//      the same data.
+//      the same data. With Bruck fences, every participant alive: each
+//      daemon ends a round from what it holds, and one that dies may have
+//      ended it otherwise (forget_fence_endings; docs/engine.md).
 // (I6, each engine's check_invariants, and liveness are the simulator's.)
 #pragma once
 
@@ -34,6 +36,9 @@ class InvariantChecker {
   // end): what its predecessor delivered is not its own, and I3 asks it to
   // have every op completed from now on.
   void renew(Vpid vpid);
+  // Bruck fences: the daemon died; how it ended rounds no longer binds the
+  // living (they all ended them as one another did).
+  void forget_fence_endings(Vpid vpid);
 
   // How many participants ended each fence round, and how.
   std::size_t fence_outcomes(const FenceKey& key) const;
@@ -49,6 +54,7 @@ class InvariantChecker {
     SharedBytes release;
     std::vector<bool> finished;  // by vpid (a node per daemon cost a million allocations)
     std::size_t finished_count = 0;
+    bool reset = false;  // every finisher was forgotten: the next one sets it
   };
 
   std::size_t daemons_;

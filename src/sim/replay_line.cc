@@ -149,6 +149,12 @@ const std::map<std::string, Setter, std::less<>>& setters() {
          if (value) o.pmix_fences = *value;
          return value.has_value();
        }},
+      {"--fence-topology",
+       [](SimOptions& o, std::string_view text) {
+         if (text != "tree" && text != "bruck") return false;
+         o.fence_topology = text == "bruck" ? FenceTopology::bruck : FenceTopology::tree;
+         return true;
+       }},
       {"--runs", [](SimOptions&, std::string_view text) { return text == "1"; }},
   };
   return table;
@@ -175,6 +181,7 @@ std::string replay_arguments(const SimOptions& o) {
   if (o.returns != 0) line << " --returns " << o.returns;
   if (o.joins != 0) line << " --joins " << o.joins;
   if (o.ack_delay_ns != 0) line << " --ack-delay-us " << o.ack_delay_ns / 1000;
+  if (o.fence_topology == FenceTopology::bruck) line << " --fence-topology bruck";
   return line.str();
 }
 

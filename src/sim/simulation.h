@@ -97,6 +97,7 @@ class Simulation {
   void trace_line(std::string line);
   void plan_faults();
   bool fault_fires(Vpid daemon, const Outbox& out) const;
+  bool bruck_fault_fires(const FaultSpec& fault, const Effect& effect) const;
   void check_liveness();
   FenceRequest request_for(Vpid daemon);
   class EffectsOf;

@@ -125,11 +125,34 @@ class Simulation::EffectsOf final : public EffectDriver {
   std::size_t sends_allowed_;
 };
 
+// With Bruck fences there is no release: a victim "on release" dies as it
+// sends a round of the exchange (a prefix of that step's frames leaves), and
+// one "while holding" dies as it ends a round, so that the others' next run
+// needs the rejoin of those that ended it.
+bool Simulation::bruck_fault_fires(const FaultSpec& fault, const Effect& effect) const {
+  if (fault.kind == FaultKind::on_release) {
+    const auto* send = std::get_if<SendFrame>(&effect);
+    if (!send) return false;
+    auto header = decode_frame_header(send->frame.header, UINT32_MAX);
+    return header && header->type == FrameType::fence_exchange && header->op_id >= fault.round;
+  }
+  if (fault.kind == FaultKind::while_holding) {
+    const auto* done = std::get_if<FenceDone>(&effect);
+    return done && done->key.generation >= fault.round;
+  }
+  return false;
+}
+
 bool Simulation::fault_fires(Vpid daemon, const Outbox& out) const {
+  const bool bruck = options_.fence_topology == FenceTopology::bruck;
   for (std::size_t i = 0; i < faults_.planned.size(); ++i) {
     const FaultSpec& fault = faults_.planned[i];
     if (faults_.done[i] || fault.victim != daemon) continue;
     for (const Effect& effect : out.effects()) {
+      if (bruck) {
+        if (bruck_fault_fires(fault, effect)) return true;
+        continue;
+      }
       if (fault.kind == FaultKind::on_release) {
         const auto* deliver = std::get_if<DeliverBroadcast>(&effect);
         if (!deliver || deliver->tag != tags::fence_release) continue;

@@ -18,6 +18,7 @@ void Simulation::kill(Vpid victim, TimeNs now) {
   if (victim == kControllerVpid || !alive_[victim]) return;
   alive_[victim] = false;
   result_.killed.push_back(victim);
+  if (options_.fence_topology == FenceTopology::bruck) checker_.forget_fence_endings(victim);
   trace([&] { return "d" + std::to_string(victim) + " killed"; });
   TimeNs delay = rng_.detect.uniform(options_.detect_min_ns, options_.detect_max_ns);
   schedule(now + delay, DetectEvent{victim});
@@ -100,8 +101,19 @@ void Simulation::check_liveness() {
   for (Vpid daemon : participants_.list)
     participant_lost = participant_lost || !alive_[daemon] || life_[daemon] != 0;
   const std::uint64_t released = controller.fence_generation(signature_);
+  const bool bruck = options_.fence_topology == FenceTopology::bruck;
   for (Vpid daemon = 0; daemon < engines_.size(); ++daemon) {
     if (!alive_[daemon]) continue;
+    if (engines_[daemon].open_bruck_exchanges() != 0) {
+      fail("hang: daemon " + std::to_string(daemon) + " still has " +
+           std::to_string(engines_[daemon].open_bruck_exchanges()) + " open Bruck exchange(s)");
+      return;
+    }
+    // A Bruck exchange runs among the participants' daemons: only they, in
+    // the life the job was placed in, learn its rounds.
+    const bool hosts_job = daemon < participants_.by_vpid.size() && participants_.by_vpid[daemon] &&
+                           life_[daemon] == 0;
+    if (bruck && !hosts_job) continue;
     // Every release reaches every daemon, so every daemon knows every
     // signature's round: what lets a daemon stamp a round without asking.
     // A newcomer knows it from the controller's rounds at its join.

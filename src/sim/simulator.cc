@@ -37,6 +37,7 @@ Simulation::Simulation(const SimOptions& options)
   EngineConfig& config = config_;
   config.radices = options.radices;
   config.low_radix_release = options.low_radix_release;
+  config.fence_topology = options.fence_topology;
   config.compress_threshold = options.compress_threshold;
   config.release_delay_ns = options.release_delay_ns;
   config.ack_delay_ns = options.ack_delay_ns;

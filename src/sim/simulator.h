@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "grpcomm/bruck_exchange.h"
 #include "grpcomm/repair_rules.h"
 #include "rml/topology.h"
 #include "rml/traffic.h"
@@ -36,7 +37,8 @@ struct SimOptions {
   std::uint64_t payload_bytes = 1024;  // the release's aggregate, split among participants
   TopologyRadices radices{64, 4};
   bool low_radix_release = true;
-  std::uint32_t rounds = 1;           // back-to-back fences
+  FenceTopology fence_topology = FenceTopology::tree;  // grpcomm_fence_topology
+  std::uint32_t rounds = 1;                            // back-to-back fences
   std::string signature = "sim-job";  // the fence's name (its length is on the wire)
   // Ranks enter each round through their daemon's PMIx fence book (the PMIx
   // bridge's state machine, sim/pmix_fence_layer.h) and every answer is

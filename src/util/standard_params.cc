@@ -85,6 +85,15 @@ void register_rml_params(ParamRegistry& registry) {
 void register_grpcomm_params(ParamRegistry& registry) {
   registry.define(boolean("grpcomm_low_radix_release", "true",
                           "Send fence releases on the release tree instead of the routing tree"));
+  ParamSpec shape;
+  shape.name = "grpcomm_fence_topology";
+  shape.kind = ParamKind::enumeration;
+  shape.default_text = "tree";
+  shape.choices = {"tree", "bruck"};
+  shape.description =
+      "How a fence's contributions travel: up the routing tree and back down the release tree "
+      "(tree), or a Bruck exchange among the participants' daemons over direct links (bruck)";
+  registry.define(shape);
   registry.define(
       integer("grpcomm_base_verbose", "0", 0, kVerboseMax, "Verbosity of the grpcomm framework"));
   registry.define(boolean("grpcomm_enable_timing", "false",

@@ -5,7 +5,8 @@
 // an economy that the ack rule backs up, so it breaks only together with it,
 // and alone it costs frames. Property 1 (one derivation) is structural and
 // checked exhaustively in test_release_tree.cc; property 3 is discussed in
-// docs/engine.md. See the same file for the rule each test stands for.
+// docs/engine.md. The Bruck exchange's four rules each break alone. See the
+// same file for the rule each test stands for.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -22,24 +23,26 @@ constexpr std::uint64_t kSeed = 20261130;
 
 // Schedules to try: the regression seeds first, then the campaign's fault
 // schedules from index 0.
-std::vector<SimOptions> schedules(std::uint64_t campaign_count) {
+// With Bruck fences, only the campaign's schedules (the seeds are the trees').
+std::vector<SimOptions> schedules(std::uint64_t campaign_count,
+                                  FenceTopology fences = FenceTopology::tree) {
   std::vector<SimOptions> out;
   std::ifstream file(GROVE_SIM_REGRESSION_SEEDS);
   std::string line;
-  while (std::getline(file, line)) {
+  while (fences == FenceTopology::tree && std::getline(file, line)) {
     if (line.empty() || line[0] == '#') continue;
     auto options = parse_replay_arguments(line);
     if (options.ok()) out.push_back(*options);
   }
   for (std::uint64_t index = 0; index < campaign_count; ++index) {
-    SimOptions options = campaign_schedule(kSeed, index);
+    SimOptions options = campaign_schedule(kSeed, index, fences);
     if (options.random_faults > 0) out.push_back(options);  // rules matter only under repair
   }
   return out;
 }
 
-void check_caught(RepairRules weakened) {
-  for (SimOptions options : schedules(3000)) {
+void check_caught(RepairRules weakened, FenceTopology fences = FenceTopology::tree) {
+  for (SimOptions options : schedules(3000, fences)) {
     options.weakened_rules = weakened;
     SimResult result = run_simulation(options);
     if (result.ok) continue;
@@ -96,4 +99,30 @@ TEST_CASE("without rule 7 (a return voids older acks) a schedule breaks", "[sim]
 // knows it: it would stamp round 1 where the others are at k.
 TEST_CASE("without the joined-late rule (seed the rounds) a schedule breaks", "[sim][rules]") {
   check_caught(RepairRules{}.add(RepairRule::seed_joiners));
+}
+
+// The Bruck exchange (grpcomm/bruck_fence.cc, docs/engine.md). Weakened, a
+// frame of a run before a death counts in the run after it, whose members
+// and blocks differ: a daemon ends the round without a member's block, or
+// waits for a frame that already came.
+TEST_CASE("without dropping an older run's frames a Bruck schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::bruck_drop_stale), FenceTopology::bruck);
+}
+
+// Weakened, a run survives a death: its members wait for the dead's rounds.
+TEST_CASE("without a new run in a new epoch a Bruck schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::bruck_restart), FenceTopology::bruck);
+}
+
+// Weakened, a daemon that ended the round ignores the run a death started
+// after it: the others wait for its block for ever.
+TEST_CASE("without the rejoin of those that ended a Bruck schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::bruck_rejoin), FenceTopology::bruck);
+}
+
+// Weakened, a contribution of a member that died travels only as its own
+// block, which no run after its death has: those that held it end the
+// round ok, the others participant-lost.
+TEST_CASE("without carrying the dead's contributions a Bruck schedule breaks", "[sim][rules]") {
+  check_caught(RepairRules{}.add(RepairRule::bruck_carry_outsiders), FenceTopology::bruck);
 }
