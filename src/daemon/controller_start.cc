@@ -132,9 +132,11 @@ void Controller::claim_tags() {
       [this](Vpid from, std::uint16_t tag, const Bytes& payload) {
         on_daemon_message(from, tag, payload);
       }));
-  claims_.push_back(runtime_->own_fences(kBenchBarrierSignature, [this](const FenceDone& done) {
-    cli_.service.fence_done(done.key.signature, runtime_->now());
-  }));
+  const bool bruck = params_.get_string("grpcomm_fence_topology") == "bruck";
+  claims_.push_back(
+      runtime_->own_fences(kBenchBarrierSignature, [this, bruck](const FenceDone& done) {
+        apply(cli_.service.fence_done(done.key.signature, runtime_->now(), bruck));
+      }));
   claims_.push_back(runtime_->own_control(
       {daemon_tags::counters_reply}, [this](Vpid, std::uint16_t, const Bytes& payload) {
         if (auto reply = wire_decode<CountersReply>(payload))

@@ -125,6 +125,20 @@ void DaemonNode::claim_tags() {
       {daemon_tags::endpoint_table, daemon_tags::shutdown, daemon_tags::counters_request,
        daemon_tags::bench_barrier},
       [this](const DeliverBroadcast& deliver) { on_daemon_broadcast(deliver); });
+  bench_.ends = runtime_->own_fences(kBenchBarrierSignature, [this](const FenceDone&) {
+    bench_.open = false;
+    if (bench_.waiting.empty()) return;
+    BenchBarrier next = std::move(bench_.waiting.front());
+    bench_.waiting.erase(bench_.waiting.begin());
+    contribute_bench(next);
+  });
+}
+
+void DaemonNode::contribute_bench(const BenchBarrier& round) {
+  log_.verbose("daemon", 2, "barrier benchmark round: contributing to '%s'",
+               round.signature.c_str());
+  bench_.open = true;
+  runtime_->contribute(FenceRequest{round.signature, round.participants, {}});
 }
 
 void DaemonNode::on_controller_message(Vpid from, std::uint16_t tag, const Bytes& payload) {
@@ -259,9 +273,11 @@ void DaemonNode::on_daemon_broadcast(const DeliverBroadcast& deliver) {
     case daemon_tags::bench_barrier: {
       auto bench = wire_decode<BenchBarrier>(*deliver.payload);
       if (!bench) return;
-      log_.verbose("daemon", 2, "barrier benchmark round: contributing to '%s'",
-                   bench->signature.c_str());
-      runtime_->contribute(FenceRequest{bench->signature, bench->participants, {}});
+      if (bench_.open) {
+        bench_.waiting.push_back(std::move(*bench));
+      } else {
+        contribute_bench(*bench);
+      }
       return;
     }
     default:

@@ -72,6 +72,16 @@ class DaemonNode {
   std::unique_ptr<HostTopology> topology_;  // loaded once; the PMIx server shares it
   std::unique_ptr<RankHost> rank_host_;
   TagClaim control_tags_, broadcast_tags_;
+  // `grove bench barrier`: with Bruck fences each daemon ends a round by
+  // itself, so the next round's start can arrive before this one ended here;
+  // it waits, or it would be taken for this round.
+  struct BenchRounds {
+    TagClaim ends;
+    bool open = false;
+    std::vector<BenchBarrier> waiting;
+  };
+  BenchRounds bench_;
+  void contribute_bench(const BenchBarrier& round);
   std::unique_ptr<SshLauncher> ssh_;  // tree spawn: our children in the plan
   bool welcomed_ = false;
   bool stopping_ = false;

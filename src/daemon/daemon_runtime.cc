@@ -224,6 +224,19 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
       die_for_fault(log_, *fault, op);
     }
   }
+  if (fault_.armed() && header->type == FrameType::fence_exchange) {
+    // Mid-exchange: a round this daemon contributed to (so its round 0 was
+    // handed to the transport), named by its generation.
+    const std::span<const std::byte> payload(frame.data() + kFrameHeaderSize,
+                                             frame.size() - kFrameHeaderSize);
+    auto round = wire_decode<BruckRound>(payload);
+    ReleaseOpKey op{header->tag, static_cast<std::uint8_t>(header->topology), header->op_id};
+    if (round && engine_ && engine_->bruck_contributed(round->key)) {
+      if (auto fault = fault_.reached(FaultPoint::exchange_received, op)) {
+        die_for_fault(log_, *fault, op);
+      }
+    }
+  }
   if (awaiting_seed_) {
     // Kept, never dropped: a sender that counted this daemon as reached
     // would not send again. Past the bound the join fails instead (join()
@@ -474,6 +487,18 @@ void DaemonRuntime::fence_done(FenceDone& fence) {
   log_.verbose("daemon", 2, "fence '%s' round %llu ended: %s", fence.key.signature.c_str(),
                static_cast<unsigned long long>(fence.key.generation),
                std::string(fence_status_name(fence.status)).c_str());
+  if (fence.release && log_.enabled("grpcomm", 1)) {
+    // As for releases: every daemon logs what the round ended with, so a
+    // test (or a user) can check that all of them hold identical bytes.
+    log_.verbose("grpcomm", 1, "fence '%s' round %llu ended %s: %zu bytes, digest %016llx",
+                 fence.key.signature.c_str(), static_cast<unsigned long long>(fence.key.generation),
+                 std::string(fence_status_name(fence.status)).c_str(), fence.release->size(),
+                 static_cast<unsigned long long>(fnv1a64(*fence.release)));
+  } else if (log_.enabled("grpcomm", 1)) {
+    log_.verbose("grpcomm", 1, "fence '%s' round %llu ended %s (lost vpid %u)",
+                 fence.key.signature.c_str(), static_cast<unsigned long long>(fence.key.generation),
+                 std::string(fence_status_name(fence.status)).c_str(), fence.lost);
+  }
   // Scopes do not nest: the first that names the signature owns it.
   for (const auto& [scope, handler] : owners_->fences) {
     if (!fence.key.signature.starts_with(scope)) continue;

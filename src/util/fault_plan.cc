@@ -6,7 +6,8 @@ namespace grove {
 namespace {
 
 constexpr FaultPoint kPoints[] = {FaultPoint::release_received, FaultPoint::release_delivered,
-                                  FaultPoint::join_welcomed, FaultPoint::join_seeded};
+                                  FaultPoint::join_welcomed, FaultPoint::join_seeded,
+                                  FaultPoint::exchange_received};
 
 }  // namespace
 
@@ -20,6 +21,8 @@ std::string_view fault_point_name(FaultPoint point) {
       return "join-welcomed";
     case FaultPoint::join_seeded:
       return "join-seeded";
+    case FaultPoint::exchange_received:
+      return "exchange-received";
   }
   return "unknown";
 }
@@ -29,9 +32,10 @@ Result<FaultPlan> parse_fault_plan(std::string_view text) {
   if (trim(text).empty()) return plan;
   for (const std::string& entry : split(text, ',')) {
     auto fail = [&](const std::string& why) -> Result<FaultPlan> {
-      return Error{"fault '" + std::string(trim(entry)) + "': " + why +
-                   " (expected VPID:POINT[:N[:HOW]], POINT one of release-received, "
-                   "release-delivered, join-welcomed, join-seeded; HOW kill or segv)"};
+      return Error{
+          "fault '" + std::string(trim(entry)) + "': " + why +
+          " (expected VPID:POINT[:N[:HOW]], POINT one of release-received, "
+          "release-delivered, join-welcomed, join-seeded, exchange-received; HOW kill or segv)"};
     };
     auto fields = split(trim(entry), ':');
     if (fields.size() < 2 || fields.size() > 4) return fail("wrong number of fields");

@@ -32,6 +32,11 @@ enum class FaultPoint : std::uint8_t {
   // It has adopted its seed (it is a member in step with the rest) and
   // nothing else has happened yet.
   join_seeded,
+  // A Bruck fence (grpcomm_fence_topology bruck): a round frame of the Nth
+  // fence round (by generation) has arrived; the engine has not seen it, so
+  // the daemon sends none of that round's later rounds. Whatever it sent
+  // before (its own round 0, once it contributed) is out.
+  exchange_received,
 };
 
 std::string_view fault_point_name(FaultPoint point);

@@ -143,11 +143,14 @@ CliOutbox CliService::broadcast_done(std::uint16_t tag, std::uint64_t op, TimeNs
   return {};
 }
 
-void CliService::fence_done(const std::string& signature, TimeNs now) {
+CliOutbox CliService::fence_done(const std::string& signature, TimeNs now, bool round_ends_here) {
   // The round ends here for the controller (its span); the next waits for
-  // the release's census (broadcast_done).
-  if (bench_ && bench_->bench.kind == "barrier" && signature == kBenchBarrierSignature)
-    bench_->spans_us.push_back(microseconds(now - bench_->round_start_ns));
+  // the release's census (broadcast_done), unless there is none.
+  if (!bench_ || bench_->finishing || bench_->bench.kind != "barrier" ||
+      signature != kBenchBarrierSignature)
+    return {};
+  bench_->spans_us.push_back(microseconds(now - bench_->round_start_ns));
+  return round_ends_here ? next_round(now) : CliOutbox{};
 }
 
 CliOutbox CliService::timer_fired(CliTimer timer) {

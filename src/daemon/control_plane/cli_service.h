@@ -104,7 +104,9 @@ class CliService {
                              TimeNs completed_ns, std::uint64_t wire_bytes, TimeNs now,
                              bool acks_waited = false);
   // A fence ended on the controller (a barrier round's, for its span).
-  void fence_done(const std::string& signature, TimeNs now);
+  // With `round_ends_here` (Bruck fences: no release, no census) the
+  // controller's own end of a barrier round starts the next one.
+  cli::Outbox fence_done(const std::string& signature, TimeNs now, bool round_ends_here = false);
   cli::Outbox timer_fired(CliTimer timer);
   // The DVM stops: a running benchmark is answered with an error.
   cli::Outbox stopping();
