@@ -274,15 +274,19 @@ void Controller::start_bench_round(const cli::Effect& round) {
     cli_.service.release_started(runtime_->broadcast(tags::bench_release, payload));
     return;
   }
+  const auto& barrier_round = std::get<cli::StartBarrierRound>(round);
   std::vector<Vpid> living;
   for (const auto& daemon : roster_->records()) {
     // Draining daemons are members still: every member takes part.
     if (daemon.state == DaemonStateKind::up || daemon.state == DaemonStateKind::draining)
       living.push_back(daemon.vpid);
   }
-  BenchBarrier barrier{kBenchBarrierSignature, VpidSet::from_list(living)};
+  const std::uint64_t share = living.empty() ? 0 : barrier_round.size / living.size();
+  BenchBarrier barrier{kBenchBarrierSignature, VpidSet::from_list(living), share,
+                       barrier_round.round};
   runtime_->broadcast(daemon_tags::bench_barrier, encode(barrier));
-  runtime_->contribute(FenceRequest{barrier.signature, barrier.participants, {}});
+  runtime_->contribute(FenceRequest{barrier.signature, barrier.participants,
+                                    bench_contribution(barrier, kControllerVpid)});
 }
 
 void Controller::reply_bench(const cli::ReplyBench& bench) {

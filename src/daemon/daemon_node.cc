@@ -138,7 +138,8 @@ void DaemonNode::contribute_bench(const BenchBarrier& round) {
   log_.verbose("daemon", 2, "barrier benchmark round: contributing to '%s'",
                round.signature.c_str());
   bench_.open = true;
-  runtime_->contribute(FenceRequest{round.signature, round.participants, {}});
+  runtime_->contribute(
+      FenceRequest{round.signature, round.participants, bench_contribution(round, options_.vpid)});
 }
 
 void DaemonNode::on_controller_message(Vpid from, std::uint16_t tag, const Bytes& payload) {

@@ -563,7 +563,10 @@ void add_dvm_commands(CLI::App& app, CliContext& context) {
   bench_command->add_option("kind", bench->kind, "release or barrier")
       ->required()
       ->check(CLI::IsMember({"release", "barrier"}));
-  bench_command->add_option("--size", bench->size, "Release payload in bytes")
+  bench_command
+      ->add_option("--size", bench->size,
+                   "Release payload, or a barrier's aggregate (each of N daemons contributes "
+                   "SIZE/N bytes), in bytes")
       ->capture_default_str();
   bench_command->add_option("--count", bench->count, "How many, one after another")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000}))

@@ -115,7 +115,7 @@ CliOutbox CliService::next_round(TimeNs now) {
   bench_->round_start_ns = now;
   if (bench_->bench.kind == "release")
     return {StartReleaseRound{bench_->bench.size, bench_->spans_us.size() + 1}};
-  return {StartBarrierRound{}};
+  return {StartBarrierRound{bench_->bench.size, bench_->spans_us.size() + 1}};
 }
 
 void CliService::release_started(std::uint64_t op) {

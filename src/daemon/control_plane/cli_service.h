@@ -61,7 +61,12 @@ struct StartReleaseRound {
   std::uint64_t round = 0;
 };
 // Tell every daemon of a barrier round and contribute to it.
-struct StartBarrierRound {};
+// A barrier round: a fence among the living daemons whose contributions add
+// up to `size` bytes (0: a barrier proper).
+struct StartBarrierRound {
+  std::uint64_t size = 0;
+  std::uint64_t round = 0;
+};
 struct ReplyBench {
   std::uint64_t requester = 0;
   BenchSummary summary;

@@ -121,10 +121,34 @@ inline constexpr const char* kBenchBarrierSignature = "bench-barrier";
 struct BenchBarrier {
   std::string signature;
   VpidSet participants;
+  std::uint64_t share = 0;  // bytes each daemon contributes (grove bench barrier --size / N)
+  std::uint64_t round = 0;  // seeds the contributions' bytes
 
   static constexpr const char* wire_name = "bench";
-  static auto wire_fields(auto& m) { return std::tie(m.signature, m.participants); }
+  static auto wire_fields(auto& m) {
+    return std::tie(m.signature, m.participants, m.share, m.round);
+  }
 };
+
+// A daemon's contribution to a bench barrier round: `share` bytes drawn from
+// (round, vpid) by splitmix64, so every daemon's differs and a digest checks
+// them all; incompressible, like a modex of keys and addresses mostly is not.
+inline Bytes bench_contribution(const BenchBarrier& round, Vpid vpid) {
+  Bytes out(round.share);
+  std::uint64_t state = round.round * 0x9E3779B97F4A7C15ULL ^ (std::uint64_t{vpid} << 32);
+  std::uint64_t bits = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i % 8 == 0) {
+      std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      bits = z ^ (z >> 31);
+    }
+    out[i] = static_cast<std::byte>(bits & 0xFF);
+    bits >>= 8;
+  }
+  return out;
+}
 
 // A daemon could not start one it was to start (tree spawn), and why.
 struct LaunchFailure {
