@@ -97,7 +97,8 @@ def start_dvm(where, grove, daemons, params, name):
         for host in where.hosts[:daemons]:
             f.write(f'{host} slots=1\n')
     uri = os.path.join(where.tmp, f'uri-{name}')
-    start = [grove, 'start', '--hostfile', hostfile, '--daemonize', '--report-uri', uri]
+    # --another: crossover scripts run several DVMs on the same nodes at once.
+    start = [grove, 'start', '--hostfile', hostfile, '--daemonize', '--report-uri', uri, '--another']
     for key, value in params.items():
         start += ['--mca', key, str(value)]
     if where.agent:

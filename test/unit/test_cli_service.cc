@@ -152,6 +152,23 @@ TEST_CASE("a barrier benchmark times each round at the controller's release", "[
   CHECK(reply.summary.spans_us == std::vector<double>{3.0, 2.0});
 }
 
+TEST_CASE("with Bruck fences a barrier round ends, and the next starts, at the controller's end",
+          "[cli_service]") {
+  CliService service;
+  const auto first = std::get<cli::StartBarrierRound>(
+      service.bench_requested(1, {"barrier", 8000, 2}, 1 << 20, 1000)[0]);
+  CHECK(first.size == 8000);  // the aggregate, split among the daemons by the controller
+  CHECK(first.round == 1);
+  CHECK(service.fence_done("pmix:job:*", 1500, true).empty());  // not the benchmark's fence
+  const auto second =
+      std::get<cli::StartBarrierRound>(service.fence_done("bench-barrier", 4000, true)[0]);
+  CHECK(second.round == 2);
+  CHECK(only<cli::ArmTimer>(service.fence_done("bench-barrier", 6000, true)).timer ==
+        CliTimer::bench_finish);
+  const auto reply = only<cli::ReplyBench>(service.timer_fired(CliTimer::bench_finish));
+  CHECK(reply.summary.spans_us == std::vector<double>{3.0, 2.0});
+}
+
 TEST_CASE("a benchmark is refused while one runs, too large, or when the DVM stops",
           "[cli_service]") {
   CliService service;
