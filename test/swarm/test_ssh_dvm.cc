@@ -111,6 +111,41 @@ TEST_CASE("ssh tree spawn, radix 2: nine hosts, a PMIx fence job, a clean stop",
   CHECK(wait_gone(swarm, "groved").empty());
 }
 
+TEST_CASE("ssh, Bruck fences: jobs with data over six hosts, a subset, a barrier with data",
+          "[swarm]") {
+  Swarm swarm(6);
+  REQUIRE(swarm.ok());
+  INFO(swarm.error());
+  Dvm dvm(swarm.place(0),
+          over_ssh(swarm, hostfile(0, 5, 2), {"--mca", "grpcomm_fence_topology", "bruck"}));
+  REQUIRE(dvm.ready());
+  // 12 ranks on six hosts: each fence an exchange of three rounds among six daemons.
+  auto job = dvm.grove({"run", "-n", "12", fence_client(), "--rounds", "3", "--max-bytes", "8192"});
+  INFO(job.out << job.err);
+  REQUIRE(job.exit_code == 0);
+  auto results = fence_results(job.out);
+  REQUIRE(results.size() == 12);
+  for (const auto& [rank, entry] : results)
+    CHECK(entry.first == results[0].first);  // everyone saw the same data
+  // Three ranks on three hosts: an exchange among those three daemons only.
+  auto subset = dvm.grove({"run", "-n", "3", "--map-by", "node", fence_client(), "--rounds", "2"});
+  INFO(subset.out << subset.err);
+  REQUIRE(subset.exit_code == 0);
+  CHECK(fence_results(subset.out).size() == 3);
+  CHECK(dvm.bench("barrier", "64KB", 3)["spans_us"].size() == 3);
+  auto status = dvm.status();
+  std::uint64_t exchanges = 0, rollups = 0;
+  for (const auto& entry : status["engine_total"]) {
+    if (entry["type"] == "fence-exchange") exchanges += entry["frames"].get<std::uint64_t>();
+    if (entry["type"] == "fence-rollup") rollups += entry["frames"].get<std::uint64_t>();
+  }
+  CHECK(exchanges > 0);
+  CHECK(rollups == 0);
+  dvm.stop();
+  CHECK(dvm.controller().wait_exit(30s) == 0);
+  CHECK(wait_gone(swarm, "groved").empty());
+}
+
 TEST_CASE("ssh at radix 64 and flat: an Open MPI job with two ranks per host", "[swarm][mpi]") {
   Swarm swarm(9);
   REQUIRE(swarm.ok());
