@@ -232,6 +232,7 @@ FlightHeader flight_header_for(const EngineConfig& config) {
   header.routing_radix = config.radices.routing;
   header.release_radix = config.radices.release;
   header.low_radix_release = config.low_radix_release;
+  header.fence_topology = static_cast<std::uint8_t>(config.fence_topology);
   header.compress_threshold = config.compress_threshold;
   header.max_payload = config.max_payload;
   header.release_delay_ns = config.release_delay_ns;
@@ -246,6 +247,7 @@ EngineConfig engine_config_for(const FlightHeader& header) {
   config.self = header.self;
   config.radices = {header.routing_radix, header.release_radix};
   config.low_radix_release = header.low_radix_release;
+  config.fence_topology = static_cast<FenceTopology>(header.fence_topology);
   config.compress_threshold = header.compress_threshold;
   config.max_payload = header.max_payload;
   config.release_delay_ns = header.release_delay_ns;

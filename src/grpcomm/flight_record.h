@@ -22,7 +22,7 @@ namespace grove {
 
 // Raised when the file's layout changes; a reader refuses other versions,
 // naming the build that wrote the file.
-inline constexpr std::uint32_t kFlightFormatVersion = 1;
+inline constexpr std::uint32_t kFlightFormatVersion = 2;  // 2: the fence topology
 inline constexpr std::string_view kFlightMagic = "GROVEFLT";
 
 enum class FlightInputKind : std::uint8_t {
@@ -149,6 +149,7 @@ struct FlightHeader {
   std::uint32_t routing_radix = 0;
   std::uint32_t release_radix = 0;
   bool low_radix_release = true;
+  std::uint8_t fence_topology = 0;  // FenceTopology: 0 tree, 1 bruck
   std::uint64_t compress_threshold = 0;
   std::uint64_t max_payload = 0;
   std::uint64_t release_delay_ns = 0;
@@ -167,7 +168,7 @@ struct FlightHeader {
 
   static constexpr const char* wire_name = "flight header";
   static auto wire_fields(auto& m) {
-    return std::tie(m.self, m.routing_radix, m.release_radix, m.low_radix_release,
+    return std::tie(m.self, m.routing_radix, m.release_radix, m.low_radix_release, m.fence_topology,
                     m.compress_threshold, m.max_payload, m.release_delay_ns, m.release_delay_target,
                     m.ack_delay_ns, m.prompt_ack_signature, m.fresh_daemons, m.seed, m.first_input,
                     m.inputs_total, m.taken_ns, m.accounting, m.stats.parked, m.stats.replays,
@@ -178,6 +179,7 @@ struct FlightHeader {
   bool wire_valid() const {
     return first_input <= inputs_total && routing_radix >= 2 && routing_radix <= 65535 &&
            release_radix >= 2 && release_radix <= 65535 && max_payload >= 1024 &&
+           fence_topology <= static_cast<std::uint8_t>(FenceTopology::bruck) &&
            fresh_daemons <= kMaxVpidEnd && (fresh_daemons > 0 || !seed.empty());
   }
 };

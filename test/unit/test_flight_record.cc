@@ -121,6 +121,25 @@ TEST_CASE("a recorded history replays exactly, with the engines' own counts", "[
   CHECK(report->frames_checked == frame_inputs(recordings) - from_victim);
 }
 
+TEST_CASE("a history of Bruck fences replays exactly", "[flight][bruck]") {
+  EngineConfig bruck = config();
+  bruck.fence_topology = FenceTopology::bruck;
+  LocalCluster cluster(16, bruck);
+  cluster.record_flights(64u << 20);
+  run_history(cluster, kVictim);
+  for (Vpid vpid = 0; vpid < 16; ++vpid) {
+    if (vpid != kVictim) REQUIRE(cluster.fence_done(vpid).size() == 5);
+  }
+  const auto recordings = recordings_of(cluster, kVictim);
+  CHECK(recordings[0].header.fence_topology == static_cast<std::uint8_t>(FenceTopology::bruck));
+  auto report = replay_flights(recordings);
+  REQUIRE(report);
+  INFO(describe_replay(*report, "test").back());
+  CHECK(report->ok());
+  CHECK_FALSE(report->divergence);
+  CHECK(report->problems.empty());
+}
+
 TEST_CASE("a daemon that came back replays from its seed", "[flight]") {
   LocalCluster cluster(8, config());
   cluster.record_flights(64u << 20);
