@@ -488,6 +488,10 @@ void Perturbation::send(Vpid from, Vpid to, TimeNs at, WireFrame frame) {
 void Perturbation::kill(Vpid vpid) {
   daemons_[vpid].alive = false;
   daemons_[vpid].armed.clear();
+  // A Bruck fence ends on each daemon by itself: I5 binds the living only.
+  if (daemons_[vpid].engine &&
+      daemons_[vpid].engine->config().fence_topology == FenceTopology::bruck)
+    checker_.forget_fence_endings(vpid);
 }
 
 void Perturbation::check_liveness() {

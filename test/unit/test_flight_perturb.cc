@@ -25,8 +25,10 @@ EngineConfig config() {
 
 // Fences with data and releases, one after another, no fault: the history
 // a healthy DVM records.
-std::vector<FlightRecording> healthy_history() {
-  LocalCluster cluster(kDaemons, config());
+std::vector<FlightRecording> healthy_history(FenceTopology fences = FenceTopology::tree) {
+  EngineConfig base = config();
+  base.fence_topology = fences;
+  LocalCluster cluster(kDaemons, base);
   cluster.record_flights(4 << 20);
   const VpidSet everyone = VpidSet::span(0, kDaemons - 1);
   for (int round = 0; round < 6; ++round) {
@@ -73,6 +75,25 @@ TEST_CASE("a healthy history perturbed at any cut, with jitter and a death, brea
   }
   // Cuts in the middle of fences: frames were in flight and were delivered.
   CHECK(in_flight > 0);
+}
+
+TEST_CASE("a Bruck DVM's history perturbed with deaths breaks nothing",
+          "[flight][perturb][bruck]") {
+  const std::vector<FlightRecording> history = healthy_history(FenceTopology::bruck);
+  for (double cut : {0.1, 0.5, 0.9}) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      PerturbOptions options;
+      options.seed = seed;
+      options.cut = cut;
+      options.kills = seed % 2;
+      auto report = perturb_flights(history, options);
+      REQUIRE(report);
+      INFO("cut " << cut << " seed " << seed);
+      for (const std::string& line : describe_perturb(*report))
+        INFO(line);
+      CHECK(report->ok());
+    }
+  }
 }
 
 TEST_CASE("one seed perturbs one way: the same seed gives the same run", "[flight][perturb]") {
