@@ -225,16 +225,13 @@ void DaemonRuntime::on_frame(Vpid from, std::vector<std::byte> frame) {
     }
   }
   if (fault_.armed() && header->type == FrameType::fence_exchange) {
-    // Mid-exchange: a round this daemon contributed to (so its round 0 was
-    // handed to the transport), named by its generation.
-    const std::span<const std::byte> payload(frame.data() + kFrameHeaderSize,
-                                             frame.size() - kFrameHeaderSize);
-    auto round = wire_decode<BruckRound>(payload);
+    // Mid-exchange, named by the round's generation. Usually this daemon
+    // has contributed and sent its round 0; if the others' frames outran
+    // its own start, it dies before, and the round ends participant-lost
+    // everywhere instead: either way every survivor ends it alike.
     ReleaseOpKey op{header->tag, static_cast<std::uint8_t>(header->topology), header->op_id};
-    if (round && engine_ && engine_->bruck_contributed(round->key)) {
-      if (auto fault = fault_.reached(FaultPoint::exchange_received, op)) {
-        die_for_fault(log_, *fault, op);
-      }
+    if (auto fault = fault_.reached(FaultPoint::exchange_received, op)) {
+      die_for_fault(log_, *fault, op);
     }
   }
   if (awaiting_seed_) {

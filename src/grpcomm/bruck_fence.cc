@@ -271,11 +271,6 @@ std::size_t Engine::open_bruck_exchanges() const {
       [](const auto& entry) { return entry.second.local && !entry.second.delivered; }));
 }
 
-bool Engine::bruck_contributed(const FenceKey& key) const {
-  auto found = bruck_.find(key);
-  return found != bruck_.end() && found->second.local;
-}
-
 void Engine::end_fence_scope(const std::string& scope) {
   fences_.end_scope(scope);
   if (scope.empty()) return;

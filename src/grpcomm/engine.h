@@ -157,8 +157,6 @@ class Engine {
   // a round it never contributes to (its ranks gave up after a failed round)
   // wait until the job's scope ends, as a tree's straggling rollups do.
   std::size_t open_bruck_exchanges() const;
-  // Whether this daemon contributed to the Bruck exchange of `key` (open or ended and kept).
-  bool bruck_contributed(const FenceKey& key) const;
   // Controller only: its oldest broadcast not yet complete on every daemon
   // (the controller's stall watch; an op ends at its origin once all acked).
   struct OpenBroadcast {

@@ -34,8 +34,8 @@ enum class FaultPoint : std::uint8_t {
   join_seeded,
   // A Bruck fence (grpcomm_fence_topology bruck): a round frame of the Nth
   // fence round (by generation) has arrived; the engine has not seen it, so
-  // the daemon sends none of that round's later rounds. Whatever it sent
-  // before (its own round 0, once it contributed) is out.
+  // the daemon sends none of that exchange's later rounds. Whatever it sent
+  // before (its own round 0, if it had contributed) is out.
   exchange_received,
 };
 

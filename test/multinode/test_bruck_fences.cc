@@ -106,8 +106,10 @@ TEST_CASE("a member killed mid-exchange: every survivor ends the round alike, th
   constexpr int kDaemons = 8;
   for (int victim : {1, 4, 7}) {
     INFO("victim " << victim);
-    // The victim dies as the first frame of the first exchange it
-    // contributed to arrives: its own round 0 is out, its later rounds never.
+    // The victim dies as the first frame of the first exchange arrives:
+    // its later rounds never go (its round 0 usually has: the round then
+    // ends ok; if the others outran its start, participant-lost: alike
+    // everywhere, either way).
     Dvm dvm(kDaemons,
             with_bruck({"--mca", "debug_fault", std::to_string(victim) + ":exchange-received:1",
                         "--mca", "daemon_heartbeat_ms", "0"}));
