@@ -28,7 +28,6 @@ has a run and the command that made it.
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -39,6 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import sweep  # noqa: E402  (Where, start/stop, the fit)
+from crossover import crossover  # noqa: E402  (where a challenger wins from, on log(size))
 
 SHAPES = {
     # name: (DVM parameters, grove sim options, grove model column)
@@ -108,22 +108,6 @@ def model(grove, daemons, aggregate, constants):
     out = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
     cell = out['cells'][0]
     return {name: cell[spec[2]] for name, spec in SHAPES.items()}, out['crossovers'][0]
-
-
-def crossover(sizes, incumbent, challenger):
-    """The aggregate from which `challenger` wins at every larger size, interpolated on
-    log(size); None if it loses at the largest."""
-    if challenger[-1] >= incumbent[-1]:
-        return None
-    i = len(sizes) - 1
-    while i > 0 and challenger[i - 1] < incumbent[i - 1]:
-        i -= 1
-    if i == 0:
-        return sizes[0]
-    d0 = math.log(incumbent[i - 1] / challenger[i - 1])
-    d1 = math.log(incumbent[i] / challenger[i])
-    w = d0 / (d0 - d1)
-    return math.exp(math.log(sizes[i - 1]) + w * (math.log(sizes[i]) - math.log(sizes[i - 1])))
 
 
 def plot(rows, path):

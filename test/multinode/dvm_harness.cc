@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <regex>
 #include <stdexcept>
 
 #include "support/child_groups.h"
@@ -56,6 +57,16 @@ std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,
     bytes += entry["bytes"].get<std::uint64_t>();
   }
   return {frames, bytes};
+}
+
+std::map<int, std::pair<std::uint64_t, std::string>> fence_client_results(const std::string& out) {
+  std::map<int, std::pair<std::uint64_t, std::string>> results;
+  std::regex line(R"(rank (\d+)/\d+: \d+ rounds ok, modex (\d+) bytes, digest ([0-9a-f]+))");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
+       ++it) {
+    results[std::stoi((*it)[1])] = {std::stoull((*it)[2]), (*it)[3]};
+  }
+  return results;
 }
 
 }  // namespace grove::test

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,5 +45,9 @@ std::string copy_for_everyone(const std::string& from, const std::string& dir);
 std::pair<std::uint64_t, std::uint64_t> sum_traffic(const nlohmann::json& table,
                                                     const std::string& type, const std::string& tag,
                                                     const std::string& topology = "");
+
+// Every "rank R/N: K rounds ok, modex B bytes, digest D" line of
+// pmix_fence_client's output: rank -> (modex bytes, digest).
+std::map<int, std::pair<std::uint64_t, std::string>> fence_client_results(const std::string& out);
 
 }  // namespace grove::test

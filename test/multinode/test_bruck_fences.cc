@@ -28,17 +28,6 @@ std::vector<std::string> with_bruck(std::vector<std::string> more) {
   return args;
 }
 
-// Every "rank R/N: K rounds ok, modex B bytes, digest D" line, by rank.
-std::map<int, std::pair<std::uint64_t, std::string>> client_results(const std::string& out) {
-  std::map<int, std::pair<std::uint64_t, std::string>> results;
-  std::regex line(R"(rank (\d+)/\d+: \d+ rounds ok, modex (\d+) bytes, digest ([0-9a-f]+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
-       ++it) {
-    results[std::stoi((*it)[1])] = {std::stoull((*it)[2]), (*it)[3]};
-  }
-  return results;
-}
-
 struct Ending {
   std::string status;
   std::string detail;  // the digest of an ok round, the lost vpid otherwise
@@ -78,7 +67,7 @@ TEST_CASE("PMIx fences as Bruck exchanges: data on every rank, mixed sizes, subs
   INFO("grove run's stderr: " << all.err);
   INFO("the DVM's log: " << dvm.controller().err());
   REQUIRE(all.exit_code == 0);
-  auto results = client_results(all.out);
+  auto results = fence_client_results(all.out);
   REQUIRE(results.size() == 24);
   std::set<std::string> digests;
   for (const auto& [rank, entry] : results)
@@ -90,10 +79,10 @@ TEST_CASE("PMIx fences as Bruck exchanges: data on every rank, mixed sizes, subs
                            "--max-bytes", "4096"});
   INFO("subset's stderr: " << subset.err);
   REQUIRE(subset.exit_code == 0);
-  CHECK(client_results(subset.out).size() == 5);
+  CHECK(fence_client_results(subset.out).size() == 5);
   auto barrier = dvm.grove({"run", "-n", "16", fence_client(), "--rounds", "20", "--barrier"});
   CHECK(barrier.exit_code == 0);
-  CHECK(client_results(barrier.out).size() == 16);
+  CHECK(fence_client_results(barrier.out).size() == 16);
   // No fence took a tree: no rollups and no fence releases anywhere.
   auto status = dvm.status();
   CHECK(frames_of(status, "fence-exchange") > 0);

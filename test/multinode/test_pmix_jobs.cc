@@ -17,17 +17,6 @@ std::string fence_client() {
   return binary_from_env("GROVE_PMIX_FENCE_CLIENT");
 }
 
-// Every "rank R/N: K rounds ok, modex B bytes, digest D" line, by rank.
-std::map<int, std::pair<std::uint64_t, std::string>> client_results(const std::string& out) {
-  std::map<int, std::pair<std::uint64_t, std::string>> results;
-  std::regex line(R"(rank (\d+)/\d+: \d+ rounds ok, modex (\d+) bytes, digest ([0-9a-f]+))");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
-       ++it) {
-    results[std::stoi((*it)[1])] = {std::stoull((*it)[2]), (*it)[3]};
-  }
-  return results;
-}
-
 // Every daemon's "fence-release <topology> op N: B bytes, digest D" log line: vpid -> digests.
 std::map<int, std::vector<std::string>> release_digests(const std::string& log) {
   std::map<int, std::vector<std::string>> digests;
@@ -58,7 +47,7 @@ TEST_CASE("PMIx fences with data across the radix and release matrix", "[pmix][m
         INFO("grove run's stderr: " << result.err);
         INFO("the DVM's log: " << dvm.controller().err());
         REQUIRE(result.exit_code == 0);
-        auto results = client_results(result.out);
+        auto results = fence_client_results(result.out);
         REQUIRE(results.size() == 24);
         std::set<std::string> digests;
         for (const auto& [rank, entry] : results)
@@ -84,11 +73,11 @@ TEST_CASE("PMIx barriers, direct modex and aborts", "[pmix]") {
   REQUIRE(dvm.ready());
   auto barrier = dvm.grove({"run", "-n", "16", fence_client(), "--rounds", "20", "--barrier"});
   CHECK(barrier.exit_code == 0);
-  CHECK(client_results(barrier.out).size() == 16);
+  CHECK(fence_client_results(barrier.out).size() == 16);
   auto direct = dvm.grove(
       {"run", "-n", "16", "--map-by", "node", fence_client(), "--rounds", "2", "--no-collect"});
   CHECK(direct.exit_code == 0);
-  auto results = client_results(direct.out);
+  auto results = fence_client_results(direct.out);
   REQUIRE(results.size() == 16);
   std::set<std::string> digests;
   for (const auto& [rank, entry] : results)
@@ -222,7 +211,7 @@ TEST_CASE(
       auto next =
           dvm.grove({"run", "-n", "9", "--map-by", "node", fence_client(), "--rounds", "1"});
       CHECK(next.exit_code == 0);
-      CHECK(client_results(next.out).size() == 9);
+      CHECK(fence_client_results(next.out).size() == 9);
     }
   }
 }
