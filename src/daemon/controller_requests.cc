@@ -118,6 +118,7 @@ nlohmann::json Controller::status_json() const {
   out["radix"] = params_.get_int("rml_base_radix");
   out["radix2"] = params_.get_int("rml_base_radix2");
   out["low_radix_release"] = params_.get_bool("grpcomm_low_radix_release");
+  out["fence_topology"] = params_.get_string("grpcomm_fence_topology");
   out["heartbeat_ms"] = params_.get_int("daemon_heartbeat_ms");
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [name, value] : params_.non_defaults())
@@ -299,6 +300,7 @@ void Controller::reply_bench(const cli::ReplyBench& bench) {
                      {"radix", params_.get_int("rml_base_radix")},
                      {"radix2", params_.get_int("rml_base_radix2")},
                      {"low_radix_release", params_.get_bool("grpcomm_low_radix_release")},
+                     {"fence_topology", params_.get_string("grpcomm_fence_topology")},
                      {"wire_bytes", run.wire_bytes},
                      {"spans_us", run.spans_us},
                      {"min_us", run.min_us},

@@ -26,6 +26,14 @@ enum class FenceTopology : std::uint8_t {
   bruck,  // a Bruck allgather among the participants' daemons, no release
 };
 
+// A contribution held here: a view into a buffer that holds it (this
+// daemon's own contribution, or the payload of the frame it came in), so a
+// block is copied only as it is encoded into a frame or the release.
+struct HeldBlock {
+  SharedBytes owner;  // keeps `bytes` alive
+  ByteView bytes;
+};
+
 struct BruckOp {
   // Known once this daemon contributed (a round's participants are the same
   // on every daemon, so they do not travel).
@@ -34,7 +42,7 @@ struct BruckOp {
   bool local = false;      // this daemon contributed
   bool delivered = false;  // it ended here; kept to rejoin a later run
   bool too_large = false;  // some round's data would not fit in a frame
-  std::map<Vpid, Bytes> contributions;
+  std::map<Vpid, HeldBlock> contributions;
 
   // The run in progress, if one started.
   struct Run {
@@ -62,7 +70,8 @@ struct BruckOp {
   struct Early {
     Vpid from = 0;
     std::uint64_t epoch = 0;
-    BruckRound round;
+    SharedBytes payload;  // the frame's, which `round` points into
+    BruckRoundView round;
   };
   std::vector<Early> early;
 

@@ -41,18 +41,20 @@ void Engine::bruck_contribute(TimeNs /*now*/, FenceRequest request, Outbox& out)
   op.participants.insert(config_.self);  // a contributor participates, by definition
   op.placed_epoch = request.placed_epoch;
   op.local = true;
-  op.contributions.insert_or_assign(config_.self, std::move(request.data));
+  SharedBytes own = share_bytes(std::move(request.data));
+  const ByteView view = *own;
+  op.contributions.insert_or_assign(config_.self, HeldBlock{std::move(own), view});
   bruck_progress(key, op, out);
 }
 
-void Engine::on_bruck_round(TimeNs /*now*/, const FrameHeader& header, const Bytes& payload,
+void Engine::on_bruck_round(TimeNs /*now*/, const FrameHeader& header, const SharedBytes& payload,
                             Outbox& out) {
   if (config_.fence_topology != FenceTopology::bruck || header.radix != kBruckRadix ||
       header.tag != tags::fence_exchange) {
     refuse_fence_shape(header, out);
     return;
   }
-  auto round = wire_decode<BruckRound>(payload);
+  auto round = wire_decode<BruckRoundView>(*payload);  // views into payload
   if (!round || round->key.generation != header.op_id) {
     ++stats_.malformed;
     return;
@@ -68,8 +70,8 @@ void Engine::on_bruck_round(TimeNs /*now*/, const FrameHeader& header, const Byt
     }
     found = bruck_.try_emplace(key).first;
   }
-  bruck_take(key, found->second, BruckOp::Early{header.sender, header.epoch, std::move(*round)},
-             out);
+  bruck_take(key, found->second,
+             BruckOp::Early{header.sender, header.epoch, payload, std::move(*round)}, out);
   bruck_progress(key, found->second, out);
 }
 
@@ -103,9 +105,10 @@ void Engine::bruck_take(const FenceKey& key, BruckOp& op, BruckOp::Early frame, 
   }
   run.heard |= bit;
   op.too_large = op.too_large || frame.round.too_large;
-  for (auto& [vpid, data] : frame.round.contributions) {
+  for (const auto& [vpid, data] : frame.round.contributions) {
     // Contributions are immutable: a second copy of one is the same bytes.
-    if (op.contributions.try_emplace(vpid, std::move(data)).second && !is_member(run.members, vpid))
+    if (op.contributions.try_emplace(vpid, HeldBlock{frame.payload, data}).second &&
+        !is_member(run.members, vpid))
       ++run.outsiders;
   }
 }
@@ -158,7 +161,7 @@ void Engine::bruck_send_round(const FenceKey& key, BruckOp& op, std::uint32_t ro
   const BruckOp::Run& run = op.run;
   const std::uint64_t size = run.members.size();
   const Vpid target = run.members[bruck::send_to(run.self_index, round, size)];
-  BruckRound message{key, round, op.too_large, {}};
+  BruckRoundView message{key, round, op.too_large, {}};
   if (!op.too_large) {
     // The receiver's missing blocks (held: the rounds before this one were
     // heard), then whatever is held of daemons outside the members.
@@ -166,11 +169,12 @@ void Engine::bruck_send_round(const FenceKey& key, BruckOp& op, std::uint32_t ro
     for (std::uint64_t offset = 0; offset < blocks; ++offset) {
       const Vpid owner = run.members[bruck::block_owner(run.self_index, offset, size)];
       auto held = op.contributions.find(owner);
-      if (held != op.contributions.end()) message.contributions.emplace_back(owner, held->second);
+      if (held != op.contributions.end())
+        message.contributions.emplace_back(owner, held->second.bytes);
     }
     if (run.outsiders > 0 && rule_on(RepairRule::bruck_carry_outsiders)) {
-      for (const auto& [vpid, data] : op.contributions) {
-        if (!is_member(run.members, vpid)) message.contributions.emplace_back(vpid, data);
+      for (const auto& [vpid, held] : op.contributions) {
+        if (!is_member(run.members, vpid)) message.contributions.emplace_back(vpid, held.bytes);
       }
     }
     std::sort(message.contributions.begin(), message.contributions.end(),
@@ -205,9 +209,9 @@ void Engine::bruck_finish(const FenceKey& key, BruckOp& op, Outbox& out) {
     status = FenceStatus::participant_lost;
     lost = *missing;
   } else if (!op.delivered) {
-    FenceRelease message{key, FenceStatus::ok, 0, {}};
-    for (const auto& [vpid, data] : op.contributions) {
-      if (op.participants.contains(vpid)) message.contributions.emplace_back(vpid, data);
+    FenceReleaseView message{key, FenceStatus::ok, 0, {}};
+    for (const auto& [vpid, held] : op.contributions) {
+      if (op.participants.contains(vpid)) message.contributions.emplace_back(vpid, held.bytes);
     }
     Bytes payload = encode(message);
     if (payload.size() + kReleaseSlack > config_.max_payload) {

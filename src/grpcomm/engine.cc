@@ -163,7 +163,7 @@ void Engine::on_frame(TimeNs now, Vpid from, const WireFrame& frame, Outbox& out
       on_op_report(now, header, *frame.payload, out);
       return;
     case FrameType::fence_exchange:
-      on_bruck_round(now, header, *frame.payload, out);
+      on_bruck_round(now, header, frame.payload, out);
       return;
     case FrameType::control:
       ++stats_.malformed;  // the daemon handles its own traffic before the engine

@@ -317,7 +317,8 @@ class Engine {
 
   // bruck_fence.cc: the fence as a Bruck exchange among the participants' daemons.
   void bruck_contribute(TimeNs now, FenceRequest request, Outbox& out);
-  void on_bruck_round(TimeNs now, const FrameHeader& header, const Bytes& payload, Outbox& out);
+  void on_bruck_round(TimeNs now, const FrameHeader& header, const SharedBytes& payload,
+                      Outbox& out);
   // A frame of this round's exchange, decoded: taken, kept for later or dropped.
   void bruck_take(const FenceKey& key, BruckOp& op, BruckOp::Early frame, Outbox& out);
   // Starts the run of the current epoch: members, then the frames that waited for it.

@@ -92,11 +92,14 @@ using FenceReleaseView = BasicFenceRelease<ByteView>;
 // receiver, and every contribution it holds of a daemon outside that epoch's
 // members (a participant that died or came back after contributing); or,
 // too_large, none: the round's data would not fit in a frame.
-struct BruckRound {
+// Blob is Bytes, or ByteView: the exchange holds views into the frames its
+// blocks came in and encodes from them (bruck_fence.cc), copying each once.
+template <typename Blob>
+struct BasicBruckRound {
   FenceKey key;
   std::uint32_t round = 0;
   bool too_large = false;
-  std::vector<std::pair<Vpid, Bytes>> contributions;  // by vpid, strictly ascending
+  std::vector<std::pair<Vpid, Blob>> contributions;  // by vpid, strictly ascending
 
   static constexpr const char* wire_name = "bruck round";
   static auto wire_fields(auto& m) {
@@ -104,6 +107,8 @@ struct BruckRound {
   }
   bool wire_valid() const { return round < 64 && contributions_ascend(contributions); }
 };
+using BruckRound = BasicBruckRound<Bytes>;
+using BruckRoundView = BasicBruckRound<ByteView>;
 
 // Every xcast ack: the slot the acker held in the tree of the epoch stamped
 // on the frame; together they name the subtree the ack vouches for.

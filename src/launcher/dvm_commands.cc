@@ -316,6 +316,12 @@ Result<pid_t> start_local_dvm(CliContext& context, std::uint32_t daemons,
 
 namespace {
 
+// How a DVM's fences travel, from its status or a bench reply.
+std::string fence_shape(const nlohmann::json& reply) {
+  return reply.value("fence_topology", "tree") == "bruck" ? "as a Bruck exchange"
+                                                          : "over the trees";
+}
+
 // `grove status`, with every daemon's flight recording written into `dump`
 // (absolute, as the controller writes it) unless it is empty.
 Result<nlohmann::json> ask_status(const std::string& selector, const std::string& dump) {
@@ -380,9 +386,9 @@ void print_status(const nlohmann::json& status) {
   if (status["failed"].empty()) std::printf(" none");
   for (const auto& vpid : status["failed"])
     std::printf(" %u", vpid.get<unsigned>());
-  std::printf("\nrouting radix %d, release radix %d, low-radix release %s\n",
+  std::printf("\nrouting radix %d, release radix %d, low-radix release %s, fences %s\n",
               status["radix"].get<int>(), status["radix2"].get<int>(),
-              status["low_radix_release"].get<bool>() ? "on" : "off");
+              status["low_radix_release"].get<bool>() ? "on" : "off", fence_shape(status).c_str());
   if (!status["params"].empty()) {
     std::printf("parameters in force:");
     for (const auto& [name, value] : status["params"].items()) {
@@ -467,10 +473,11 @@ int bench_dvm(const std::string& selector, const std::string& kind, const std::s
     std::cout << reply->dump(2) << "\n";
     return 0;
   }
-  std::printf("%s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s)\n", what.c_str(),
-              static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
+  std::printf("%s x %llu on %d daemons (radix %d, radix2 %d, low-radix release %s, fences %s)\n",
+              what.c_str(), static_cast<unsigned long long>(count), (*reply)["daemons"].get<int>(),
               (*reply)["radix"].get<int>(), (*reply)["radix2"].get<int>(),
-              (*reply)["low_radix_release"].get<bool>() ? "on" : "off");
+              (*reply)["low_radix_release"].get<bool>() ? "on" : "off",
+              fence_shape(*reply).c_str());
   std::printf(
       "started-to-completed on the controller's clock: min %.1f us, median %.1f us, "
       "mean %.1f us, p50 %.1f us, p99 %.1f us, max %.1f us\n",

@@ -85,6 +85,7 @@ TEST_CASE("PMIx fences as Bruck exchanges: data on every rank, mixed sizes, subs
   CHECK(fence_client_results(barrier.out).size() == 16);
   // No fence took a tree: no rollups and no fence releases anywhere.
   auto status = dvm.status();
+  CHECK(status["fence_topology"] == "bruck");
   CHECK(frames_of(status, "fence-exchange") > 0);
   CHECK(frames_of(status, "fence-rollup") == 0);
   dvm.stop();
@@ -104,6 +105,7 @@ TEST_CASE("a member killed mid-exchange: every survivor ends the round alike, th
                         "--mca", "daemon_heartbeat_ms", "0"}));
     REQUIRE(dvm.ready());
     auto bench = dvm.bench("barrier", "0", 1);
+    CHECK(bench["fence_topology"] == "bruck");
     CHECK(bench["spans_us"].size() == 1);  // it returned: nothing hung
     // The bench returns as the controller ends the round; the others end it
     // by themselves, those that needed the victim's rounds once its death
