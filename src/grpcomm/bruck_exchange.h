@@ -28,7 +28,11 @@ enum class FenceTopology : std::uint8_t {
 
 // A contribution held here: a view into a buffer that holds it (this
 // daemon's own contribution, or the payload of the frame it came in), so a
-// block is copied only as it is encoded into a frame or the release.
+// block is copied only as it is encoded into a frame or the release. A
+// frame stays whole while any block taken from it is held: in a first run
+// every block of a frame is new to its receiver, so that costs nothing; a
+// later run's frame that brings one new block among held ones pins it all,
+// at most one frame per round heard until the round's state goes.
 struct HeldBlock {
   SharedBytes owner;  // keeps `bytes` alive
   ByteView bytes;

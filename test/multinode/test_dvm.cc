@@ -56,6 +56,7 @@ TEST_CASE("eight daemons run barriers and releases on both trees", "[dvm]") {
     for (const auto& daemon : status["daemons"])
       CHECK(daemon["state"] == "up");
     CHECK(status["answered"] == 8);
+    CHECK(status["fence_topology"] == "tree");  // the default
     // The controller discovered the host once; the daemons it started here
     // imported its export, and see the same cores.
     CHECK(status["daemons"][0]["topology"] == "discovered");

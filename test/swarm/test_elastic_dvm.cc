@@ -93,7 +93,9 @@ TEST_CASE("grove grow --host: 4 hosts grow to 6 while a job fences; a killed dae
   start.args = {
       "--hostfile",
       swarm.write("hosts-grow", "node0 slots=2\nnode1 slots=2\nnode2 slots=2\nnode3 slots=2\n"),
-      "--mca", "plm_ssh_agent", swarm.ssh_agent()};
+      "--mca", "plm_ssh_agent", swarm.ssh_agent(),
+      // Lifecycle lines: how far the stop below got, should it fail.
+      "--mca", "daemon_base_verbose", "1"};
   Dvm dvm(swarm.place(0), start);
   REQUIRE(dvm.ready());
   const std::string fence_client = binary_from_env("GROVE_PMIX_FENCE_CLIENT");
@@ -155,8 +157,17 @@ TEST_CASE("grove grow --host: 4 hosts grow to 6 while a job fences; a killed dae
   RunResult text = dvm.grove({"status"});
   CHECK_THAT(text.out, Catch::Contains("up,lost,back"));
 
-  dvm.stop();
-  CHECK(dvm.controller().wait_exit(30s) == 0);
+  // A stop that fails says what grove stop heard and whether the controller
+  // hung or died (wait_exit is -1 for both).
+  RunResult stopped = dvm.stop();
+  const int exit_code = dvm.controller().wait_exit(30s);
+  INFO("grove stop: exit " << stopped.exit_code << "\n"
+                           << stopped.out << stopped.err << "controller "
+                           << (dvm.controller().running() ? "still running" : "ended")
+                           << ", its log:\n"
+                           << dvm.controller().err());
+  CHECK(stopped.exit_code == 0);
+  CHECK(exit_code == 0);
   CHECK(wait_gone(swarm, "groved").empty());
 }
 
