@@ -1,5 +1,6 @@
 #include "support/dvm.h"
 
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -125,7 +126,15 @@ nlohmann::json Dvm::bench(const std::string& kind, const std::string& size, int 
 RunResult Dvm::stop() {
   stopped_ = true;
   auto result = grove({"stop"}, std::chrono::seconds(60));
-  controller_->wait_exit(std::chrono::seconds(30));
+  const int exit_code = controller_->wait_exit(std::chrono::seconds(30));
+  if (result.exit_code != 0 || exit_code != 0) {
+    // A failed stop is rare and load-dependent: say what grove stop heard
+    // and whether the controller hung or died, for the test log.
+    std::fprintf(stderr, "grove stop: exit %d: %s%s\ncontroller %s (exit %d); its log:\n%s\n",
+                 result.exit_code, result.out.c_str(), result.err.c_str(),
+                 controller_->running() ? "still running" : "ended", exit_code,
+                 controller_->err().c_str());
+  }
   return result;
 }
 
