@@ -252,6 +252,9 @@ class Controller {
     StopSequence sequence;
     std::array<Timer, 4> timers;  // by StopTimer
     std::vector<ReplyFn> replies;
+    // Once stopped: what every stop request is answered, those that come
+    // in the last moments included.
+    std::optional<nlohmann::json> answer;
     // Once stopped: the loop ends when every control client has its answer
     // and is gone, or after 100 ms (what is due in them still runs).
     Timer exit_when_answered;

@@ -9,6 +9,12 @@
 namespace grove {
 
 void Controller::begin_stop(ReplyFn reply, const std::string& reason) {
+  // The stop is over (the loop ends within moments): nothing would answer
+  // a request held now.
+  if (stopping_.answer) {
+    if (reply) reply(*stopping_.answer);
+    return;
+  }
   if (reply) stopping_.replies.push_back(reply);
   apply(stopping_.sequence.begin(reason, launch_.supervisor.is_ready()));
 }
@@ -108,7 +114,7 @@ void Controller::complete_stop() {
                      {"lost", lost},
                      {"reason", stopping_.sequence.reason()}};
   if (!removed) out["error"] = removed.error().message;
-  // The control server is gone; answer the waiting clients on their sockets.
+  stopping_.answer = out;
   for (const ReplyFn& reply : stopping_.replies)
     reply(out);
   stopping_.replies.clear();
